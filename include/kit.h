@@ -1,0 +1,28 @@
+/*
+ * kit.h: what every chapter of the kit shares.
+ *
+ * Every kit function that can fail returns an int status: KIT_OK (0) on
+ * success, or one of the negative codes below. A function that returns an
+ * error writes nothing to its outputs. kit_strerror() turns a code into a
+ * sentence a student can read.
+ *
+ * Arrays are flat, row-major and allocated by the caller. A matrix X of
+ * shape (R, C) stores X[r][c] at X[r * C + c].
+ */
+#ifndef KIT_H
+#define KIT_H
+
+enum kit_status {
+    KIT_OK = 0,
+    KIT_E_SIZE = -1,  /* a size is zero or negative                  */
+    KIT_E_NULL = -2,  /* a required pointer is NULL                  */
+    KIT_E_HEADS = -3, /* d_model is not a multiple of n_heads, etc.  */
+    KIT_E_NOMEM = -4, /* out of memory for scratch space             */
+    KIT_E_FORMAT = -5,/* a file is malformed                         */
+    KIT_E_TODO = -99, /* a starter stub: the exercise is not written */
+};
+
+/* A short English sentence for a status code. Never returns NULL. */
+const char *kit_strerror(int status);
+
+#endif

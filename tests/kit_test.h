@@ -1,0 +1,114 @@
+/*
+ * kit_test.h: how the kit's tests are written.
+ *
+ * A test file defines tests with KIT_TEST and lists them in a chapter with
+ * KIT_CHAPTER. The runner (tools/harness/runner.c) registers every chapter
+ * as a CUnit suite and every test as a CUnit test. Each test body runs in
+ * a child process of its own with a time limit, so a crash or an endless
+ * loop in a student's code fails that one test and the run goes on.
+ *
+ *   KIT_TEST(softmax_rows_sum_to_one, "softmax: every row sums to 1")
+ *   {
+ *       ...
+ *       KIT_CHECK(fabs(sum - 1.0) < 1e-5, "row %d sums to %g, not 1", r, sum);
+ *   }
+ *
+ *   static const struct kit_test *const ch1_tests[] = {
+ *       &softmax_rows_sum_to_one, ..., NULL};
+ *   KIT_CHAPTER(1, "Scaled dot-product attention", "ch1_attention.c",
+ *               ch1_tests);
+ *
+ * Each check is one CUnit assertion. Its message is what a student reads
+ * when it fails, so it says what was expected, what came back, where, and
+ * the likely mistake.
+ */
+#ifndef KIT_TEST_H
+#define KIT_TEST_H
+
+#include <stddef.h>
+
+struct kit_test {
+    const char *name; /* the TEST= name, a C identifier */
+    const char *what; /* one line: what the test checks */
+    void (*body)(void);
+};
+
+struct kit_chapter {
+    int number;                        /* the CH= number              */
+    const char *title;                 /* "Scaled dot-product ..."    */
+    const char *file;                  /* the student's file          */
+    const struct kit_test *const *tests; /* NULL-terminated          */
+};
+
+/* Called by KIT_CHAPTER before main(). */
+void kit_register_chapter(const struct kit_chapter *ch);
+
+#define KIT_TEST(name_, what_)                                             \
+    static void name_##_body(void);                                        \
+    static const struct kit_test name_ = {#name_, what_, name_##_body};    \
+    static void name_##_body(void)
+
+#define KIT_CHAPTER(number_, title_, file_, tests_)                        \
+    static const struct kit_chapter kit_chapter_##number_ = {              \
+        number_, title_, file_, tests_};                                   \
+    __attribute__((constructor)) static void kit_register_##number_(void)  \
+    {                                                                      \
+        kit_register_chapter(&kit_chapter_##number_);                      \
+    }
+
+/* One assertion. On failure msg (printf-style) is the student's message.
+ * Returns ok, so a test can stop early: if (!KIT_CHECK(...)) return; */
+int kit_check(int ok, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define KIT_CHECK(ok, ...) kit_check(!!(ok), __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---------------------------------------------------------------------
+ * Helpers shared by the chapters' tests (tests/check.c)
+ * ------------------------------------------------------------------- */
+
+/* A classic mistake: what the student's output would be if they made it. */
+struct kit_mistake {
+    const char *name;    /* "a missing 1/sqrt(d_k) scale"        */
+    const char *advice;  /* what to look at and how to fix it   */
+    const double *value; /* the output that mistake produces     */
+};
+
+/* Check a whole tensor in one assertion.
+ *   call    what was called, e.g. "attention(Q, K, V) weights"
+ *   got     (rows, cols) what the student's code wrote
+ *   want    (rows, cols) the right answer
+ *   tol     allowed |got - want|, plus tol * |want|
+ *   mistakes, n_mistakes: known wrong answers; if got matches one of them,
+ *           the message names that mistake.
+ * The message shows the first wrong entry, expected against got, the
+ * largest error, and any NaN or infinity. Returns 1 when equal. */
+#define KIT_EXPECT_TENSOR(call, got, want, rows, cols, tol, mistakes, n)   \
+    kit_expect_tensor(__FILE__, __LINE__, call, got, want, rows, cols,     \
+                      tol, mistakes, n)
+int kit_expect_tensor(const char *file, int line, const char *call,
+                      const float *got, const double *want, int rows,
+                      int cols, double tol, const struct kit_mistake *mistakes,
+                      int n_mistakes);
+
+/* Check a returned status. A starter stub's KIT_E_TODO gets the message
+ * "not written yet". Returns 1 when got == want. */
+#define KIT_EXPECT_STATUS(call, got, want)                                 \
+    kit_expect_status(__FILE__, __LINE__, call, got, want)
+int kit_expect_status(const char *file, int line, const char *call, int got,
+                      int want);
+
+/* Fill n floats with NaN, so that output a function never wrote is seen. */
+void kit_poison(float *x, size_t n);
+
+/* malloc that never returns NULL (the test aborts cleanly instead). */
+void *kit_alloc(size_t bytes);
+
+/* Copy n floats to doubles, and back. */
+void kit_to_double(const float *x, double *y, size_t n);
+void kit_to_float(const double *x, float *y, size_t n);
+
+/* Print a (rows, cols) matrix into buf, for messages. */
+void kit_format_matrix(char *buf, size_t size, const float *x, int rows,
+                       int cols);
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# starter/ compiles with -Werror, and every chapter's tests fail on the
+# stubs cleanly: no test passes, none crashes, none times out.
+set -eu
+make --no-print-directory -s kit-tests IMPL=starter
+status=0
+for ch in $(build/starter/kit_tests --list | sed -n 's/^ch\([0-9]*\) .*/\1/p' | sort -un); do
+    out=$(build/starter/kit_tests --chapter "$ch" --impl starter --quiet 2>&1) && {
+        echo "chapter $ch: the stubs pass every test; a stub must fail"; status=1; continue; }
+    last=$(printf '%s\n' "$out" | tail -n 1)
+    case "$last" in
+        "0 passed, "*) ;;
+        *) echo "chapter $ch: some tests pass on the stubs ($last):"
+           printf '%s\n' "$out" | grep -E '^  ok ' || true
+           # --quiet hides passes; list them by running verbose
+           build/starter/kit_tests --chapter "$ch" --impl starter 2>&1 | grep -E '^  ok ' || true
+           status=1 ;;
+    esac
+    if printf '%s\n' "$out" | grep -E 'crashed with|timed out after|exited with status' >/dev/null; then
+        echo "chapter $ch: a stub crashed or hung:"
+        printf '%s\n' "$out" | grep -E 'crashed with|timed out after|exited with status'
+        status=1
+    fi
+    echo "chapter $ch: $last on the stubs, none crashed or hung"
+done
+exit $status

@@ -1,0 +1,630 @@
+/*
+ * runner.c: the kit's test runner, built on CUnit.
+ *
+ * Every chapter is a CUnit suite and every test a CUnit test. The CUnit
+ * test function is a wrapper: it forks, the child runs the test body, and
+ * each check the body makes travels back through a pipe as a record. The
+ * parent replays the records into CUnit with CU_assertImplementation(), so
+ * CUnit's counts and run summary are the real ones. A child that
+ * crashes, exits early or runs past the time limit becomes one more failed
+ * assertion with a plain reason, and the run goes on.
+ *
+ * With --no-fork (or KIT_FORK=no) bodies run in this process, for gdb.
+ *
+ * JUnit XML: CUnit 2.1-3 (Debian 12) has a JUnit mode, but it writes
+ * malformed XML and aborts on the first failed test, so this file writes
+ * the JUnit report itself from the results it already records.
+ *
+ * What this file will not do: decide what a test checks. That is in the
+ * test files, through kit_test.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "kit_test.h"
+
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------
+ * Registration
+ * ------------------------------------------------------------------- */
+
+#define MAX_CHAPTERS 32
+
+static const struct kit_chapter *chapters[MAX_CHAPTERS];
+static int n_chapters;
+
+void kit_register_chapter(const struct kit_chapter *ch)
+{
+    if (n_chapters == MAX_CHAPTERS) {
+        fprintf(stderr, "runner: more than %d chapters\n", MAX_CHAPTERS);
+        exit(2);
+    }
+    chapters[n_chapters++] = ch;
+}
+
+static int by_number(const void *a, const void *b)
+{
+    const struct kit_chapter *x = *(const struct kit_chapter *const *)a;
+    const struct kit_chapter *y = *(const struct kit_chapter *const *)b;
+    return (x->number > y->number) - (x->number < y->number);
+}
+
+/* ---------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------- */
+
+static struct {
+    int chapter;          /* 0: all                            */
+    const char *test;     /* NULL: all                         */
+    int fork;             /* run each body in a child          */
+    double timeout;       /* seconds per test                  */
+    const char *junit;    /* path of the JUnit XML, or NULL  */
+    const char *impl;     /* "starter" or "solutions", for hints */
+    int verbose;          /* print every test, not only failures */
+} opt = {0, NULL, 1, 5.0, NULL, "starter", 1};
+
+/* ---------------------------------------------------------------------
+ * Records: how a child's checks reach the parent
+ * ------------------------------------------------------------------- */
+
+enum { REC_CHECK = 1, REC_END = 2 };
+
+struct rec_header {
+    int kind;
+    int ok;
+    int line;
+    int file_len;
+    int msg_len;
+};
+
+static int record_fd = -1; /* write end, in a child; -1 in-process */
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            _exit(3);
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void send_record(int kind, int ok, const char *file, int line,
+                        const char *msg)
+{
+    struct rec_header h = {kind, ok, line, (int)strlen(file),
+                           (int)strlen(msg)};
+    write_all(record_fd, &h, sizeof h);
+    write_all(record_fd, file, (size_t)h.file_len);
+    write_all(record_fd, msg, (size_t)h.msg_len);
+}
+
+/* ---------------------------------------------------------------------
+ * What the parent learns about the current test
+ * ------------------------------------------------------------------- */
+
+#define MSG_MAX 4096
+
+static struct {
+    int checks, failed;
+    char first_msg[MSG_MAX];
+    char first_where[256];
+} cur;
+
+static void assert_in_parent(int ok, const char *file, int line,
+                             const char *msg)
+{
+    cur.checks++;
+    if (!ok) {
+        if (cur.failed++ == 0) {
+            snprintf(cur.first_msg, sizeof cur.first_msg, "%s", msg);
+            snprintf(cur.first_where, sizeof cur.first_where, "%s:%d", file,
+                     line);
+        }
+    }
+    /* CUnit keeps the message pointer, so give it a copy that lives on. */
+    char *copy = strdup(msg);
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line,
+                            copy ? copy : "(out of memory)", file, "",
+                            CU_FALSE);
+}
+
+int kit_check(int ok, const char *file, int line, const char *fmt, ...)
+{
+    char msg[MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (record_fd >= 0)
+        send_record(REC_CHECK, ok, file, line, ok ? "" : msg);
+    else
+        assert_in_parent(ok, file, line, msg);
+    return ok;
+}
+
+/* ---------------------------------------------------------------------
+ * Running one body in a child
+ * ------------------------------------------------------------------- */
+
+static const char *signal_words(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV (segmentation fault: a read or write "
+                         "outside an array, or through a bad pointer)";
+    case SIGBUS: return "SIGBUS (bus error: a bad memory access)";
+    case SIGFPE: return "SIGFPE (arithmetic error, such as an integer "
+                        "division by zero)";
+    case SIGABRT: return "SIGABRT (abort: an assert() failed, or free() or "
+                         "a sanitizer found a memory error)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGKILL: return "SIGKILL (killed)";
+    default: return strsignal(sig);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Read exactly n bytes unless the deadline passes or the pipe closes.
+ * Returns 1 on success, 0 on EOF, -1 on timeout. */
+static int read_until(int fd, void *buf, size_t n, double deadline)
+{
+    char *p = buf;
+    while (n > 0) {
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return -1;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            continue; /* the loop sees the deadline */
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 0;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+static void run_forked(const struct kit_test *t)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
+        return;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        assert_in_parent(0, "runner.c", __LINE__, "runner: fork() failed");
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        record_fd = fds[1];
+        t->body();
+        send_record(REC_END, 1, "", 0, "");
+        fflush(stdout);
+        _exit(0);
+    }
+    close(fds[1]);
+
+    double deadline = now_seconds() + opt.timeout;
+    int got_end = 0, timed_out = 0;
+    for (;;) {
+        struct rec_header h;
+        int r = read_until(fds[0], &h, sizeof h, deadline);
+        if (r < 0) {
+            timed_out = 1;
+            break;
+        }
+        if (r == 0)
+            break;
+        if (h.kind == REC_END) {
+            got_end = 1;
+            break;
+        }
+        if (h.file_len < 0 || h.msg_len < 0 || h.file_len > 4096 ||
+            h.msg_len >= MSG_MAX) {
+            assert_in_parent(0, "runner.c", __LINE__,
+                             "runner: garbled record from the test process "
+                             "(did the code write past an array?)");
+            break;
+        }
+        char file[4097], msg[MSG_MAX];
+        if (read_until(fds[0], file, (size_t)h.file_len, deadline) != 1 ||
+            read_until(fds[0], msg, (size_t)h.msg_len, deadline) != 1) {
+            timed_out = now_seconds() >= deadline;
+            break;
+        }
+        file[h.file_len] = '\0';
+        msg[h.msg_len] = '\0';
+        assert_in_parent(h.ok, file, h.line, msg);
+    }
+    close(fds[0]);
+
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+
+    char why[512];
+    if (timed_out) {
+        snprintf(why, sizeof why,
+                 "timed out after %g s: the code never finished. Look for a "
+                 "loop whose counter never reaches its bound (a wrong "
+                 "variable in the condition, or i-- for i++).",
+                 opt.timeout);
+    } else if (WIFSIGNALED(status)) {
+        snprintf(why, sizeof why, "crashed with %s",
+                 signal_words(WTERMSIG(status)));
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        snprintf(why, sizeof why,
+                 "the test process exited with status %d before it finished "
+                 "(a sanitizer report above says why, if there is one)",
+                 WEXITSTATUS(status));
+    } else if (!got_end) {
+        snprintf(why, sizeof why,
+                 "the test process stopped before the test finished: does "
+                 "the code call exit()?");
+    } else {
+        return;
+    }
+    assert_in_parent(0, t->name, 0, why);
+}
+
+/* ---------------------------------------------------------------------
+ * The CUnit test functions: one wrapper per test, found by position
+ * ------------------------------------------------------------------- */
+
+/* CUnit test functions take no argument, so each registered test gets a
+ * wrapper from this table that knows its index. */
+#define MAX_TESTS 256
+
+struct selected {
+    const struct kit_chapter *ch;
+    const struct kit_test *t;
+    int passed;
+    int ran;
+    double seconds;
+    char *message; /* first failure, or NULL */
+};
+
+static struct selected sel[MAX_TESTS];
+static int n_sel;
+
+static int first_failure = -1;
+static char first_failure_msg[MSG_MAX];
+static char first_failure_where[256];
+
+static void run_selected(int i)
+{
+    struct selected *s = &sel[i];
+    memset(&cur, 0, sizeof cur);
+    double start = now_seconds();
+    if (opt.fork)
+        run_forked(s->t);
+    else
+        s->t->body();
+    if (cur.checks == 0)
+        assert_in_parent(0, s->t->name, 0,
+                         "this test made no checks, so it proves nothing");
+    s->ran = 1;
+    s->seconds = now_seconds() - start;
+    s->passed = cur.failed == 0;
+    if (!s->passed)
+        s->message = strdup(cur.first_msg);
+    if (s->passed) {
+        if (opt.verbose)
+            printf("  ok    ch%d %s\n", s->ch->number, s->t->name);
+    } else {
+        printf("  FAIL  ch%d %s: %s\n", s->ch->number, s->t->name,
+               s->t->what);
+        printf("        %s\n", cur.first_msg);
+        if (cur.failed > 1)
+            printf("        (and %d more failed check%s in this test)\n",
+                   cur.failed - 1, cur.failed > 2 ? "s" : "");
+        if (first_failure < 0) {
+            first_failure = i;
+            snprintf(first_failure_msg, sizeof first_failure_msg, "%s",
+                     cur.first_msg);
+            snprintf(first_failure_where, sizeof first_failure_where, "%s",
+                     cur.first_where);
+        }
+    }
+    fflush(stdout);
+}
+
+#define W(n)                                                               \
+    static void wrap_##n(void) { run_selected(n); }
+#define W8(n) W(n##0) W(n##1) W(n##2) W(n##3) W(n##4) W(n##5) W(n##6) W(n##7)
+#define W64(n) W8(n##0) W8(n##1) W8(n##2) W8(n##3) W8(n##4) W8(n##5) W8(n##6) W8(n##7)
+W64(0) W64(1) W64(2) W64(3)
+#undef W
+#define W(n) wrap_##n,
+static void (*const wrappers[MAX_TESTS])(void) = {
+    W64(0) W64(1) W64(2) W64(3)};
+#undef W
+#undef W8
+#undef W64
+
+/* ---------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kit_tests [--chapter N] [--test NAME] [--no-fork]\n"
+            "                 [--timeout SECONDS] [--junit FILE.xml]\n"
+            "                 [--impl starter|solutions] [--quiet] [--list]\n");
+}
+
+static int parse_args(int argc, char **argv, int *list)
+{
+    const char *env = getenv("KIT_FORK");
+    if (env && strcmp(env, "no") == 0)
+        opt.fork = 0;
+    env = getenv("KIT_TIMEOUT");
+    if (env && *env)
+        opt.timeout = atof(env);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--chapter") == 0 && v) {
+            opt.chapter = atoi(v);
+            i++;
+        } else if (strcmp(a, "--test") == 0 && v) {
+            opt.test = *v ? v : NULL;
+            i++;
+        } else if (strcmp(a, "--timeout") == 0 && v) {
+            opt.timeout = atof(v);
+            i++;
+        } else if (strcmp(a, "--junit") == 0 && v) {
+            opt.junit = v;
+            i++;
+        } else if (strcmp(a, "--impl") == 0 && v) {
+            opt.impl = v;
+            i++;
+        } else if (strcmp(a, "--no-fork") == 0) {
+            opt.fork = 0;
+        } else if (strcmp(a, "--quiet") == 0) {
+            opt.verbose = 0;
+        } else if (strcmp(a, "--list") == 0) {
+            *list = 1;
+        } else if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "kit_tests: unknown or incomplete option '%s'\n",
+                    a);
+            usage(stderr);
+            return 0;
+        }
+    }
+    if (!(opt.timeout > 0)) {
+        fprintf(stderr, "kit_tests: the timeout must be a positive number "
+                        "of seconds\n");
+        return 0;
+    }
+    return 1;
+}
+
+static int select_tests(void)
+{
+    for (int c = 0; c < n_chapters; c++) {
+        const struct kit_chapter *ch = chapters[c];
+        if (opt.chapter && ch->number != opt.chapter)
+            continue;
+        for (const struct kit_test *const *t = ch->tests; *t; t++) {
+            if (opt.test && strcmp((*t)->name, opt.test) != 0)
+                continue;
+            if (n_sel == MAX_TESTS) {
+                fprintf(stderr, "runner: more than %d tests\n", MAX_TESTS);
+                return 0;
+            }
+            sel[n_sel].ch = ch;
+            sel[n_sel].t = *t;
+            n_sel++;
+        }
+    }
+    return 1;
+}
+
+static int register_with_cunit(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 0;
+    CU_pSuite suite = NULL;
+    const struct kit_chapter *in = NULL;
+    for (int i = 0; i < n_sel; i++) {
+        if (sel[i].ch != in) {
+            char name[128];
+            snprintf(name, sizeof name, "ch%d %s", sel[i].ch->number,
+                     sel[i].ch->title);
+            suite = CU_add_suite(strdup(name), NULL, NULL);
+            if (!suite)
+                return 0;
+            in = sel[i].ch;
+        }
+        if (!CU_add_test(suite, sel[i].t->name, wrappers[i]))
+            return 0;
+    }
+    return 1;
+}
+
+static void print_progress(void)
+{
+    printf("\nProgress\n");
+    for (int c = 0; c < n_chapters; c++) {
+        const struct kit_chapter *ch = chapters[c];
+        int total = 0, passed = 0;
+        for (int i = 0; i < n_sel; i++)
+            if (sel[i].ch == ch && sel[i].ran) {
+                total++;
+                passed += sel[i].passed;
+            }
+        if (total == 0)
+            continue;
+        char bar[21];
+        int fill = passed * 20 / total;
+        for (int k = 0; k < 20; k++)
+            bar[k] = k < fill ? '#' : '.';
+        bar[20] = '\0';
+        printf("  Chapter %d  %-34s [%s] %3d/%d%s\n", ch->number, ch->title,
+               bar, passed, total, passed == total ? "  done" : "");
+    }
+}
+
+static void print_first_failure(void)
+{
+    if (first_failure < 0)
+        return;
+    const struct selected *s = &sel[first_failure];
+    printf("\nFirst failure: ch%d %s (%s)\n", s->ch->number, s->t->name,
+           first_failure_where);
+    printf("  %s\n", first_failure_msg);
+    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s\n", opt.impl,
+           s->ch->file, s->ch->number, s->t->name);
+}
+
+static void xml_escaped(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+                fputc(*s, f);
+        }
+    }
+}
+
+/* One <testsuite> per chapter, one <testcase> per test that ran. */
+static int write_junit(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "kit_tests: cannot write %s\n", path);
+        return 0;
+    }
+    int total = 0, failed = 0;
+    for (int i = 0; i < n_sel; i++) {
+        total += sel[i].ran;
+        failed += sel[i].ran && !sel[i].passed;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"kit\" tests=\"%d\" failures=\"%d\">\n",
+            total, failed);
+    for (int i = 0; i < n_sel;) {
+        const struct kit_chapter *ch = sel[i].ch;
+        int end = i, n = 0, nf = 0;
+        for (; end < n_sel && sel[end].ch == ch; end++) {
+            n += sel[end].ran;
+            nf += sel[end].ran && !sel[end].passed;
+        }
+        fprintf(f, "  <testsuite name=\"ch%d ", ch->number);
+        xml_escaped(f, ch->title);
+        fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n", n, nf);
+        for (; i < end; i++) {
+            if (!sel[i].ran)
+                continue;
+            fprintf(f, "    <testcase classname=\"ch%d\" name=\"%s\" "
+                       "time=\"%.3f\"",
+                    ch->number, sel[i].t->name, sel[i].seconds);
+            if (sel[i].passed) {
+                fprintf(f, "/>\n");
+                continue;
+            }
+            fprintf(f, ">\n      <failure message=\"");
+            xml_escaped(f, sel[i].message);
+            fprintf(f, "\">");
+            xml_escaped(f, sel[i].t->what);
+            fprintf(f, "</failure>\n    </testcase>\n");
+        }
+        fprintf(f, "  </testsuite>\n");
+    }
+    fprintf(f, "</testsuites>\n");
+    return fclose(f) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    int list = 0;
+    if (!parse_args(argc, argv, &list))
+        return 2;
+    qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);
+    if (list) {
+        for (int c = 0; c < n_chapters; c++)
+            for (const struct kit_test *const *t = chapters[c]->tests; *t;
+                 t++)
+                printf("ch%d %-40s %s\n", chapters[c]->number, (*t)->name,
+                       (*t)->what);
+        return 0;
+    }
+    if (!select_tests())
+        return 2;
+    if (n_sel == 0) {
+        fprintf(stderr,
+                "kit_tests: no test matches CH=%d TEST=%s. "
+                "Run 'make list' to see every test.\n",
+                opt.chapter, opt.test ? opt.test : "");
+        return 2;
+    }
+    if (!register_with_cunit()) {
+        fprintf(stderr, "kit_tests: CUnit: %s\n", CU_get_error_msg());
+        return 2;
+    }
+
+    /* CUnit runs the suites; the wrappers print each test's line. */
+    CU_basic_set_mode(CU_BRM_SILENT);
+    CU_basic_run_tests();
+    if (opt.junit && !write_junit(opt.junit))
+        return 2;
+
+    print_progress();
+    print_first_failure();
+
+    char *summary = CU_get_run_results_string();
+    printf("\n%s\n", summary ? summary : "");
+    free(summary);
+
+    unsigned ran = CU_get_number_of_tests_run();
+    unsigned failed = CU_get_number_of_tests_failed();
+    printf("%u passed, %u failed\n", ran - failed, failed);
+    CU_cleanup_registry();
+    return failed == 0 && ran > 0 ? 0 : 1;
+}
