@@ -35,7 +35,7 @@ TIMEOUT  ?= 5
 VARIANT  := $(IMPL)
 endif
 
-B        := build
+B        ?= build
 OUT      := $(B)/$(VARIANT)
 LIB_SRC  := $(wildcard tools/lib/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -155,10 +155,10 @@ $(DATA_STAMP): $(PLOT_BINS)
 	@touch $@
 
 $(B)/plots/%.png: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='png'; outfile='$@'; datadir='$(B)/plots/data'" plots/common.gp $<
+	gnuplot -e "fmt='png'; outfile='$@'; datadir='$(B)/plots/data'" $<
 
 $(B)/plots/%.svg: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='svg'; outfile='$@'; datadir='$(B)/plots/data'" plots/common.gp $<
+	gnuplot -e "fmt='svg'; outfile='$@'; datadir='$(B)/plots/data'" $<
 
 # ---------------------------------------------------------------------------
 # The kit's own checks
