@@ -142,8 +142,11 @@ $(B)/plotdata/%: tools/plotdata/%.c $(B)/solutions/libkit.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/solutions/libkit.a -lm
 
+# The plots always use the reference solutions, whatever IMPL says.
+ifneq ($(VARIANT),solutions)
 $(B)/solutions/libkit.a: FORCE
 	@$(MAKE) --no-print-directory IMPL=solutions SAN= lib-only
+endif
 
 .PHONY: lib-only FORCE
 lib-only: $(LIBKIT)

@@ -137,7 +137,8 @@ int kit_expect_tensor(const char *file, int line, const char *call,
     if (n_nan == n)
         used += snprintf(msg + used, sizeof msg - (size_t)used,
                          " Every entry is NaN: the function never wrote "
-                         "its output.");
+                         "its output, or added to an output it never set "
+                         "to zero, or every entry overflowed.");
     else if (n_nan || n_inf)
         used += snprintf(msg + used, sizeof msg - (size_t)used,
                          " %zu entries are NaN and %zu infinite: something "

@@ -1,20 +1,606 @@
-/* test_ch1.c: chapter 1 tests (scaffold; to be filled in). */
+/*
+ * test_ch1.c: chapter 1, scaled dot-product attention for one head.
+ *
+ * Three kinds of test:
+ *   - worked examples small enough to check by hand;
+ *   - golden values computed by PyTorch (tests/golden/ch1_golden.h);
+ *   - properties every correct answer has (rows sum to 1, shift
+ *     invariance, finite results for huge logits, uniform weights for
+ *     equal keys).
+ * When an answer is wrong, the message compares it with the answers the
+ * classic mistakes give (computed below in double precision) and names
+ * the mistake that fits.
+ *
+ * Dimension letters: T = tokens, d_k = query/key width, d_v = value width.
+ */
 #include "attention.h"
+#include "golden/ch1_golden.h"
 #include "kit_test.h"
+#include "rng.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-KIT_TEST(matmul_small, "matmul: a 2x3 times 3x2 product worked by hand")
+#define TOL 1e-5
+
+/* ---------------------------------------------------------------------
+ * Reference pieces in double precision, including the classic mistakes
+ * ------------------------------------------------------------------- */
+
+enum variant {
+    RIGHT,      /* softmax(Q K^T / sqrt(d_k)) V                    */
+    NO_SCALE,   /* the 1/sqrt(d_k) forgotten                       */
+    SCALE_DK,   /* divided by d_k instead of sqrt(d_k)             */
+    INT_DIV,    /* 1 / d_k in integer arithmetic: the scale is 0   */
+    WRONG_AXIS, /* softmax down the columns instead of the rows    */
+    K_QT,       /* K Q^T instead of Q K^T                          */
+    N_VARIANTS
+};
+
+static const char *const variant_name[N_VARIANTS] = {
+    "",
+    "a missing 1/sqrt(d_k) scale",
+    "scaling by d_k instead of sqrt(d_k)",
+    "integer division in the scale",
+    "softmax over the wrong axis",
+    "K Q^T in place of Q K^T",
+};
+
+static const char *const variant_advice[N_VARIANTS] = {
+    "",
+    "Divide every score q_i . k_j by sqrt(d_k) before the softmax.",
+    "The scale is 1/sqrt(d_k): use sqrtf((float)d_k), not d_k.",
+    "In C, 1 / d_k with two ints is 0 when d_k > 1, which makes every "
+    "score 0 and every weight 1/T. Write 1.0f / sqrtf((float)d_k).",
+    "Each ROW of the score matrix (one query) must sum to 1: softmax "
+    "along j for a fixed i, not along i for a fixed j.",
+    "weights[i][j] is query i against key j: compute Q K^T, i.e. "
+    "matmul_bt(Q, K, ...), not matmul_bt(K, Q, ...).",
+};
+
+/* weights (T, T) and out (T, d_v) as the given variant computes them. */
+static void ref_attention(enum variant v, const double *Q, const double *K,
+                          const double *V, int T, int d_k, int d_v,
+                          double *weights, double *out)
 {
-    const float A[6] = {1, 2, 3, 4, 5, 6};
-    const float B[6] = {7, 8, 9, 10, 11, 12};
-    const double want[4] = {58, 64, 139, 154};
-    float C[4];
-    kit_poison(C, 4);
-    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2), KIT_OK))
-        return;
-    KIT_EXPECT_TENSOR("matmul(A, B, C, 2, 3, 2)", C, want, 2, 2, 1e-5, NULL, 0);
+    double scale = 1.0 / sqrt((double)d_k);
+    if (v == NO_SCALE)
+        scale = 1.0;
+    if (v == SCALE_DK)
+        scale = 1.0 / d_k;
+    if (v == INT_DIV)
+        scale = (double)(1 / d_k); /* the mistake itself */
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            const double *a = v == K_QT ? K + i * d_k : Q + i * d_k;
+            const double *b = v == K_QT ? Q + j * d_k : K + j * d_k;
+            double s = 0;
+            for (int k = 0; k < d_k; k++)
+                s += a[k] * b[k];
+            weights[i * T + j] = s * scale;
+        }
+    /* softmax along rows, or along columns for WRONG_AXIS */
+    for (int line = 0; line < T; line++) {
+        int stride = v == WRONG_AXIS ? T : 1;
+        double *x = weights + (v == WRONG_AXIS ? line : line * T);
+        double max = x[0], sum = 0;
+        for (int j = 1; j < T; j++)
+            max = fmax(max, x[j * stride]);
+        for (int j = 0; j < T; j++)
+            sum += x[j * stride] = exp(x[j * stride] - max);
+        for (int j = 0; j < T; j++)
+            x[j * stride] /= sum;
+    }
+    for (int i = 0; i < T; i++)
+        for (int c = 0; c < d_v; c++) {
+            double s = 0;
+            for (int j = 0; j < T; j++)
+                s += weights[i * T + j] * V[j * d_v + c];
+            out[i * d_v + c] = s;
+        }
 }
 
-static const struct kit_test *const ch1_tests[] = {&matmul_small, NULL};
+/* Run attention() and compare weights and out against the right answer,
+ * naming any classic mistake the output matches. */
+static void expect_attention(const char *label, const float *Qf,
+                             const float *Kf, const float *Vf, int T, int d_k,
+                             int d_v, const double *want_w,
+                             const double *want_out)
+{
+    size_t nq = (size_t)T * d_k, nv = (size_t)T * d_v, nw = (size_t)T * T;
+    double *Q = kit_alloc(nq * sizeof *Q), *K = kit_alloc(nq * sizeof *K);
+    double *V = kit_alloc(nv * sizeof *V);
+    kit_to_double(Qf, Q, nq);
+    kit_to_double(Kf, K, nq);
+    kit_to_double(Vf, V, nv);
+
+    struct kit_mistake mw[N_VARIANTS - 1], mo[N_VARIANTS - 1];
+    double *wbuf[N_VARIANTS - 1], *obuf[N_VARIANTS - 1];
+    for (int v = 1; v < N_VARIANTS; v++) {
+        double *w = wbuf[v - 1] = kit_alloc(nw * sizeof *w);
+        double *o = obuf[v - 1] = kit_alloc(nv * sizeof *o);
+        ref_attention((enum variant)v, Q, K, V, T, d_k, d_v, w, o);
+        mw[v - 1] = (struct kit_mistake){variant_name[v], variant_advice[v], w};
+        mo[v - 1] = (struct kit_mistake){variant_name[v], variant_advice[v], o};
+    }
+    /* A variant that agrees with the right answer on these inputs (for
+     * example K Q^T when Q = K) would be a false accusation: drop it. */
+    for (int v = 0; v < N_VARIANTS - 1; v++) {
+        int same = 1;
+        for (size_t i = 0; i < nw && same; i++)
+            same = fabs(mw[v].value[i] - want_w[i]) <= TOL;
+        if (same)
+            mw[v].value = mo[v].value = NULL;
+    }
+
+    float *w = kit_alloc(nw * sizeof *w), *out = kit_alloc(nv * sizeof *out);
+    kit_poison(w, nw);
+    kit_poison(out, nv);
+    char call[160];
+    snprintf(call, sizeof call, "attention() on %s (T=%d, d_k=%d, d_v=%d)",
+             label, T, d_k, d_v);
+    if (KIT_EXPECT_STATUS(call, attention(Qf, Kf, Vf, out, w, T, d_k, d_v),
+                          KIT_OK)) {
+        char what[200];
+        snprintf(what, sizeof what, "%s: weights", call);
+        KIT_EXPECT_TENSOR(what, w, want_w, T, T, TOL, mw, N_VARIANTS - 1);
+        snprintf(what, sizeof what, "%s: out", call);
+        KIT_EXPECT_TENSOR(what, out, want_out, T, d_v, TOL, mo,
+                          N_VARIANTS - 1);
+    }
+    for (int v = 0; v < N_VARIANTS - 1; v++)
+        free(wbuf[v]), free(obuf[v]);
+    free(Q), free(K), free(V), free(w), free(out);
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 1.1 and 1.2: matmul and matmul_bt
+ * ------------------------------------------------------------------- */
+
+/* The answers a matmul gives when its sum is not started at zero. */
+static void matmul_mistakes(const double *want, const float *prefill, int m,
+                            int p, double *added, double *running)
+{
+    double run = 0;
+    for (int i = 0; i < m * p; i++) {
+        added[i] = want[i] + prefill[i];
+        run += want[i];
+        running[i] = run;
+    }
+}
+
+static void expect_product(const char *call, const float *C, const double *want,
+                           const float *prefill, int m, int p)
+{
+    double added[64], running[64];
+    matmul_mistakes(want, prefill, m, p, added, running);
+    const struct kit_mistake mistakes[] = {
+        {"an accumulator never set to zero",
+         "C held other numbers when your function was called, and you added "
+         "to them (C[i][j] += ...). Start each sum at 0.",
+         added},
+        {"a sum that is not reset for each entry",
+         "Each C[i][j] carries the sums of the entries before it. Set the "
+         "sum to 0 inside the loops, just before the loop over k.",
+         running},
+    };
+    KIT_EXPECT_TENSOR(call, C, want, m, p, TOL, mistakes, 2);
+}
+
+KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
+{
+    const float A[6] = {1, 2, 3, 4, 5, 6};   /* (2, 3) */
+    const float B[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
+    const double want[4] = {58, 64, 139, 154};
+    float C[4] = {7, 7, 7, 7}; /* not zero, as a caller's buffer may be */
+    const float prefill[4] = {7, 7, 7, 7};
+    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)",
+                           matmul(A, B, C, 2, 3, 2), KIT_OK))
+        return;
+    expect_product("matmul(A, B, C, 2, 3, 2)", C, want, prefill, 2, 2);
+}
+
+KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
+{
+    float A[15], B[20], C[12], prefill[12];
+    kit_to_float(ch1_mm_A, A, 15);
+    kit_to_float(ch1_mm_B, B, 20);
+    for (int i = 0; i < 12; i++)
+        C[i] = prefill[i] = 0.5f * (float)i - 2.0f;
+    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 3, 5, 4)",
+                           matmul(A, B, C, 3, 5, 4), KIT_OK))
+        return;
+    expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4);
+}
+
+KIT_TEST(matmul_bt_golden, "matmul_bt: A B^T against PyTorch's A @ B")
+{
+    float A[15], Bt[20], C[12], prefill[12];
+    kit_to_float(ch1_mm_A, A, 15);
+    kit_to_float(ch1_mm_Bt, Bt, 20); /* (4, 5): B transposed */
+    for (int i = 0; i < 12; i++)
+        C[i] = prefill[i] = 3.0f;
+    if (!KIT_EXPECT_STATUS("matmul_bt(A, Bt, C, 3, 5, 4)",
+                           matmul_bt(A, Bt, C, 3, 5, 4), KIT_OK))
+        return;
+    expect_product("matmul_bt(A, Bt, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4);
+}
+
+KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
+{
+    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4] = {9, 9, 9, 9};
+    int sizes[][3] = {{0, 2, 2}, {2, 0, 2}, {2, 2, 0}, {-1, 2, 2}, {2, 2, -3}};
+    for (int s = 0; s < 5; s++) {
+        char call[96];
+        int m = sizes[s][0], n = sizes[s][1], p = sizes[s][2];
+        snprintf(call, sizeof call, "matmul(A, B, C, %d, %d, %d)", m, n, p);
+        if (!KIT_EXPECT_STATUS(call, matmul(A, B, C, m, n, p), KIT_E_SIZE))
+            return;
+        snprintf(call, sizeof call, "matmul_bt(A, B, C, %d, %d, %d)", m, n, p);
+        if (!KIT_EXPECT_STATUS(call, matmul_bt(A, B, C, m, n, p), KIT_E_SIZE))
+            return;
+    }
+    KIT_EXPECT_STATUS("matmul(NULL, B, C, 2, 2, 2)",
+                      matmul(NULL, B, C, 2, 2, 2), KIT_E_NULL);
+    KIT_EXPECT_STATUS("matmul(A, B, NULL, 2, 2, 2)",
+                      matmul(A, B, NULL, 2, 2, 2), KIT_E_NULL);
+    KIT_EXPECT_STATUS("matmul_bt(A, NULL, C, 2, 2, 2)",
+                      matmul_bt(A, NULL, C, 2, 2, 2), KIT_E_NULL);
+    int untouched = 1;
+    for (int i = 0; i < 4; i++)
+        untouched &= C[i] == 9.0f;
+    KIT_CHECK(untouched, "after an error, C must be left as it was, but "
+                         "it was changed: check the input before writing");
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 1.3: softmax_rows
+ * ------------------------------------------------------------------- */
+
+/* The answers of a softmax along the columns, and of one that never
+ * divides by the sum (exp(x - max) left as it is). X (rows, cols). */
+static void softmax_mistakes(const double *X, int rows, int cols,
+                             double *by_column, double *unnormalised)
+{
+    for (int c = 0; c < cols; c++) {
+        double max = X[c], sum = 0;
+        for (int r = 1; r < rows; r++)
+            max = fmax(max, X[r * cols + c]);
+        for (int r = 0; r < rows; r++)
+            sum += exp(X[r * cols + c] - max);
+        for (int r = 0; r < rows; r++)
+            by_column[r * cols + c] = exp(X[r * cols + c] - max) / sum;
+    }
+    for (int r = 0; r < rows; r++) {
+        double max = X[r * cols];
+        for (int c = 1; c < cols; c++)
+            max = fmax(max, X[r * cols + c]);
+        for (int c = 0; c < cols; c++)
+            unnormalised[r * cols + c] = exp(X[r * cols + c] - max);
+    }
+}
+
+KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
+{
+    float X[24];
+    double by_column[24], unnormalised[24];
+    kit_to_float(ch1_sm_X, X, 24);
+    softmax_mistakes(ch1_sm_X, 4, 6, by_column, unnormalised);
+    const struct kit_mistake mistakes[] = {
+        {"softmax over the wrong axis",
+         "Each row must sum to 1: take the max and the sum along the row.",
+         by_column},
+        {"the division by the row's sum forgotten",
+         "After the exponentials, divide each entry by the row's sum.",
+         unnormalised},
+    };
+    if (!KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
+                           KIT_OK))
+        return;
+    KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
+                      mistakes, 2);
+}
+
+KIT_TEST(softmax_rows_sum_to_one,
+         "softmax_rows: every row is non-negative and sums to 1")
+{
+    struct rng r;
+    rng_seed(&r, 11);
+    for (int trial = 0; trial < 20; trial++) {
+        int rows = 1 + rng_int(&r, 6), cols = 1 + rng_int(&r, 9);
+        float X[54];
+        rng_fill(&r, X, rows * cols, -8, 8);
+        if (!KIT_EXPECT_STATUS("softmax_rows(X, rows, cols)",
+                               softmax_rows(X, rows, cols), KIT_OK))
+            return;
+        for (int i = 0; i < rows; i++) {
+            double sum = 0;
+            for (int j = 0; j < cols; j++) {
+                float x = X[i * cols + j];
+                if (!KIT_CHECK(x >= 0 && x <= 1,
+                               "softmax_rows on a (%d,%d) matrix: entry "
+                               "[%d][%d] is %g; a weight must lie in [0, 1]",
+                               rows, cols, i, j, x))
+                    return;
+                sum += x;
+            }
+            if (!KIT_CHECK(fabs(sum - 1) < 1e-5,
+                           "softmax_rows on a (%d,%d) matrix: row %d sums to "
+                           "%.7g, not 1. Divide each entry by its row's sum.",
+                           rows, cols, i, sum))
+                return;
+        }
+    }
+}
+
+KIT_TEST(softmax_shift_invariant,
+         "softmax_rows: adding a constant to a row changes nothing")
+{
+    float X[6] = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.25f};
+    float Y[6];
+    for (int i = 0; i < 6; i++)
+        Y[i] = X[i] + 100.0f; /* e^100 overflows a float: exp(x) alone fails */
+    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 6)", softmax_rows(X, 1, 6),
+                           KIT_OK) ||
+        !KIT_EXPECT_STATUS("softmax_rows(X + 100, 1, 6)",
+                           softmax_rows(Y, 1, 6), KIT_OK))
+        return;
+    double want[6], naive[6];
+    kit_to_double(X, want, 6);
+    for (int i = 0; i < 6; i++)
+        naive[i] = NAN; /* expf(x + 100) is inf in float, inf/inf is NaN */
+    const struct kit_mistake mistakes[] = {
+        {"no max subtraction, which overflows to inf or NaN",
+         "expf(100.5) is infinite in float. Subtract the row's maximum "
+         "before expf(): the softmax does not change, and nothing "
+         "overflows.",
+         naive},
+    };
+    KIT_EXPECT_TENSOR("softmax_rows(X + 100, 1, 6), which must equal "
+                      "softmax_rows(X, 1, 6),",
+                      Y, want, 1, 6, TOL, mistakes, 1);
+}
+
+KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
+                              "weights")
+{
+    float X[8] = {1e4f, -1e4f, 0.0f, 1e4f - 1.0f,
+                  -1e4f, -1e4f + 2.0f, -1e4f, -1e4f};
+    double want[8] = {0};
+    want[0] = 1.0 / (1.0 + exp(-1.0));
+    want[3] = exp(-1.0) / (1.0 + exp(-1.0));
+    want[5] = 1.0 / (1.0 + 3.0 * exp(-2.0));
+    want[4] = want[6] = want[7] = exp(-2.0) / (1.0 + 3.0 * exp(-2.0));
+    /* what softmax without the max gives: exp() overflows (row 0) to
+     * inf, inf/inf = NaN; it underflows (row 1) to 0, 0/0 = NaN */
+    double naive[8];
+    for (int i = 0; i < 8; i++)
+        naive[i] = NAN;
+    naive[1] = naive[2] = 0;
+    const struct kit_mistake mistakes[] = {
+        {"no max subtraction, which overflows to inf or NaN",
+         "expf(10000) is infinite and expf(-10000) is 0. Subtract the "
+         "row's maximum first: every exponent is then <= 0, the largest "
+         "is exactly exp(0) = 1, and the answer does not change.",
+         naive},
+    };
+    if (!KIT_EXPECT_STATUS("softmax_rows(X, 2, 4)", softmax_rows(X, 2, 4),
+                           KIT_OK))
+        return;
+    KIT_EXPECT_TENSOR("softmax_rows(X, 2, 4) with logits of +-1e4", X, want,
+                      2, 4, TOL, mistakes, 1);
+}
+
+KIT_TEST(softmax_minus_infinity, "softmax_rows: -INFINITY becomes exactly 0")
+{
+    float X[4] = {1.0f, -INFINITY, 1.0f, -INFINITY};
+    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 4)", softmax_rows(X, 1, 4),
+                           KIT_OK))
+        return;
+    KIT_CHECK(X[1] == 0.0f && X[3] == 0.0f && fabsf(X[0] - 0.5f) < 1e-6f &&
+                  fabsf(X[2] - 0.5f) < 1e-6f,
+              "softmax_rows([1, -inf, 1, -inf]) gave [%g, %g, %g, %g]; "
+              "expected [0.5, 0, 0.5, 0]. Chapter 2's mask relies on "
+              "exp(-inf - max) being exactly 0.",
+              X[0], X[1], X[2], X[3]);
+}
+
+KIT_TEST(softmax_bad_input, "softmax_rows: bad sizes and NULL are errors")
+{
+    float X[2] = {1, 2};
+    KIT_EXPECT_STATUS("softmax_rows(X, 0, 2)", softmax_rows(X, 0, 2),
+                      KIT_E_SIZE);
+    KIT_EXPECT_STATUS("softmax_rows(X, 2, -1)", softmax_rows(X, 2, -1),
+                      KIT_E_SIZE);
+    KIT_EXPECT_STATUS("softmax_rows(NULL, 1, 2)", softmax_rows(NULL, 1, 2),
+                      KIT_E_NULL);
+    KIT_CHECK(X[0] == 1 && X[1] == 2,
+              "after an error, X must be left as it was");
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 1.4: attention
+ * ------------------------------------------------------------------- */
+
+/* The worked example of chapter 1 (tools/plotdata/ch1.c prints the same
+ * numbers for the book). T = 2, d_k = 4, d_v = 2:
+ *   Q K^T = [[2, 0], [0, 2]], / sqrt(4) = [[1, 0], [0, 1]]
+ *   weights = [[e/(e+1), 1/(e+1)], [1/(e+1), e/(e+1)]],  out = weights V. */
+KIT_TEST(attention_by_hand, "attention: chapter 1's worked example")
+{
+    const float Q[8] = {1, 1, 0, 0, 0, 0, 1, 1};
+    const float K[8] = {1, 1, 0, 0, 0, 0, 1, 1};
+    const float V[4] = {1, 0, 0, 1};
+    const double e = exp(1.0), a = e / (e + 1), b = 1 / (e + 1);
+    const double want[4] = {a, b, b, a};
+    float w[4], out[4];
+    kit_poison(w, 4);
+    kit_poison(out, 4);
+    if (!KIT_EXPECT_STATUS("attention(Q, K, V, out, weights, 2, 4, 2)",
+                           attention(Q, K, V, out, w, 2, 4, 2), KIT_OK))
+        return;
+    /* the scale mistakes, worked by hand on these scores */
+    const double e2 = exp(2.0), h = exp(0.5);
+    const double no_scale[4] = {e2 / (e2 + 1), 1 / (e2 + 1), 1 / (e2 + 1),
+                                e2 / (e2 + 1)};
+    const double by_dk[4] = {h / (h + 1), 1 / (h + 1), 1 / (h + 1),
+                             h / (h + 1)};
+    const double uniform[4] = {0.5, 0.5, 0.5, 0.5};
+    const struct kit_mistake mistakes[] = {
+        {variant_name[NO_SCALE], variant_advice[NO_SCALE], no_scale},
+        {variant_name[SCALE_DK], variant_advice[SCALE_DK], by_dk},
+        {variant_name[INT_DIV], variant_advice[INT_DIV], uniform},
+    };
+    KIT_EXPECT_TENSOR("the worked example's weights", w, want, 2, 2, TOL,
+                      mistakes, 3);
+    KIT_EXPECT_TENSOR("the worked example's out (V is the identity, so out "
+                      "= weights)",
+                      out, want, 2, 2, TOL, mistakes, 3);
+}
+
+KIT_TEST(attention_golden, "attention: four shapes against PyTorch, "
+                           "including d_k != d_v and T = 1")
+{
+    size_t n = sizeof ch1_golden_cases / sizeof ch1_golden_cases[0];
+    for (size_t c = 0; c < n; c++) {
+        const struct ch1_golden_case *g = &ch1_golden_cases[c];
+        size_t nq = (size_t)g->T * g->d_k, nv = (size_t)g->T * g->d_v;
+        float *Q = kit_alloc(nq * sizeof *Q), *K = kit_alloc(nq * sizeof *K);
+        float *V = kit_alloc(nv * sizeof *V);
+        kit_to_float(g->Q, Q, nq);
+        kit_to_float(g->K, K, nq);
+        kit_to_float(g->V, V, nv);
+        expect_attention(g->name, Q, K, V, g->T, g->d_k, g->d_v, g->weights,
+                         g->out);
+        free(Q), free(K), free(V);
+    }
+}
+
+KIT_TEST(attention_rows_are_distributions,
+         "attention: every weight row is non-negative and sums to 1")
+{
+    struct rng r;
+    rng_seed(&r, 7);
+    for (int trial = 0; trial < 10; trial++) {
+        int T = 1 + rng_int(&r, 8), d_k = 1 + rng_int(&r, 8), d_v = 3;
+        float Q[64], K[64], V[24], w[64], out[24];
+        rng_fill(&r, Q, T * d_k, -3, 3);
+        rng_fill(&r, K, T * d_k, -3, 3);
+        rng_fill(&r, V, T * d_v, -1, 1);
+        if (!KIT_EXPECT_STATUS("attention()",
+                               attention(Q, K, V, out, w, T, d_k, d_v),
+                               KIT_OK))
+            return;
+        for (int i = 0; i < T; i++) {
+            double sum = 0, min = 1;
+            for (int j = 0; j < T; j++) {
+                sum += w[i * T + j];
+                min = fmin(min, w[i * T + j]);
+            }
+            if (!KIT_CHECK(fabs(sum - 1) < 1e-5 && min >= 0,
+                           "attention (T=%d, d_k=%d): weight row %d sums to "
+                           "%.7g with smallest entry %g; each row must be a "
+                           "probability distribution (>= 0, sum 1). Is the "
+                           "softmax along the rows?",
+                           T, d_k, i, sum, min))
+                return;
+        }
+    }
+}
+
+KIT_TEST(attention_equal_keys_uniform,
+         "attention: equal keys give uniform weights and the mean value")
+{
+    enum { T = 4, d_k = 3, d_v = 2 };
+    const float Q[T * d_k] = {1, 2, 3, -1, 0, 4, 2, 2, 2, 0, 0, 9};
+    float K[T * d_k];
+    for (int j = 0; j < T; j++) {
+        K[j * d_k + 0] = 0.5f;
+        K[j * d_k + 1] = -1.0f;
+        K[j * d_k + 2] = 2.0f;
+    }
+    const float V[T * d_v] = {1, 0, 3, 2, -1, 4, 5, 6};
+    double want_w[T * T], want_out[T * d_v];
+    for (int i = 0; i < T * T; i++)
+        want_w[i] = 1.0 / T;
+    for (int i = 0; i < T; i++) {
+        want_out[i * d_v] = (1 + 3 - 1 + 5) / 4.0;
+        want_out[i * d_v + 1] = (0 + 2 + 4 + 6) / 4.0;
+    }
+    float w[T * T], out[T * d_v];
+    kit_poison(w, T * T);
+    kit_poison(out, T * d_v);
+    if (!KIT_EXPECT_STATUS("attention() with equal keys",
+                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+        return;
+    KIT_EXPECT_TENSOR("attention() with 4 equal keys: weights", w, want_w, T,
+                      T, TOL, NULL, 0);
+    KIT_EXPECT_TENSOR("attention() with 4 equal keys: out (the mean of V)",
+                      out, want_out, T, d_v, TOL, NULL, 0);
+}
+
+KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")
+{
+    enum { T = 3, d_k = 2, d_v = 2 };
+    /* scores of about 1e4 / sqrt(2): exp() alone would overflow */
+    const float Q[T * d_k] = {100, 100, -100, 50, 0, 100};
+    const float K[T * d_k] = {100, 0, 0, 100, -100, -100};
+    const float V[T * d_v] = {1, 2, 3, 4, 5, 6};
+    float w[T * T], out[T * d_v];
+    kit_poison(out, T * d_v);
+    if (!KIT_EXPECT_STATUS("attention() with huge scores",
+                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+        return;
+    int finite = 1;
+    for (int i = 0; i < T * d_v; i++)
+        finite &= isfinite(out[i]);
+    for (int i = 0; i < T * T; i++)
+        finite &= isfinite(w[i]);
+    KIT_CHECK(finite,
+              "attention() with scores near 7000 gave NaN or infinity. "
+              "Likely mistake: no max subtraction in softmax_rows(): "
+              "expf(7000) overflows. Subtract each row's maximum first.");
+}
+
+KIT_TEST(attention_bad_input, "attention: bad sizes and NULL are errors")
+{
+    float Q[4] = {1, 2, 3, 4}, K[4] = {1, 0, 0, 1}, V[4] = {1, 1, 1, 1};
+    float out[4] = {9, 9, 9, 9}, w[4] = {9, 9, 9, 9};
+    KIT_EXPECT_STATUS("attention(..., T=0, d_k=2, d_v=2)",
+                      attention(Q, K, V, out, w, 0, 2, 2), KIT_E_SIZE);
+    KIT_EXPECT_STATUS("attention(..., T=2, d_k=-2, d_v=2)",
+                      attention(Q, K, V, out, w, 2, -2, 2), KIT_E_SIZE);
+    KIT_EXPECT_STATUS("attention(..., T=2, d_k=2, d_v=0)",
+                      attention(Q, K, V, out, w, 2, 2, 0), KIT_E_SIZE);
+    KIT_EXPECT_STATUS("attention(Q, K, NULL, ...)",
+                      attention(Q, K, NULL, out, w, 2, 2, 2), KIT_E_NULL);
+    KIT_EXPECT_STATUS("attention(Q, K, V, out, NULL, ...)",
+                      attention(Q, K, V, out, NULL, 2, 2, 2), KIT_E_NULL);
+    int untouched = 1;
+    for (int i = 0; i < 4; i++)
+        untouched &= out[i] == 9.0f && w[i] == 9.0f;
+    KIT_CHECK(untouched, "after an error, out and weights must be left as "
+                         "they were: check the input before writing");
+}
+
+static const struct kit_test *const ch1_tests[] = {
+    &matmul_by_hand,
+    &matmul_golden,
+    &matmul_bt_golden,
+    &matmul_bad_input,
+    &softmax_golden,
+    &softmax_rows_sum_to_one,
+    &softmax_shift_invariant,
+    &softmax_huge_logits,
+    &softmax_minus_infinity,
+    &softmax_bad_input,
+    &attention_by_hand,
+    &attention_golden,
+    &attention_rows_are_distributions,
+    &attention_equal_keys_uniform,
+    &attention_huge_logits,
+    &attention_bad_input,
+    NULL,
+};
 KIT_CHAPTER(1, "Scaled dot-product attention", "ch1_attention.c", ch1_tests)
