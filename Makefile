@@ -107,10 +107,10 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(call IMPL_SRC,$(IMPL)) tools/harness/runner
 # Installing what the kit needs
 # ---------------------------------------------------------------------------
 
-DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc \
+DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
   lmodern poppler-utils
-DEB_DEV_PACKAGES := python3 python3-torch python3-numpy clang-format valgrind bear
+DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear
 
 ## deps: install the Debian packages the kit needs (does nothing if present)
 deps:
@@ -166,6 +166,13 @@ $(B)/plots/%.svg: plots/%.gp plots/common.gp $(DATA_STAMP)
 # ---------------------------------------------------------------------------
 # The kit's own checks
 # ---------------------------------------------------------------------------
+
+# The runner's own test binary: tools/harness/selftest.c, not a chapter.
+$(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
+                            tests/kit_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iinclude -Itests $(PKG_CFLAGS) -o $@ \
+	  tools/harness/runner.c tools/harness/selftest.c $(LDLIBS)
 
 ## check: the kit's self-test (solutions pass, stubs fail cleanly, API, sanitizers, plots, book)
 check:

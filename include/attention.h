@@ -52,7 +52,7 @@ int causal_mask(float *scores, int T);
 /* Causal scaled dot-product attention: as attention(), but query t sees
  * only keys 0..t.  weights[i][j] is exactly 0.0f for j > i.
  * Q (T, d_k), K (T, d_k), V (T, d_v), out (T, d_v), weights (T, T). */
-int causal_attention(const float *Q, const float *K, const float *V,
-                     float *out, float *weights, int T, int d_k, int d_v);
+int causal_attention(const float *Q, const float *K, const float *V, float *out,
+                     float *weights, int T, int d_k, int d_v);
 
 #endif

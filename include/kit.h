@@ -14,12 +14,12 @@
 
 enum kit_status {
     KIT_OK = 0,
-    KIT_E_SIZE = -1,  /* a size is zero or negative                  */
-    KIT_E_NULL = -2,  /* a required pointer is NULL                  */
-    KIT_E_HEADS = -3, /* d_model is not a multiple of n_heads, etc.  */
-    KIT_E_NOMEM = -4, /* out of memory for scratch space             */
-    KIT_E_FORMAT = -5,/* a file is malformed                         */
-    KIT_E_TODO = -99, /* a starter stub: the exercise is not written */
+    KIT_E_SIZE = -1,   /* a size is zero or negative                  */
+    KIT_E_NULL = -2,   /* a required pointer is NULL                  */
+    KIT_E_HEADS = -3,  /* d_model is not a multiple of n_heads, etc.  */
+    KIT_E_NOMEM = -4,  /* out of memory for scratch space             */
+    KIT_E_FORMAT = -5, /* a file is malformed                         */
+    KIT_E_TODO = -99,  /* a starter stub: the exercise is not written */
 };
 
 /* A short English sentence for a status code. Never returns NULL. */

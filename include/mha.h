@@ -69,8 +69,7 @@ int mha_check_config(const struct mha_config *cfg);
 
 /* Copy head i's column block out of a fused projection.
  * W (d_model, d_model) -> W_i (d_model, d_head). */
-int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads,
-                   int i);
+int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads, int i);
 
 /* Multi-head attention, one head at a time:
  *   for each head i:  Q_i = X W_q^i, K_i = X W_k^i, V_i = X W_v^i

@@ -95,8 +95,7 @@ static int close_enough(double got, double want, double tol)
     return fabs(got - want) <= tol + tol * fabs(want);
 }
 
-static int all_close(const float *got, const double *want, size_t n,
-                     double tol)
+static int all_close(const float *got, const double *want, size_t n, double tol)
 {
     for (size_t i = 0; i < n; i++)
         if (!close_enough(got[i], want[i], tol))
@@ -105,8 +104,8 @@ static int all_close(const float *got, const double *want, size_t n,
 }
 
 int kit_expect_tensor(const char *file, int line, const char *call,
-                      const float *got, const double *want, int rows,
-                      int cols, double tol, const struct kit_mistake *mistakes,
+                      const float *got, const double *want, int rows, int cols,
+                      double tol, const struct kit_mistake *mistakes,
                       int n_mistakes)
 {
     size_t n = (size_t)rows * (size_t)cols;

@@ -34,26 +34,26 @@ struct kit_test {
 };
 
 struct kit_chapter {
-    int number;                        /* the CH= number              */
-    const char *title;                 /* "Scaled dot-product ..."    */
-    const char *file;                  /* the student's file          */
+    int number;                          /* the CH= number              */
+    const char *title;                   /* "Scaled dot-product ..."    */
+    const char *file;                    /* the student's file          */
     const struct kit_test *const *tests; /* NULL-terminated          */
 };
 
 /* Called by KIT_CHAPTER before main(). */
 void kit_register_chapter(const struct kit_chapter *ch);
 
-#define KIT_TEST(name_, what_)                                             \
-    static void name_##_body(void);                                        \
-    static const struct kit_test name_ = {#name_, what_, name_##_body};    \
+#define KIT_TEST(name_, what_)                                                 \
+    static void name_##_body(void);                                            \
+    static const struct kit_test name_ = {#name_, what_, name_##_body};        \
     static void name_##_body(void)
 
-#define KIT_CHAPTER(number_, title_, file_, tests_)                        \
-    static const struct kit_chapter kit_chapter_##number_ = {              \
-        number_, title_, file_, tests_};                                   \
-    __attribute__((constructor)) static void kit_register_##number_(void)  \
-    {                                                                      \
-        kit_register_chapter(&kit_chapter_##number_);                      \
+#define KIT_CHAPTER(number_, title_, file_, tests_)                            \
+    static const struct kit_chapter kit_chapter_##number_ = {number_, title_,  \
+                                                             file_, tests_};   \
+    __attribute__((constructor)) static void kit_register_##number_(void)      \
+    {                                                                          \
+        kit_register_chapter(&kit_chapter_##number_);                          \
     }
 
 /* One assertion. On failure msg (printf-style) is the student's message.
@@ -82,17 +82,17 @@ struct kit_mistake {
  *           the message names that mistake.
  * The message shows the first wrong entry, expected against got, the
  * largest error, and any NaN or infinity. Returns 1 when equal. */
-#define KIT_EXPECT_TENSOR(call, got, want, rows, cols, tol, mistakes, n)   \
-    kit_expect_tensor(__FILE__, __LINE__, call, got, want, rows, cols,     \
-                      tol, mistakes, n)
+#define KIT_EXPECT_TENSOR(call, got, want, rows, cols, tol, mistakes, n)       \
+    kit_expect_tensor(__FILE__, __LINE__, call, got, want, rows, cols, tol,    \
+                      mistakes, n)
 int kit_expect_tensor(const char *file, int line, const char *call,
-                      const float *got, const double *want, int rows,
-                      int cols, double tol, const struct kit_mistake *mistakes,
+                      const float *got, const double *want, int rows, int cols,
+                      double tol, const struct kit_mistake *mistakes,
                       int n_mistakes);
 
 /* Check a returned status. A starter stub's KIT_E_TODO gets the message
  * "not written yet". Returns 1 when got == want. */
-#define KIT_EXPECT_STATUS(call, got, want)                                 \
+#define KIT_EXPECT_STATUS(call, got, want)                                     \
     kit_expect_status(__FILE__, __LINE__, call, got, want)
 int kit_expect_status(const char *file, int line, const char *call, int got,
                       int want);

@@ -146,8 +146,7 @@ static void expect_attention(const char *label, const float *Qf,
         snprintf(what, sizeof what, "%s: weights", call);
         KIT_EXPECT_TENSOR(what, w, want_w, T, T, TOL, mw, N_VARIANTS - 1);
         snprintf(what, sizeof what, "%s: out", call);
-        KIT_EXPECT_TENSOR(what, out, want_out, T, d_v, TOL, mo,
-                          N_VARIANTS - 1);
+        KIT_EXPECT_TENSOR(what, out, want_out, T, d_v, TOL, mo, N_VARIANTS - 1);
     }
     for (int v = 0; v < N_VARIANTS - 1; v++)
         free(wbuf[v]), free(obuf[v]);
@@ -190,13 +189,13 @@ static void expect_product(const char *call, const float *C, const double *want,
 
 KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
 {
-    const float A[6] = {1, 2, 3, 4, 5, 6};   /* (2, 3) */
+    const float A[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
     const float B[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
     const double want[4] = {58, 64, 139, 154};
     float C[4] = {7, 7, 7, 7}; /* not zero, as a caller's buffer may be */
     const float prefill[4] = {7, 7, 7, 7};
-    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)",
-                           matmul(A, B, C, 2, 3, 2), KIT_OK))
+    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2),
+                           KIT_OK))
         return;
     expect_product("matmul(A, B, C, 2, 3, 2)", C, want, prefill, 2, 2);
 }
@@ -208,8 +207,8 @@ KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
     kit_to_float(ch1_mm_B, B, 20);
     for (int i = 0; i < 12; i++)
         C[i] = prefill[i] = 0.5f * (float)i - 2.0f;
-    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 3, 5, 4)",
-                           matmul(A, B, C, 3, 5, 4), KIT_OK))
+    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 3, 5, 4)", matmul(A, B, C, 3, 5, 4),
+                           KIT_OK))
         return;
     expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4);
 }
@@ -298,8 +297,8 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
     if (!KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
                            KIT_OK))
         return;
-    KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
-                      mistakes, 2);
+    KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL, mistakes,
+                      2);
 }
 
 KIT_TEST(softmax_rows_sum_to_one,
@@ -343,8 +342,8 @@ KIT_TEST(softmax_shift_invariant,
         Y[i] = X[i] + 100.0f; /* e^100 overflows a float: exp(x) alone fails */
     if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 6)", softmax_rows(X, 1, 6),
                            KIT_OK) ||
-        !KIT_EXPECT_STATUS("softmax_rows(X + 100, 1, 6)",
-                           softmax_rows(Y, 1, 6), KIT_OK))
+        !KIT_EXPECT_STATUS("softmax_rows(X + 100, 1, 6)", softmax_rows(Y, 1, 6),
+                           KIT_OK))
         return;
     double want[6], naive[6];
     kit_to_double(X, want, 6);
@@ -365,7 +364,7 @@ KIT_TEST(softmax_shift_invariant,
 KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
                               "weights")
 {
-    float X[8] = {1e4f, -1e4f, 0.0f, 1e4f - 1.0f,
+    float X[8] = {1e4f,  -1e4f,        0.0f,  1e4f - 1.0f,
                   -1e4f, -1e4f + 2.0f, -1e4f, -1e4f};
     double want[8] = {0};
     want[0] = 1.0 / (1.0 + exp(-1.0));
@@ -388,8 +387,8 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
     if (!KIT_EXPECT_STATUS("softmax_rows(X, 2, 4)", softmax_rows(X, 2, 4),
                            KIT_OK))
         return;
-    KIT_EXPECT_TENSOR("softmax_rows(X, 2, 4) with logits of +-1e4", X, want,
-                      2, 4, TOL, mistakes, 1);
+    KIT_EXPECT_TENSOR("softmax_rows(X, 2, 4) with logits of +-1e4", X, want, 2,
+                      4, TOL, mistakes, 1);
 }
 
 KIT_TEST(softmax_minus_infinity, "softmax_rows: -INFINITY becomes exactly 0")
@@ -489,8 +488,7 @@ KIT_TEST(attention_rows_are_distributions,
         rng_fill(&r, K, T * d_k, -3, 3);
         rng_fill(&r, V, T * d_v, -1, 1);
         if (!KIT_EXPECT_STATUS("attention()",
-                               attention(Q, K, V, out, w, T, d_k, d_v),
-                               KIT_OK))
+                               attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
             return;
         for (int i = 0; i < T; i++) {
             double sum = 0, min = 1;
@@ -534,10 +532,10 @@ KIT_TEST(attention_equal_keys_uniform,
     if (!KIT_EXPECT_STATUS("attention() with equal keys",
                            attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
         return;
-    KIT_EXPECT_TENSOR("attention() with 4 equal keys: weights", w, want_w, T,
-                      T, TOL, NULL, 0);
-    KIT_EXPECT_TENSOR("attention() with 4 equal keys: out (the mean of V)",
-                      out, want_out, T, d_v, TOL, NULL, 0);
+    KIT_EXPECT_TENSOR("attention() with 4 equal keys: weights", w, want_w, T, T,
+                      TOL, NULL, 0);
+    KIT_EXPECT_TENSOR("attention() with 4 equal keys: out (the mean of V)", out,
+                      want_out, T, d_v, TOL, NULL, 0);
 }
 
 KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")

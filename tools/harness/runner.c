@@ -66,13 +66,13 @@ static int by_number(const void *a, const void *b)
  * ------------------------------------------------------------------- */
 
 static struct {
-    int chapter;          /* 0: all                            */
-    const char *test;     /* NULL: all                         */
-    int fork;             /* run each body in a child          */
-    double timeout;       /* seconds per test                  */
-    const char *junit;    /* path of the JUnit XML, or NULL  */
-    const char *impl;     /* "starter" or "solutions", for hints */
-    int verbose;          /* print every test, not only failures */
+    int chapter;       /* 0: all                            */
+    const char *test;  /* NULL: all                         */
+    int fork;          /* run each body in a child          */
+    double timeout;    /* seconds per test                  */
+    const char *junit; /* path of the JUnit XML, or NULL  */
+    const char *impl;  /* "starter" or "solutions", for hints */
+    int verbose;       /* print every test, not only failures */
 } opt = {0, NULL, 1, 5.0, NULL, "starter", 1};
 
 /* ---------------------------------------------------------------------
@@ -108,8 +108,7 @@ static void write_all(int fd, const void *buf, size_t n)
 static void send_record(int kind, int ok, const char *file, int line,
                         const char *msg)
 {
-    struct rec_header h = {kind, ok, line, (int)strlen(file),
-                           (int)strlen(msg)};
+    struct rec_header h = {kind, ok, line, (int)strlen(file), (int)strlen(msg)};
     write_all(record_fd, &h, sizeof h);
     write_all(record_fd, file, (size_t)h.file_len);
     write_all(record_fd, msg, (size_t)h.msg_len);
@@ -166,13 +165,16 @@ int kit_check(int ok, const char *file, int line, const char *fmt, ...)
 static const char *signal_words(int sig)
 {
     switch (sig) {
-    case SIGSEGV: return "SIGSEGV (segmentation fault: a read or write "
-                         "outside an array, or through a bad pointer)";
+    case SIGSEGV:
+        return "SIGSEGV (segmentation fault: a read or write "
+               "outside an array, or through a bad pointer)";
     case SIGBUS: return "SIGBUS (bus error: a bad memory access)";
-    case SIGFPE: return "SIGFPE (arithmetic error, such as an integer "
-                        "division by zero)";
-    case SIGABRT: return "SIGABRT (abort: an assert() failed, or free() or "
-                         "a sanitizer found a memory error)";
+    case SIGFPE:
+        return "SIGFPE (arithmetic error, such as an integer "
+               "division by zero)";
+    case SIGABRT:
+        return "SIGABRT (abort: an assert() failed, or free() or "
+               "a sanitizer found a memory error)";
     case SIGILL: return "SIGILL (illegal instruction)";
     case SIGKILL: return "SIGKILL (killed)";
     default: return strsignal(sig);
@@ -348,8 +350,7 @@ static void run_selected(int i)
         if (opt.verbose)
             printf("  ok    ch%d %s\n", s->ch->number, s->t->name);
     } else {
-        printf("  FAIL  ch%d %s: %s\n", s->ch->number, s->t->name,
-               s->t->what);
+        printf("  FAIL  ch%d %s: %s\n", s->ch->number, s->t->name, s->t->what);
         printf("        %s\n", cur.first_msg);
         if (cur.failed > 1)
             printf("        (and %d more failed check%s in this test)\n",
@@ -365,18 +366,21 @@ static void run_selected(int i)
     fflush(stdout);
 }
 
-#define W(n)                                                               \
-    static void wrap_##n(void) { run_selected(n); }
+/* clang-format off */
+#define W(n) static void wrap_##n(void) { run_selected(n); }
 #define W8(n) W(n##0) W(n##1) W(n##2) W(n##3) W(n##4) W(n##5) W(n##6) W(n##7)
-#define W64(n) W8(n##0) W8(n##1) W8(n##2) W8(n##3) W8(n##4) W8(n##5) W8(n##6) W8(n##7)
+#define W64(n) W8(n##0) W8(n##1) W8(n##2) W8(n##3) \
+               W8(n##4) W8(n##5) W8(n##6) W8(n##7)
 W64(0) W64(1) W64(2) W64(3)
 #undef W
 #define W(n) wrap_##n,
 static void (*const wrappers[MAX_TESTS])(void) = {
-    W64(0) W64(1) W64(2) W64(3)};
+    W64(0) W64(1) W64(2) W64(3)
+};
 #undef W
 #undef W8
 #undef W64
+/* clang-format on */
 
 /* ---------------------------------------------------------------------
  * main
@@ -562,8 +566,9 @@ static int write_junit(const char *path)
         for (; i < end; i++) {
             if (!sel[i].ran)
                 continue;
-            fprintf(f, "    <testcase classname=\"ch%d\" name=\"%s\" "
-                       "time=\"%.3f\"",
+            fprintf(f,
+                    "    <testcase classname=\"ch%d\" name=\"%s\" "
+                    "time=\"%.3f\"",
                     ch->number, sel[i].t->name, sel[i].seconds);
             if (sel[i].passed) {
                 fprintf(f, "/>\n");
@@ -589,8 +594,7 @@ int main(int argc, char **argv)
     qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);
     if (list) {
         for (int c = 0; c < n_chapters; c++)
-            for (const struct kit_test *const *t = chapters[c]->tests; *t;
-                 t++)
+            for (const struct kit_test *const *t = chapters[c]->tests; *t; t++)
                 printf("ch%d %-40s %s\n", chapters[c]->number, (*t)->name,
                        (*t)->what);
         return 0;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 const char *const sentence_tokens[SENTENCE_T] = {
-    "The", "delivery", "truck", "which", "was",
-    "late", "blocked", "the", "narrow", "street"};
+    "The",  "delivery", "truck", "which",  "was",
+    "late", "blocked",  "the",   "narrow", "street"};
 
 double sentence_pos_freq(int f)
 {

@@ -50,8 +50,7 @@ static void worked_example(FILE *values)
     const float V[4] = {1, 0, 0, 1};             /* (2, 2) */
     float w[4], out[4];
     check(attention(Q, K, V, out, w, 2, 4, 2), "attention");
-    fprintf(values, "ch1.example_w00=%.4f\nch1.example_w01=%.4f\n", w[0],
-            w[1]);
+    fprintf(values, "ch1.example_w00=%.4f\nch1.example_w01=%.4f\n", w[0], w[1]);
     fprintf(values, "ch1.example_out0=[%.4f, %.4f]\n", out[0], out[1]);
 }
 

@@ -1,0 +1,66 @@
+/*
+ * selftest.c: tests of the test runner itself, not a student chapter.
+ *
+ * Each test below misbehaves the way a student's code might. The check
+ * tools/checks/05-harness.sh runs them and requires that every one is
+ * reported as a failure with the right reason, and that the run goes on
+ * to the end.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "kit_test.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+KIT_TEST(passes, "a test whose check holds")
+{
+    KIT_CHECK(1 + 1 == 2, "arithmetic is broken");
+}
+
+KIT_TEST(fails, "a test whose check does not hold")
+{
+    KIT_CHECK(0, "deliberate failure with a message");
+}
+
+KIT_TEST(segfaults, "a test that writes through a NULL pointer")
+{
+    volatile int *p = NULL;
+    KIT_CHECK(1, "before the crash");
+    *p = 1;
+}
+
+KIT_TEST(hangs, "a test that never returns")
+{
+    volatile unsigned long n = 0;
+    KIT_CHECK(1, "before the loop");
+    for (;;)
+        n++;
+}
+
+KIT_TEST(aborts, "a test that calls abort()")
+{
+    KIT_CHECK(1, "before abort");
+    abort();
+}
+
+KIT_TEST(exits_early, "a test whose code calls exit(0)")
+{
+    KIT_CHECK(1, "before exit");
+    exit(0);
+}
+
+KIT_TEST(no_checks, "a test that checks nothing")
+{
+}
+
+KIT_TEST(passes_after, "a test after the misbehaving ones still runs")
+{
+    KIT_CHECK(1, "never printed");
+}
+
+static const struct kit_test *const harness_tests[] = {
+    &passes,      &fails,     &segfaults,    &hangs, &aborts,
+    &exits_early, &no_checks, &passes_after, NULL};
+KIT_CHAPTER(99, "The runner's self-test", "tools/harness/selftest.c",
+            harness_tests)
