@@ -137,11 +137,9 @@ static void assert_in_parent(int ok, const char *file, int line,
                      line);
         }
     }
-    /* CUnit keeps the message pointer, so give it a copy that lives on. */
-    char *copy = strdup(msg);
-    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line,
-                            copy ? copy : "(out of memory)", file, "",
-                            CU_FALSE);
+    /* CUnit copies the message and the file name it is given. */
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line, msg, file,
+                            "", CU_FALSE);
 }
 
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -476,7 +474,7 @@ static int register_with_cunit(void)
             char name[128];
             snprintf(name, sizeof name, "ch%d %s", sel[i].ch->number,
                      sel[i].ch->title);
-            suite = CU_add_suite(strdup(name), NULL, NULL);
+            suite = CU_add_suite(name, NULL, NULL); /* copied */
             if (!suite)
                 return 0;
             in = sel[i].ch;
@@ -630,5 +628,7 @@ int main(int argc, char **argv)
     unsigned failed = CU_get_number_of_tests_failed();
     printf("%u passed, %u failed\n", ran - failed, failed);
     CU_cleanup_registry();
+    for (int i = 0; i < n_sel; i++)
+        free(sel[i].message);
     return failed == 0 && ran > 0 ? 0 : 1;
 }
