@@ -1,0 +1,628 @@
+/*
+ * test_ch2.c: chapter 2 tests, causal masking.
+ *
+ * Every comparison is against a small implementation in double written
+ * here, independent of the kit's C code, or against PyTorch's values
+ * (tests/golden/ch2_golden.h). The same double code also computes what
+ * each classic mistake would produce, so a failure can name the mistake.
+ *
+ * Dimension letters: T = tokens, d_k = query/key width, d_v = value
+ * width; i = query (row), j = key (column) of a (T, T) matrix.
+ */
+#include "attention.h"
+#include "kit_test.h"
+#include "rng.h"
+
+#include "golden/ch2_golden.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------
+ * The right answer and the classic mistakes, in double
+ * ------------------------------------------------------------------- */
+
+enum variant {
+    RIGHT,         /* query i sees keys 0..i                          */
+    DIAG_HIDDEN,   /* off by one: query i sees keys 0..i-1            */
+    NEXT_VISIBLE,  /* off by one: query i sees keys 0..i+1            */
+    AFTER_SOFTMAX, /* full softmax, then the future zeroed, no renorm */
+    ZERO_FILL,     /* the future's scores set to 0, not -infinity     */
+    TRANSPOSED,    /* the past hidden: query i sees keys i..T-1       */
+    N_VARIANTS
+};
+
+/* What each mistake is called, and what to do about it. The names are
+ * what tools/mutants/ch2.tsv looks for in the failure messages. */
+static const char *const mistake_name[N_VARIANTS] = {
+    "",
+    "the mask off by one, hiding the diagonal (j >= i masked, so a token "
+    "cannot see itself and row 0 has nothing left)",
+    "the mask off by one, leaving j = i+1 visible (each token sees one "
+    "token of its future)",
+    "the mask applied after the softmax, zeroing the future without "
+    "renormalising (rows no longer sum to 1)",
+    "the mask filled with 0 instead of -INFINITY (a score of 0 still gets "
+    "weight exp(0 - max) > 0)",
+    "the mask transposed, hiding the past instead of the future (j < i "
+    "masked instead of j > i)",
+};
+static const char *const mistake_advice[N_VARIANTS] = {
+    "",
+    "Mask only j > i: start the inner loop at j = i + 1.",
+    "Mask every j > i: start the inner loop at j = i + 1, not i + 2.",
+    "Call causal_mask() on the scores before softmax_rows(), so that "
+    "exp(-INFINITY) = 0 and the softmax itself renormalises.",
+    "Write -INFINITY (from <math.h>) into the masked entries.",
+    "Row i is the query, column j the key: mask scores[i * T + j] for "
+    "j > i.",
+};
+
+/* Can query i see key j under this variant? */
+static int visible(enum variant v, int i, int j)
+{
+    switch (v) {
+    case DIAG_HIDDEN: return j < i;
+    case NEXT_VISIBLE: return j <= i + 1;
+    case TRANSPOSED: return j >= i;
+    case AFTER_SOFTMAX: /* masked after the softmax, below */
+    case ZERO_FILL:     /* masked by a score of 0, below */
+    case RIGHT:
+    default: return j <= i;
+    }
+}
+
+/* The masked score matrix of a variant. S (T, T), -INFINITY = hidden.
+ * Q (T, d_k), K (T, d_k). */
+static void variant_scores(enum variant v, const double *Q, const double *K,
+                           double *S, int T, int d_k)
+{
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            double dot = 0;
+            for (int k = 0; k < d_k; k++)
+                dot += Q[i * d_k + k] * K[j * d_k + k];
+            double s = dot / sqrt((double)d_k);
+            if (v == ZERO_FILL && j > i)
+                s = 0.0;
+            else if (v != AFTER_SOFTMAX && v != ZERO_FILL && !visible(v, i, j))
+                s = -INFINITY;
+            S[i * T + j] = s;
+        }
+}
+
+/* Attention as a variant computes it, in double.
+ * Q (T, d_k), K (T, d_k), V (T, d_v), W (T, T), out (T, d_v).
+ * A row with every key hidden gives NaN, as the float code does
+ * (-inf - -inf is NaN). */
+static void variant_attention(enum variant v, const double *Q, const double *K,
+                              const double *V, double *W, double *out, int T,
+                              int d_k, int d_v)
+{
+    variant_scores(v, Q, K, W, T, d_k);
+    for (int i = 0; i < T; i++) {
+        double *w_i = W + i * T;
+        double max = -INFINITY, sum = 0;
+        for (int j = 0; j < T; j++)
+            max = w_i[j] > max ? w_i[j] : max;
+        for (int j = 0; j < T; j++) {
+            w_i[j] = isinf(max) ? NAN : exp(w_i[j] - max);
+            sum += w_i[j];
+        }
+        for (int j = 0; j < T; j++) {
+            w_i[j] /= sum;
+            if (v == AFTER_SOFTMAX && j > i)
+                w_i[j] = 0.0;
+        }
+    }
+    for (int i = 0; i < T; i++)
+        for (int c = 0; c < d_v; c++) {
+            double acc = 0;
+            for (int j = 0; j < T; j++)
+                acc += W[i * T + j] * V[j * d_v + c];
+            out[i * d_v + c] = acc;
+        }
+}
+
+/* All the variants' results for one input, and the mistakes table that
+ * points at them. Rows of the tables are picked by the tests. */
+struct variants {
+    int T, d_k, d_v;
+    double *W[N_VARIANTS];   /* (T, T)   */
+    double *out[N_VARIANTS]; /* (T, d_v) */
+};
+
+static void variants_compute(struct variants *vs, const float *Qf,
+                             const float *Kf, const float *Vf, int T, int d_k,
+                             int d_v)
+{
+    double *Q = kit_alloc(sizeof(double) * (size_t)(T * d_k));
+    double *K = kit_alloc(sizeof(double) * (size_t)(T * d_k));
+    double *V = kit_alloc(sizeof(double) * (size_t)(T * d_v));
+    kit_to_double(Qf, Q, (size_t)(T * d_k));
+    kit_to_double(Kf, K, (size_t)(T * d_k));
+    kit_to_double(Vf, V, (size_t)(T * d_v));
+    vs->T = T, vs->d_k = d_k, vs->d_v = d_v;
+    for (int v = 0; v < N_VARIANTS; v++) {
+        vs->W[v] = kit_alloc(sizeof(double) * (size_t)(T * T));
+        vs->out[v] = kit_alloc(sizeof(double) * (size_t)(T * d_v));
+        variant_attention((enum variant)v, Q, K, V, vs->W[v], vs->out[v], T,
+                          d_k, d_v);
+    }
+    free(Q), free(K), free(V);
+}
+
+static void variants_free(struct variants *vs)
+{
+    for (int v = 0; v < N_VARIANTS; v++)
+        free(vs->W[v]), free(vs->out[v]);
+}
+
+/* The mistakes table for tensors picked out of each variant by pick. */
+static void mistakes_table(struct kit_mistake *m, double *const *values)
+{
+    for (int v = 1; v < N_VARIANTS; v++)
+        m[v - 1] =
+            (struct kit_mistake){mistake_name[v], mistake_advice[v], values[v]};
+}
+#define N_MISTAKES (N_VARIANTS - 1)
+
+/* The masked score matrix each variant's causal_mask() would write:
+ * S (T, T) from scores (T, T). AFTER_SOFTMAX is not a mask mistake. */
+static void variant_mask(enum variant v, const float *scores, double *S, int T)
+{
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            double s = scores[i * T + j];
+            if (v == ZERO_FILL && j > i)
+                s = 0.0;
+            else if (v != ZERO_FILL && !visible(v, i, j))
+                s = -INFINITY;
+            S[i * T + j] = s;
+        }
+}
+
+static float *random_floats(struct rng *r, int n, float lo, float hi)
+{
+    float *x = kit_alloc(sizeof(float) * (size_t)n);
+    rng_fill(r, x, n, lo, hi);
+    return x;
+}
+
+/* ---------------------------------------------------------------------
+ * causal_mask
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(causal_mask_hides_future,
+         "causal_mask: -INFINITY above the diagonal, the rest untouched")
+{
+    enum { T = 6 };
+    struct rng r;
+    rng_seed(&r, 201);
+    float scores[T * T], orig[T * T];
+    rng_fill(&r, orig, T * T, -3.0f, 3.0f);
+    for (int i = 0; i < T * T; i++)
+        scores[i] = orig[i];
+    double want[T * T], wrong[N_VARIANTS][T * T];
+    double *values[N_VARIANTS];
+    for (int v = 0; v < N_VARIANTS; v++) {
+        variant_mask((enum variant)v, orig, wrong[v], T);
+        values[v] = v == AFTER_SOFTMAX ? NULL : wrong[v];
+    }
+    variant_mask(RIGHT, orig, want, T);
+    struct kit_mistake m[N_MISTAKES];
+    mistakes_table(m, values);
+    if (!KIT_EXPECT_STATUS("causal_mask(scores, 6)", causal_mask(scores, T),
+                           KIT_OK))
+        return;
+    KIT_EXPECT_TENSOR("causal_mask(scores, 6)", scores, want, T, T, 0.0, m,
+                      N_MISTAKES);
+}
+
+/* ---------------------------------------------------------------------
+ * causal_attention: the properties of its weights
+ * ------------------------------------------------------------------- */
+
+/* Random causal attention of one shape: inputs, the student's outputs
+ * and every variant's. */
+struct run {
+    int T, d_k, d_v;
+    float *Q, *K, *V, *out, *W;
+    struct variants vs;
+    int status;
+};
+
+static void run_random(struct run *x, unsigned long long seed, int T, int d_k,
+                       int d_v)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    x->T = T, x->d_k = d_k, x->d_v = d_v;
+    x->Q = random_floats(&r, T * d_k, -2.0f, 2.0f);
+    x->K = random_floats(&r, T * d_k, -2.0f, 2.0f);
+    x->V = random_floats(&r, T * d_v, -1.0f, 1.0f);
+    x->out = kit_alloc(sizeof(float) * (size_t)(T * d_v));
+    x->W = kit_alloc(sizeof(float) * (size_t)(T * T));
+    kit_poison(x->out, (size_t)(T * d_v));
+    kit_poison(x->W, (size_t)(T * T));
+    variants_compute(&x->vs, x->Q, x->K, x->V, T, d_k, d_v);
+    x->status = causal_attention(x->Q, x->K, x->V, x->out, x->W, T, d_k, d_v);
+}
+
+static void run_free(struct run *x)
+{
+    free(x->Q), free(x->K), free(x->V), free(x->out), free(x->W);
+    variants_free(&x->vs);
+}
+
+KIT_TEST(causal_weights_upper_zero,
+         "causal_attention: every weight above the diagonal is exactly 0")
+{
+    enum { T = 7, D_K = 5, D_V = 3 };
+    struct run x;
+    run_random(&x, 202, T, D_K, D_V);
+    if (!KIT_EXPECT_STATUS("causal_attention(Q, K, V, out, weights, 7, 5, 3)",
+                           x.status, KIT_OK)) {
+        run_free(&x);
+        return;
+    }
+    /* the strict upper triangle alone, zero elsewhere, for got and for
+     * every variant; the right answer is all zeros, exactly */
+    float got[T * T];
+    double upper[N_VARIANTS][T * T], *values[N_VARIANTS];
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            got[i * T + j] = j > i ? x.W[i * T + j] : 0.0f;
+            for (int v = 0; v < N_VARIANTS; v++)
+                upper[v][i * T + j] = j > i ? x.vs.W[v][i * T + j] : 0.0;
+        }
+    for (int v = 0; v < N_VARIANTS; v++)
+        values[v] = upper[v];
+    struct kit_mistake m[N_MISTAKES];
+    mistakes_table(m, values);
+    /* near zero first, to name a mistake; then exactly zero */
+    if (KIT_EXPECT_TENSOR("causal_attention() weights above the diagonal "
+                          "(j > i)",
+                          got, upper[RIGHT], T, T, 1e-6, m, N_MISTAKES))
+        KIT_EXPECT_TENSOR("causal_attention() weights above the diagonal "
+                          "(j > i; each must be exactly 0.0f, not merely "
+                          "tiny: fill the mask with -INFINITY)",
+                          got, upper[RIGHT], T, T, 0.0, NULL, 0);
+    run_free(&x);
+}
+
+KIT_TEST(causal_rows_sum_to_one,
+         "causal_attention: row t of the weights sums to 1 over keys 0..t")
+{
+    enum { T = 8, D_K = 4, D_V = 4 };
+    struct run x;
+    run_random(&x, 203, T, D_K, D_V);
+    if (!KIT_EXPECT_STATUS("causal_attention(Q, K, V, out, weights, 8, 4, 4)",
+                           x.status, KIT_OK)) {
+        run_free(&x);
+        return;
+    }
+    /* sums over j = 0..t of row t: (T, 1) */
+    float got[T];
+    double sums[N_VARIANTS][T], *values[N_VARIANTS];
+    for (int t = 0; t < T; t++) {
+        double s = 0;
+        for (int j = 0; j <= t; j++)
+            s += x.W[t * T + j];
+        got[t] = (float)s;
+        for (int v = 0; v < N_VARIANTS; v++) {
+            double sv = 0;
+            for (int j = 0; j <= t; j++)
+                sv += x.vs.W[v][t * T + j];
+            sums[v][t] = sv;
+        }
+    }
+    for (int v = 0; v < N_VARIANTS; v++)
+        values[v] = sums[v];
+    struct kit_mistake m[N_MISTAKES];
+    mistakes_table(m, values);
+    KIT_EXPECT_TENSOR("sum over j = 0..t of causal_attention() weights[t][j], "
+                      "for t = 0..7",
+                      got, sums[RIGHT], T, 1, 1e-5, m, N_MISTAKES);
+    run_free(&x);
+}
+
+KIT_TEST(causal_row0_one_hot,
+         "causal_attention: row 0 is 1 on itself and 0 elsewhere")
+{
+    enum { T = 5, D_K = 3, D_V = 2 };
+    struct run x;
+    run_random(&x, 204, T, D_K, D_V);
+    if (!KIT_EXPECT_STATUS("causal_attention(Q, K, V, out, weights, 5, 3, 2)",
+                           x.status, KIT_OK)) {
+        run_free(&x);
+        return;
+    }
+    /* the first token has only itself to look at: exactly [1 0 0 0 0] */
+    double *values[N_VARIANTS];
+    for (int v = 0; v < N_VARIANTS; v++)
+        values[v] = x.vs.W[v]; /* row 0 is the first T entries */
+    struct kit_mistake m[N_MISTAKES];
+    mistakes_table(m, values);
+    /* close first, to name a mistake; then exactly one-hot */
+    if (KIT_EXPECT_TENSOR("causal_attention() weights row 0", x.W,
+                          x.vs.W[RIGHT], 1, T, 1e-6, m, N_MISTAKES))
+        KIT_EXPECT_TENSOR("causal_attention() weights row 0 (exactly 1.0f "
+                          "then exactly 0.0f)",
+                          x.W, x.vs.W[RIGHT], 1, T, 0.0, NULL, 0);
+    run_free(&x);
+}
+
+/* ---------------------------------------------------------------------
+ * causal_attention: the future cannot change the past
+ * ------------------------------------------------------------------- */
+
+/* The tolerance rule of kit_expect_tensor(), to test quietly and make
+ * the (failing) assertion only when something is wrong. */
+static int all_near(const float *got, const double *want, int n, double tol)
+{
+    for (int i = 0; i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= tol + tol * fabs(want[i])))
+            return 0;
+    return 1;
+}
+
+KIT_TEST(causal_future_invariance,
+         "causal_attention: changing K and V after row t leaves row t of "
+         "out and weights bit-for-bit the same (300 random seeds)")
+{
+    enum { SEEDS = 300 };
+    for (int seed = 1; seed <= SEEDS; seed++) {
+        struct rng r;
+        rng_seed(&r, 2000 + (unsigned long long)seed);
+        int T = 2 + rng_int(&r, 8), d_k = 1 + rng_int(&r, 8);
+        int d_v = 1 + rng_int(&r, 6), t = rng_int(&r, T - 1);
+        float *Q = random_floats(&r, T * d_k, -2.0f, 2.0f);
+        float *K = random_floats(&r, T * d_k, -2.0f, 2.0f);
+        float *V = random_floats(&r, T * d_v, -1.0f, 1.0f);
+        float *out1 = kit_alloc(sizeof(float) * (size_t)(T * d_v));
+        float *out2 = kit_alloc(sizeof(float) * (size_t)(T * d_v));
+        float *W1 = kit_alloc(sizeof(float) * (size_t)(T * T));
+        float *W2 = kit_alloc(sizeof(float) * (size_t)(T * T));
+        char call[200];
+        snprintf(call, sizeof call,
+                 "seed %d: causal_attention(Q, K, V, out, weights, %d, %d, "
+                 "%d)",
+                 seed, T, d_k, d_v);
+        kit_poison(out1, (size_t)(T * d_v));
+        kit_poison(W1, (size_t)(T * T));
+        int status = causal_attention(Q, K, V, out1, W1, T, d_k, d_v);
+        if (status != KIT_OK) {
+            KIT_EXPECT_STATUS(call, status, KIT_OK);
+            return;
+        }
+        /* a new future: fresh rows t+1..T-1 of K and V */
+        rng_fill(&r, K + (t + 1) * d_k, (T - t - 1) * d_k, -2.0f, 2.0f);
+        rng_fill(&r, V + (t + 1) * d_v, (T - t - 1) * d_v, -1.0f, 1.0f);
+        kit_poison(out2, (size_t)(T * d_v));
+        kit_poison(W2, (size_t)(T * T));
+        status = causal_attention(Q, K, V, out2, W2, T, d_k, d_v);
+        if (status != KIT_OK) {
+            KIT_EXPECT_STATUS(call, status, KIT_OK);
+            return;
+        }
+        /* 1. row t against the answer, naming a mistake if it is one */
+        struct variants vs;
+        variants_compute(&vs, Q, K, V, T, d_k, d_v);
+        const float *row2 = out2 + t * d_v;
+        if (!all_near(row2, vs.out[RIGHT] + t * d_v, d_v, 1e-5)) {
+            double *rows[N_VARIANTS];
+            for (int v = 0; v < N_VARIANTS; v++)
+                rows[v] = vs.out[v] + t * d_v;
+            struct kit_mistake m[N_MISTAKES];
+            mistakes_table(m, rows);
+            snprintf(call, sizeof call,
+                     "seed %d, T = %d: out row %d after changing rows "
+                     "%d..%d of K and V",
+                     seed, T, t, t + 1, T - 1);
+            KIT_EXPECT_TENSOR(call, row2, rows[RIGHT], 1, d_v, 1e-5, m,
+                              N_MISTAKES);
+            return;
+        }
+        /* 2. and bit for bit what rows t of out and weights were before */
+        const float *got[2] = {row2, W2 + t * T};
+        const float *before[2] = {out1 + t * d_v, W1 + t * T};
+        const int n[2] = {d_v, T};
+        for (int k = 0; k < 2; k++)
+            if (memcmp(got[k], before[k], sizeof(float) * (size_t)n[k])) {
+                double was[16];
+                kit_to_double(before[k], was, (size_t)n[k]);
+                snprintf(call, sizeof call,
+                         "seed %d, T = %d: %s row %d after changing rows "
+                         "%d..%d of K and V, against the same row before "
+                         "(it must be bit-for-bit equal)",
+                         seed, T, k ? "weights" : "out", t, t + 1, T - 1);
+                KIT_EXPECT_TENSOR(call, got[k], was, 1, n[k], 0.0, NULL, 0);
+                return;
+            }
+        variants_free(&vs);
+        free(Q), free(K), free(V), free(out1), free(out2), free(W1), free(W2);
+    }
+    KIT_CHECK(1, "%s", "");
+}
+
+/* ---------------------------------------------------------------------
+ * causal_attention: PyTorch's values, huge logits, T = 1
+ * ------------------------------------------------------------------- */
+
+/* Run one golden case and compare weights, then out, with the mistakes
+ * named. Returns 1 when both match. */
+static int check_golden(const struct ch2_golden_case *g, double tol)
+{
+    int T = g->T, d_k = g->d_k, d_v = g->d_v;
+    float *Q = kit_alloc(sizeof(float) * (size_t)(T * d_k));
+    float *K = kit_alloc(sizeof(float) * (size_t)(T * d_k));
+    float *V = kit_alloc(sizeof(float) * (size_t)(T * d_v));
+    float *out = kit_alloc(sizeof(float) * (size_t)(T * d_v));
+    float *W = kit_alloc(sizeof(float) * (size_t)(T * T));
+    kit_to_float(g->Q, Q, (size_t)(T * d_k));
+    kit_to_float(g->K, K, (size_t)(T * d_k));
+    kit_to_float(g->V, V, (size_t)(T * d_v));
+    kit_poison(out, (size_t)(T * d_v));
+    kit_poison(W, (size_t)(T * T));
+    char call[160];
+    snprintf(call, sizeof call,
+             "case \"%s\": causal_attention(Q, K, V, out, weights, %d, %d, "
+             "%d)",
+             g->name, T, d_k, d_v);
+    int ok = KIT_EXPECT_STATUS(
+        call, causal_attention(Q, K, V, out, W, T, d_k, d_v), KIT_OK);
+    if (ok) {
+        struct variants vs;
+        variants_compute(&vs, Q, K, V, T, d_k, d_v);
+        struct kit_mistake mw[N_MISTAKES], mo[N_MISTAKES];
+        mistakes_table(mw, vs.W);
+        mistakes_table(mo, vs.out);
+        char what[200];
+        snprintf(what, sizeof what, "%s weights", call);
+        ok = KIT_EXPECT_TENSOR(what, W, g->weights, T, T, tol, mw, N_MISTAKES);
+        snprintf(what, sizeof what, "%s out", call);
+        ok = ok &&
+             KIT_EXPECT_TENSOR(what, out, g->out, T, d_v, tol, mo, N_MISTAKES);
+        variants_free(&vs);
+    }
+    free(Q), free(K), free(V), free(out), free(W);
+    return ok;
+}
+
+#define N_GOLDEN (int)(sizeof ch2_golden_cases / sizeof ch2_golden_cases[0])
+
+KIT_TEST(causal_golden,
+         "causal_attention: equals PyTorch (masked_fill + softmax) on 4 "
+         "shapes")
+{
+    for (int c = 0; c < N_GOLDEN; c++) {
+        const struct ch2_golden_case *g = &ch2_golden_cases[c];
+        if (strcmp(g->name, "huge") == 0)
+            continue; /* its own test below */
+        if (!check_golden(g, 1e-5))
+            return;
+    }
+}
+
+KIT_TEST(causal_huge_logits,
+         "causal_attention: scores in the thousands stay finite (PyTorch "
+         "values)")
+{
+    for (int c = 0; c < N_GOLDEN; c++)
+        if (strcmp(ch2_golden_cases[c].name, "huge") == 0) {
+            check_golden(&ch2_golden_cases[c], 1e-5);
+            return;
+        }
+    KIT_CHECK(0, "the golden case \"huge\" is missing: run make golden");
+}
+
+KIT_TEST(causal_t1, "causal_attention: T = 1, the token sees only itself")
+{
+    const float Q[3] = {0.5f, -1.0f, 2.0f}, K[3] = {3.0f, 1.0f, -0.5f};
+    const float V[2] = {0.25f, -4.0f};
+    const double want_w[1] = {1.0}, want_out[2] = {0.25, -4.0};
+    float out[2], W[1];
+    kit_poison(out, 2);
+    kit_poison(W, 1);
+    if (!KIT_EXPECT_STATUS("causal_attention(Q, K, V, out, weights, 1, 3, 2)",
+                           causal_attention(Q, K, V, out, W, 1, 3, 2), KIT_OK))
+        return;
+    if (!KIT_EXPECT_TENSOR("causal_attention(..., T = 1) weights", W, want_w, 1,
+                           1, 0.0, NULL, 0))
+        return;
+    KIT_EXPECT_TENSOR("causal_attention(..., T = 1) out", out, want_out, 1, 2,
+                      0.0, NULL, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Bad input: the status, and nothing written
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(causal_bad_sizes,
+         "causal_mask, causal_attention: a size <= 0 gives KIT_E_SIZE and "
+         "writes nothing")
+{
+    float Q[4] = {1, 2, 3, 4}, K[4] = {4, 3, 2, 1}, V[4] = {1, 0, 0, 1};
+    float out[4], W[4];
+    const double untouched[4] = {NAN, NAN, NAN, NAN};
+    static const struct {
+        const char *call;
+        int T, d_k, d_v;
+    } bad[] = {
+        {"causal_attention(Q, K, V, out, weights, 0, 2, 2)", 0, 2, 2},
+        {"causal_attention(Q, K, V, out, weights, -1, 2, 2)", -1, 2, 2},
+        {"causal_attention(Q, K, V, out, weights, 2, 0, 2)", 2, 0, 2},
+        {"causal_attention(Q, K, V, out, weights, 2, 2, 0)", 2, 2, 0},
+        {"causal_attention(Q, K, V, out, weights, 2, -3, 2)", 2, -3, 2},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        kit_poison(out, 4);
+        kit_poison(W, 4);
+        if (!KIT_EXPECT_STATUS(bad[b].call,
+                               causal_attention(Q, K, V, out, W, bad[b].T,
+                                                bad[b].d_k, bad[b].d_v),
+                               KIT_E_SIZE))
+            return;
+        if (!KIT_EXPECT_TENSOR(bad[b].call, out, untouched, 2, 2, 0.0, NULL,
+                               0) ||
+            !KIT_EXPECT_TENSOR(bad[b].call, W, untouched, 2, 2, 0.0, NULL, 0))
+            return;
+    }
+    kit_poison(W, 4);
+    if (!KIT_EXPECT_STATUS("causal_mask(scores, 0)", causal_mask(W, 0),
+                           KIT_E_SIZE) ||
+        !KIT_EXPECT_STATUS("causal_mask(scores, -2)", causal_mask(W, -2),
+                           KIT_E_SIZE))
+        return;
+    KIT_EXPECT_TENSOR("causal_mask(scores, 0)", W, untouched, 2, 2, 0.0, NULL,
+                      0);
+}
+
+KIT_TEST(causal_null, "causal_mask, causal_attention: a NULL pointer gives "
+                      "KIT_E_NULL and writes nothing")
+{
+    float Q[4] = {1, 2, 3, 4}, K[4] = {4, 3, 2, 1}, V[4] = {1, 0, 0, 1};
+    float out[4], W[4];
+    const double untouched[4] = {NAN, NAN, NAN, NAN};
+    kit_poison(out, 4);
+    kit_poison(W, 4);
+    if (!KIT_EXPECT_STATUS("causal_mask(NULL, 2)", causal_mask(NULL, 2),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("causal_attention(NULL, K, V, out, weights, ...)",
+                           causal_attention(NULL, K, V, out, W, 2, 2, 2),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("causal_attention(Q, NULL, V, out, weights, ...)",
+                           causal_attention(Q, NULL, V, out, W, 2, 2, 2),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("causal_attention(Q, K, NULL, out, weights, ...)",
+                           causal_attention(Q, K, NULL, out, W, 2, 2, 2),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("causal_attention(Q, K, V, NULL, weights, ...)",
+                           causal_attention(Q, K, V, NULL, W, 2, 2, 2),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("causal_attention(Q, K, V, out, NULL, ...)",
+                           causal_attention(Q, K, V, out, NULL, 2, 2, 2),
+                           KIT_E_NULL))
+        return;
+    if (!KIT_EXPECT_TENSOR("causal_attention() with a NULL pointer: out", out,
+                           untouched, 2, 2, 0.0, NULL, 0))
+        return;
+    KIT_EXPECT_TENSOR("causal_attention() with a NULL pointer: weights", W,
+                      untouched, 2, 2, 0.0, NULL, 0);
+}
+
+static const struct kit_test *const ch2_tests[] = {&causal_mask_hides_future,
+                                                   &causal_weights_upper_zero,
+                                                   &causal_rows_sum_to_one,
+                                                   &causal_row0_one_hot,
+                                                   &causal_future_invariance,
+                                                   &causal_golden,
+                                                   &causal_huge_logits,
+                                                   &causal_t1,
+                                                   &causal_bad_sizes,
+                                                   &causal_null,
+                                                   NULL};
+KIT_CHAPTER(2, "Causal masking", "ch2_causal.c", ch2_tests)
