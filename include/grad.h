@@ -14,8 +14,9 @@
  *     gradient buffers before a backward pass.
  *   - Each backward pass mirrors its forward pass, step for step, in
  *     reverse.
- *   - Return KIT_OK, KIT_E_NULL or KIT_E_SIZE (KIT_E_HEADS, KIT_E_NOMEM for
- *     the multi-head layer), as the forward passes do.
+ *   - Return KIT_OK, KIT_E_NULL or KIT_E_SIZE, as the forward passes do;
+ *     KIT_E_NOMEM when scratch space cannot be allocated (attention and
+ *     the multi-head layer), and KIT_E_HEADS for an impossible layer.
  */
 #ifndef GRAD_H
 #define GRAD_H
