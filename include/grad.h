@@ -36,7 +36,9 @@ int softmax_rows_backward(const float *Y, const float *d_Y, float *d_X,
                           int rows, int cols);
 
 /* causal_mask() backward: a masked score does not reach the loss, so its
- * gradient is 0.  d_scores (T, T): d_scores[i][j] <- 0 for j > i. */
+ * gradient is 0.  d_scores (T, T): d_scores[i][j] <- 0 for j > i.
+ * Like causal_mask() itself, it works in place: the one backward pass
+ * here that edits its buffer instead of adding into it. */
 int causal_mask_backward(float *d_scores, int T);
 
 /* attention() (causal = 0) or causal_attention() (causal != 0), backward.
