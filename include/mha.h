@@ -68,7 +68,9 @@ int mha_weights_randomize(struct mha_weights *w, const struct mha_config *cfg,
 int mha_check_config(const struct mha_config *cfg);
 
 /* Copy head i's column block out of a fused projection.
- * W (d_model, d_model) -> W_i (d_model, d_head). */
+ * W (d_model, d_model) -> W_i (d_model, d_head).
+ * KIT_E_HEADS when n_heads does not divide d_model or i is not a head
+ * (i < 0 or i >= n_heads). */
 int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads, int i);
 
 /* Multi-head attention, one head at a time:

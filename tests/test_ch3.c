@@ -1,0 +1,800 @@
+/*
+ * test_ch3.c: chapter 3 tests, multi-head attention.
+ *
+ * Every comparison is against PyTorch's torch.nn.MultiheadAttention
+ * (tests/golden/ch3_golden.h), against a small implementation in double
+ * written here, or against the layer itself run another way. The double
+ * code also computes what each classic mistake would produce, so that a
+ * failure can name the mistake.
+ *
+ * Dimension letters: T = tokens, d_model = embedding width,
+ * h = n_heads, d_head = d_model / n_heads.
+ */
+#include "attention.h"
+#include "heads.h"
+#include "kit_test.h"
+#include "mha.h"
+#include "rng.h"
+#include "sentence.h"
+
+#include "golden/ch3_golden.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------
+ * The right layer and the classic mistakes, in double
+ * ------------------------------------------------------------------- */
+
+enum variant {
+    RIGHT,
+    SCALE_D_MODEL, /* scores / sqrt(d_model) instead of / sqrt(d_head)  */
+    INTERLEAVED,   /* head i takes columns i, i+h, i+2h, ...            */
+    CONCAT_ORDER,  /* head i written into block h-1-i                   */
+    NO_W_O,        /* out = concat, W_o never applied                   */
+    ALL_HEAD0,     /* every head uses head 0's columns                  */
+    NO_CAUSAL,     /* the causal flag ignored                           */
+    N_VARIANTS
+};
+
+/* The names are what tools/mutants/ch3.tsv looks for in the messages. */
+static const char *const mistake_name[N_VARIANTS] = {
+    "",
+    "scores scaled by 1/sqrt(d_model) instead of 1/sqrt(d_head)",
+    "heads sliced interleaved (head i took columns i, i+h, i+2h, ...) "
+    "instead of the contiguous block i*d_head .. (i+1)*d_head-1",
+    "heads concatenated in the wrong order (head i's output is not in "
+    "columns i*d_head .. (i+1)*d_head-1 of concat)",
+    "W_o forgotten: the output is the bare concatenation of the heads",
+    "every head using head 0's weights (the head index is not used when "
+    "slicing W_q, W_k, W_v)",
+    "the causal flag ignored (query t sees keys after t)",
+};
+static const char *const mistake_advice[N_VARIANTS] = {
+    "",
+    "Each head is an attention of width d_head: divide its scores by "
+    "sqrtf((float)d_head), d_head = d_model / n_heads.",
+    "Head i owns columns i*d_head + c for c = 0 .. d_head-1 (mha.h).",
+    "Write head i's (T, d_head) output at column offset i*d_head.",
+    "Finish with out = concat W_o: matmul(concat, W_o, out, T, d_model, "
+    "d_model).",
+    "Pass the loop's head index i when cutting out W_q^i, W_k^i, W_v^i.",
+    "When cfg->causal is set, use causal_attention() (chapter 2), or mask "
+    "j > t with -INFINITY before the softmax.",
+};
+
+struct layer { /* one layer's inputs, in double */
+    int T, d_model, n_heads, causal;
+    const double *X;   /* (T, d_model) */
+    const double *W_q; /* (d_model, d_model) */
+    const double *W_k; /* (d_model, d_model) */
+    const double *W_v; /* (d_model, d_model) */
+    const double *W_o; /* (d_model, d_model) */
+};
+
+/* Column of the fused matrices that head i's column c reads. */
+static int fused_col(enum variant v, int i, int c, int n_heads, int d_head)
+{
+    switch (v) {
+    case INTERLEAVED: return c * n_heads + i;
+    case ALL_HEAD0: return c;
+    default: return i * d_head + c;
+    }
+}
+
+/* The layer as a variant computes it.
+ * out (T, d_model), weights (n_heads, T, T). */
+static void variant_mha(enum variant v, const struct layer *L, double *out,
+                        double *weights)
+{
+    const int T = L->T, d = L->d_model, h = L->n_heads, dh = d / h;
+    const int causal = L->causal && v != NO_CAUSAL;
+    const double scale = 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
+    double *P = kit_alloc(sizeof(double) * (size_t)T * d * 3);
+    double *concat = kit_alloc(sizeof(double) * (size_t)T * d);
+    double *Q = P, *K = P + T * d, *V = P + 2 * T * d; /* (T, d) each */
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c++) {
+            double q = 0, k = 0, vv = 0;
+            for (int r = 0; r < d; r++) {
+                q += L->X[t * d + r] * L->W_q[r * d + c];
+                k += L->X[t * d + r] * L->W_k[r * d + c];
+                vv += L->X[t * d + r] * L->W_v[r * d + c];
+            }
+            Q[t * d + c] = q, K[t * d + c] = k, V[t * d + c] = vv;
+        }
+    for (int i = 0; i < h; i++) {
+        double *w_i = weights + i * T * T;
+        int block = v == CONCAT_ORDER ? h - 1 - i : i;
+        for (int t = 0; t < T; t++) {
+            double max = -INFINITY, sum = 0;
+            for (int j = 0; j < T; j++) {
+                double s = 0;
+                for (int c = 0; c < dh; c++) {
+                    int col = fused_col(v, i, c, h, dh);
+                    s += Q[t * d + col] * K[j * d + col];
+                }
+                w_i[t * T + j] = (causal && j > t) ? -INFINITY : s * scale;
+                if (w_i[t * T + j] > max)
+                    max = w_i[t * T + j];
+            }
+            for (int j = 0; j < T; j++)
+                sum += (w_i[t * T + j] = exp(w_i[t * T + j] - max));
+            for (int j = 0; j < T; j++)
+                w_i[t * T + j] /= sum;
+            for (int c = 0; c < dh; c++) {
+                double s = 0;
+                for (int j = 0; j < T; j++)
+                    s += w_i[t * T + j] * V[j * d + fused_col(v, i, c, h, dh)];
+                concat[t * d + block * dh + c] = s;
+            }
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c++) {
+            double s = 0;
+            for (int r = 0; r < d; r++)
+                s += concat[t * d + r] * L->W_o[r * d + c];
+            out[t * d + c] = v == NO_W_O ? concat[t * d + c] : s;
+        }
+    free(P);
+    free(concat);
+}
+
+/* Every mistake's output and weights, and the tables that name them.
+ * out[v] (T, d_model), weights[v] (n_heads, T, T). */
+struct mistakes {
+    double *out[N_VARIANTS], *weights[N_VARIANTS];
+    struct kit_mistake m_out[N_VARIANTS - 1], m_weights[N_VARIANTS - 1];
+};
+
+static void mistakes_build(struct mistakes *M, const struct layer *L)
+{
+    size_t n_out = (size_t)L->T * L->d_model;
+    size_t n_w = (size_t)L->n_heads * L->T * L->T;
+    for (int v = 0; v < N_VARIANTS; v++) {
+        M->out[v] = kit_alloc(sizeof(double) * n_out);
+        M->weights[v] = kit_alloc(sizeof(double) * n_w);
+        variant_mha((enum variant)v, L, M->out[v], M->weights[v]);
+        if (v == RIGHT)
+            continue;
+        M->m_out[v - 1] =
+            (struct kit_mistake){mistake_name[v], mistake_advice[v], M->out[v]};
+        M->m_weights[v - 1] = (struct kit_mistake){
+            mistake_name[v], mistake_advice[v], M->weights[v]};
+    }
+}
+
+static void mistakes_free(struct mistakes *M)
+{
+    for (int v = 0; v < N_VARIANTS; v++) {
+        free(M->out[v]);
+        free(M->weights[v]);
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * Helpers: float copies of weights, random layers
+ * ------------------------------------------------------------------- */
+
+typedef int (*forward_fn)(const struct mha_config *, const struct mha_weights *,
+                          const float *, float *, float *, int);
+
+static void weights_from_double(struct mha_weights *w, const struct layer *L)
+{
+    size_t n = (size_t)L->d_model * L->d_model;
+    w->W_q = kit_alloc(n * sizeof(float));
+    w->W_k = kit_alloc(n * sizeof(float));
+    w->W_v = kit_alloc(n * sizeof(float));
+    w->W_o = kit_alloc(n * sizeof(float));
+    kit_to_float(L->W_q, w->W_q, n);
+    kit_to_float(L->W_k, w->W_k, n);
+    kit_to_float(L->W_v, w->W_v, n);
+    kit_to_float(L->W_o, w->W_o, n);
+}
+
+static void weights_free(struct mha_weights *w)
+{
+    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+}
+
+/* A random layer in float (w, X) and the same numbers in double (L). */
+struct random_layer {
+    struct layer L;
+    struct mha_weights w;
+    float *X; /* (T, d_model) */
+    double *buf;
+};
+
+static void random_layer(struct random_layer *R, int T, int d_model,
+                         int n_heads, int causal, unsigned long long seed)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    size_t nx = (size_t)T * d_model, nw = (size_t)d_model * d_model;
+    R->X = kit_alloc(nx * sizeof(float));
+    float *tmp = kit_alloc((nx + 4 * nw) * sizeof(float));
+    rng_fill(&r, tmp, (int)(nx + 4 * nw), -1.0f, 1.0f);
+    R->buf = kit_alloc((nx + 4 * nw) * sizeof(double));
+    kit_to_double(tmp, R->buf, nx + 4 * nw);
+    memcpy(R->X, tmp, nx * sizeof(float));
+    free(tmp);
+    R->L = (struct layer){T,
+                          d_model,
+                          n_heads,
+                          causal,
+                          R->buf,
+                          R->buf + nx,
+                          R->buf + nx + nw,
+                          R->buf + nx + 2 * nw,
+                          R->buf + nx + 3 * nw};
+    weights_from_double(&R->w, &R->L);
+}
+
+static void random_layer_free(struct random_layer *R)
+{
+    weights_free(&R->w);
+    free(R->X);
+    free(R->buf);
+}
+
+static const char *fn_name(forward_fn f)
+{
+    return f == mha_forward ? "mha_forward" : "mha_forward_fused";
+}
+
+/* ---------------------------------------------------------------------
+ * Configurations and head slices
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(mha_check_config_errors,
+         "mha_check_config: good configs pass, impossible ones get the "
+         "documented error")
+{
+    struct mha_config ok = {16, 4, 0}, one = {5, 1, 1}, all = {4, 4, 0};
+    if (!KIT_EXPECT_STATUS("mha_check_config({16, 4})", mha_check_config(&ok),
+                           KIT_OK))
+        return;
+    KIT_EXPECT_STATUS("mha_check_config({5, 1})", mha_check_config(&one),
+                      KIT_OK);
+    KIT_EXPECT_STATUS("mha_check_config({4, 4})", mha_check_config(&all),
+                      KIT_OK);
+    const struct {
+        struct mha_config cfg;
+        int want;
+        const char *what;
+    } bad[] = {
+        {{10, 4, 0}, KIT_E_HEADS, "mha_check_config({d_model 10, 4 heads})"},
+        {{16, 3, 1}, KIT_E_HEADS, "mha_check_config({d_model 16, 3 heads})"},
+        {{4, 8, 0}, KIT_E_HEADS, "mha_check_config({d_model 4, 8 heads})"},
+        {{16, 0, 0}, KIT_E_SIZE, "mha_check_config({d_model 16, 0 heads})"},
+        {{16, -2, 0}, KIT_E_SIZE, "mha_check_config({d_model 16, -2 heads})"},
+        {{0, 4, 0}, KIT_E_SIZE, "mha_check_config({d_model 0, 4 heads})"},
+        {{-8, 4, 0}, KIT_E_SIZE, "mha_check_config({d_model -8, 4 heads})"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        KIT_EXPECT_STATUS(bad[k].what, mha_check_config(&bad[k].cfg),
+                          bad[k].want);
+    KIT_EXPECT_STATUS("mha_check_config(NULL)", mha_check_config(NULL),
+                      KIT_E_NULL);
+}
+
+KIT_TEST(mha_head_slice_blocks,
+         "mha_head_slice: head i gets the contiguous column block i")
+{
+    enum { D = 6, H = 3, DH = D / H };
+    float W[D * D], W_i[D * DH];
+    for (int r = 0; r < D; r++)
+        for (int c = 0; c < D; c++)
+            W[r * D + c] = (float)(10 * r + c); /* W[r][c] = "rc" */
+    for (int i = 0; i < H; i++) {
+        double want[D * DH], interleaved[D * DH];
+        for (int r = 0; r < D; r++)
+            for (int c = 0; c < DH; c++) {
+                want[r * DH + c] = 10 * r + i * DH + c;
+                interleaved[r * DH + c] = 10 * r + c * H + i;
+            }
+        const struct kit_mistake m[] = {{mistake_name[INTERLEAVED],
+                                         mistake_advice[INTERLEAVED],
+                                         interleaved}};
+        char call[80];
+        snprintf(call, sizeof call, "mha_head_slice(W, W_i, 6, 3, %d)", i);
+        kit_poison(W_i, D * DH);
+        if (!KIT_EXPECT_STATUS(call, mha_head_slice(W, W_i, D, H, i), KIT_OK))
+            return;
+        if (!KIT_EXPECT_TENSOR(call, W_i, want, D, DH, 0, m, 1))
+            return;
+    }
+    /* errors, and nothing written */
+    kit_poison(W_i, D * DH);
+    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 3, 3): no head 3",
+                      mha_head_slice(W, W_i, D, H, 3), KIT_E_HEADS);
+    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 3, -1)",
+                      mha_head_slice(W, W_i, D, H, -1), KIT_E_HEADS);
+    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 4, 0): 4 does not divide 6",
+                      mha_head_slice(W, W_i, D, 4, 0), KIT_E_HEADS);
+    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 0, 0)",
+                      mha_head_slice(W, W_i, D, 0, 0), KIT_E_SIZE);
+    KIT_EXPECT_STATUS("mha_head_slice(NULL, W_i, 6, 3, 0)",
+                      mha_head_slice(NULL, W_i, D, H, 0), KIT_E_NULL);
+    KIT_EXPECT_STATUS("mha_head_slice(W, NULL, 6, 3, 0)",
+                      mha_head_slice(W, NULL, D, H, 0), KIT_E_NULL);
+    int untouched = 1;
+    for (int k = 0; k < D * DH; k++)
+        untouched &= isnan(W_i[k]) != 0;
+    KIT_CHECK(untouched, "mha_head_slice wrote into W_i although it returned "
+                         "an error; on error write nothing");
+}
+
+/* ---------------------------------------------------------------------
+ * PyTorch's golden values
+ * ------------------------------------------------------------------- */
+
+/* Every golden case through one forward function, with one mask. */
+static void golden_cases(forward_fn forward, int causal)
+{
+    size_t n_cases = sizeof ch3_golden_cases / sizeof ch3_golden_cases[0];
+    for (size_t k = 0; k < n_cases; k++) {
+        const struct ch3_golden_case *g = &ch3_golden_cases[k];
+        const int T = g->T, d = g->d_model, h = g->n_heads;
+        struct layer L = {T,      d,      h,      causal, g->X,
+                          g->W_q, g->W_k, g->W_v, g->W_o};
+        struct mha_config cfg = {d, h, causal};
+        struct mha_weights w;
+        weights_from_double(&w, &L);
+        float *X = kit_alloc(sizeof(float) * (size_t)T * d);
+        float *out = kit_alloc(sizeof(float) * (size_t)T * d);
+        float *att = kit_alloc(sizeof(float) * (size_t)h * T * T);
+        kit_to_float(g->X, X, (size_t)T * d);
+        kit_poison(out, (size_t)T * d);
+        kit_poison(att, (size_t)h * T * T);
+        struct mistakes M;
+        mistakes_build(&M, &L);
+        char call[160];
+        snprintf(call, sizeof call,
+                 "%s(case \"%s\": T %d, d_model %d, %d heads, causal %d)",
+                 fn_name(forward), g->name, T, d, h, causal);
+        int ok =
+            KIT_EXPECT_STATUS(call, forward(&cfg, &w, X, out, att, T), KIT_OK);
+        if (ok) {
+            char what[200];
+            snprintf(what, sizeof what, "%s weights (head, query, key)", call);
+            ok = KIT_EXPECT_TENSOR(what, att, g->weights[causal], h * T, T,
+                                   1e-5, M.m_weights, N_VARIANTS - 1);
+        }
+        if (ok) {
+            char what[200];
+            snprintf(what, sizeof what, "%s out", call);
+            ok = KIT_EXPECT_TENSOR(what, out, g->out[causal], T, d, 1e-5,
+                                   M.m_out, N_VARIANTS - 1);
+        }
+        mistakes_free(&M);
+        weights_free(&w);
+        free(X), free(out), free(att);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(mha_forward_golden,
+         "mha_forward: out and per-head weights equal PyTorch's "
+         "MultiheadAttention (T=1, n_heads=d_model, T!=d_model, ...)")
+{
+    golden_cases(mha_forward, 0);
+}
+
+KIT_TEST(mha_forward_golden_causal,
+         "mha_forward, causal: out and weights equal PyTorch's with the "
+         "causal mask")
+{
+    golden_cases(mha_forward, 1);
+}
+
+KIT_TEST(mha_fused_golden,
+         "mha_forward_fused: out and per-head weights equal PyTorch's")
+{
+    golden_cases(mha_forward_fused, 0);
+}
+
+KIT_TEST(mha_fused_golden_causal,
+         "mha_forward_fused, causal: out and weights equal PyTorch's with "
+         "the causal mask")
+{
+    golden_cases(mha_forward_fused, 1);
+}
+
+/* ---------------------------------------------------------------------
+ * The two forms, and the output projection
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(mha_fused_equals_loop,
+         "the fused form and the loop over heads give the same out and "
+         "weights")
+{
+    enum { T = 9, D = 16, H = 4 };
+    for (int causal = 0; causal <= 1; causal++) {
+        struct random_layer R;
+        random_layer(&R, T, D, H, causal, 301 + causal);
+        struct mha_config cfg = {D, H, causal};
+        float out_loop[T * D], att_loop[H * T * T];
+        float out_fused[T * D], att_fused[H * T * T];
+        double want_out[T * D], want_att[H * T * T];
+        kit_poison(out_loop, T * D), kit_poison(att_loop, H * T * T);
+        kit_poison(out_fused, T * D), kit_poison(att_fused, H * T * T);
+        int ok = KIT_EXPECT_STATUS(
+            "mha_forward(T 9, d_model 16, 4 heads)",
+            mha_forward(&cfg, &R.w, R.X, out_loop, att_loop, T), KIT_OK);
+        ok = ok && KIT_EXPECT_STATUS("mha_forward_fused(T 9, d_model 16, "
+                                     "4 heads)",
+                                     mha_forward_fused(&cfg, &R.w, R.X,
+                                                       out_fused, att_fused, T),
+                                     KIT_OK);
+        if (ok) {
+            kit_to_double(out_loop, want_out, T * D);
+            kit_to_double(att_loop, want_att, H * T * T);
+            ok = KIT_EXPECT_TENSOR(causal ? "mha_forward_fused weights "
+                                            "against mha_forward's (causal)"
+                                          : "mha_forward_fused weights "
+                                            "against mha_forward's",
+                                   att_fused, want_att, H * T, T, 1e-5, NULL,
+                                   0) &&
+                 KIT_EXPECT_TENSOR(causal ? "mha_forward_fused out against "
+                                            "mha_forward's (causal)"
+                                          : "mha_forward_fused out against "
+                                            "mha_forward's",
+                                   out_fused, want_out, T, D, 1e-5, NULL, 0);
+        }
+        random_layer_free(&R);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(mha_wo_sum_over_heads,
+         "concat(heads) W_o equals the sum over heads of head_i W_o[rows of "
+         "block i]")
+{
+    enum { T = 7, D = 12, H = 3, DH = D / H };
+    struct random_layer R;
+    random_layer(&R, T, D, H, 0, 411);
+    struct mha_config cfg = {D, H, 0};
+    float out[T * D], att[H * T * T], part[T * D];
+    double sum[T * D] = {0}, concat_only[T * D];
+    kit_poison(out, T * D);
+    int ok =
+        KIT_EXPECT_STATUS("mha_forward(T 7, d_model 12, 3 heads)",
+                          mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+    /* head i alone: keep only W_o's row block i, so out_i = head_i W_o^i */
+    float *W_o = R.w.W_o, W_oi[D * D];
+    for (int i = 0; ok && i < H; i++) {
+        for (int r = 0; r < D; r++)
+            for (int c = 0; c < D; c++)
+                W_oi[r * D + c] = r / DH == i ? W_o[r * D + c] : 0.0f;
+        R.w.W_o = W_oi;
+        kit_poison(part, T * D);
+        ok = KIT_EXPECT_STATUS("mha_forward with W_o cut to row block i",
+                               mha_forward(&cfg, &R.w, R.X, part, att, T),
+                               KIT_OK);
+        for (int k = 0; k < T * D; k++)
+            sum[k] += part[k];
+    }
+    R.w.W_o = W_o;
+    if (ok) {
+        /* what W_o forgotten gives: the concatenation itself */
+        struct layer L = R.L;
+        double att_d[H * T * T];
+        variant_mha(NO_W_O, &L, concat_only, att_d);
+        const struct kit_mistake m[] = {
+            {mistake_name[NO_W_O], mistake_advice[NO_W_O], concat_only}};
+        KIT_EXPECT_TENSOR("mha_forward out against the sum over heads i of "
+                          "head_i W_o[rows i*d_head..]",
+                          out, sum, T, D, 1e-5, m, 1);
+    }
+    random_layer_free(&R);
+}
+
+KIT_TEST(mha_one_head_is_attention,
+         "n_heads = 1: the layer is chapter 1 (or 2) attention followed by "
+         "W_o")
+{
+    enum { T = 6, D = 8 };
+    for (int causal = 0; causal <= 1; causal++) {
+        struct random_layer R;
+        random_layer(&R, T, D, 1, causal, 521 + causal);
+        struct mha_config cfg = {D, 1, causal};
+        float out[T * D], att[T * T];
+        float Q[T * D], K[T * D], V[T * D], head[T * D], w1[T * T], o1[T * D];
+        double want_out[T * D], want_att[T * T];
+        kit_poison(out, T * D), kit_poison(att, T * T);
+        int ok = KIT_EXPECT_STATUS(
+            causal ? "mha_forward(1 head, causal)" : "mha_forward(1 head)",
+            mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+        /* the same with the chapter 1 and 2 functions */
+        ok = ok &&
+             KIT_EXPECT_STATUS("matmul (chapter 1)",
+                               matmul(R.X, R.w.W_q, Q, T, D, D), KIT_OK) &&
+             KIT_EXPECT_STATUS("matmul (chapter 1)",
+                               matmul(R.X, R.w.W_k, K, T, D, D), KIT_OK) &&
+             KIT_EXPECT_STATUS("matmul (chapter 1)",
+                               matmul(R.X, R.w.W_v, V, T, D, D), KIT_OK) &&
+             KIT_EXPECT_STATUS(causal ? "causal_attention (chapter 2)"
+                                      : "attention (chapter 1)",
+                               (causal ? causal_attention
+                                       : attention)(Q, K, V, head, w1, T, D, D),
+                               KIT_OK) &&
+             KIT_EXPECT_STATUS("matmul (chapter 1)",
+                               matmul(head, R.w.W_o, o1, T, D, D), KIT_OK);
+        if (ok) {
+            kit_to_double(w1, want_att, T * T);
+            kit_to_double(o1, want_out, T * D);
+            ok = KIT_EXPECT_TENSOR("mha_forward(1 head) weights against "
+                                   "attention()'s",
+                                   att, want_att, T, T, 1e-5, NULL, 0) &&
+                 KIT_EXPECT_TENSOR("mha_forward(1 head) out against "
+                                   "attention() then W_o",
+                                   out, want_out, T, D, 1e-5, NULL, 0);
+        }
+        random_layer_free(&R);
+        if (!ok)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * Heads are independent; edge shapes
+ * ------------------------------------------------------------------- */
+
+/* Changing head 2's W_q changes head 2's weights, and no other head's. */
+static void independence(forward_fn forward)
+{
+    enum { T = 7, D = 16, H = 4, DH = D / H };
+    struct random_layer R;
+    random_layer(&R, T, D, H, 0, 631);
+    struct mha_config cfg = {D, H, 0};
+    float out[T * D], before[H * T * T], after[H * T * T];
+    kit_poison(before, H * T * T);
+    char call[80];
+    snprintf(call, sizeof call, "%s(T 7, d_model 16, 4 heads)",
+             fn_name(forward));
+    int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, before, T),
+                               KIT_OK);
+    for (int r = 0; r < D; r++) /* new numbers in W_q's column block 2 */
+        for (int c = 2 * DH; c < 3 * DH; c++)
+            R.w.W_q[r * D + c] = -2.0f * R.w.W_q[r * D + c] + 0.3f;
+    kit_poison(after, H * T * T);
+    ok = ok && KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, after, T),
+                                 KIT_OK);
+    for (int i = 0; ok && i < H; i++) {
+        const float *b = before + i * T * T, *a = after + i * T * T;
+        if (i == 2) {
+            double change = 0;
+            for (int k = 0; k < T * T; k++)
+                change += fabs((double)a[k] - b[k]);
+            ok = KIT_CHECK(change > 1e-3,
+                           "%s: head 2's weights did not change when head "
+                           "2's W_q (columns 8..11) did. Likely mistake: %s.",
+                           fn_name(forward), mistake_name[ALL_HEAD0]);
+            continue;
+        }
+        double moved = 0;
+        for (int k = 0; k < T * T; k++)
+            moved = fmax(moved, fabs((double)a[k] - b[k]));
+        ok = KIT_CHECK(moved == 0,
+                       "%s: head %d's weights moved (by up to %.3g) when only "
+                       "head 2's W_q (columns 8..11) changed. Likely mistake: "
+                       "%s.",
+                       fn_name(forward), i, moved, mistake_name[INTERLEAVED]);
+    }
+    random_layer_free(&R);
+}
+
+KIT_TEST(mha_heads_independent,
+         "mha_forward: changing head 2's W_q leaves the other heads' "
+         "weights unchanged")
+{
+    independence(mha_forward);
+}
+
+KIT_TEST(mha_fused_heads_independent,
+         "mha_forward_fused: changing head 2's W_q leaves the other heads' "
+         "weights unchanged")
+{
+    independence(mha_forward_fused);
+}
+
+KIT_TEST(mha_t1_weights_are_one,
+         "T = 1: every head's only weight is 1 and out = x W_v W_o, in both "
+         "forms")
+{
+    enum { D = 8, H = 4 };
+    struct random_layer R;
+    random_layer(&R, 1, D, H, 1, 741);
+    struct mha_config cfg = {D, H, 1};
+    forward_fn fns[2] = {mha_forward, mha_forward_fused};
+    double ones[H] = {1, 1, 1, 1}, want[D];
+    for (int c = 0; c < D; c++) {
+        double s = 0;
+        for (int m = 0; m < D; m++) {
+            double v = 0; /* (x W_v)[m] */
+            for (int r = 0; r < D; r++)
+                v += R.L.X[r] * R.L.W_v[r * D + m];
+            s += v * R.L.W_o[m * D + c];
+        }
+        want[c] = s;
+    }
+    for (int f = 0; f < 2; f++) {
+        float out[D], att[H];
+        kit_poison(out, D), kit_poison(att, H);
+        char call[80];
+        snprintf(call, sizeof call, "%s(T 1, d_model 8, 4 heads)",
+                 fn_name(fns[f]));
+        if (!KIT_EXPECT_STATUS(call, fns[f](&cfg, &R.w, R.X, out, att, 1),
+                               KIT_OK) ||
+            !KIT_EXPECT_TENSOR(call, att, ones, H, 1, 1e-6, NULL, 0) ||
+            !KIT_EXPECT_TENSOR(call, out, want, 1, D, 1e-5, NULL, 0))
+            break;
+    }
+    random_layer_free(&R);
+}
+
+/* ---------------------------------------------------------------------
+ * Impossible calls
+ * ------------------------------------------------------------------- */
+
+static int untouched(const float *x, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!isnan(x[k]))
+            return 0;
+    return 1;
+}
+
+static void forward_errors(forward_fn forward)
+{
+    enum { T = 3, D = 6 };
+    struct random_layer R;
+    random_layer(&R, T, D, 2, 0, 851);
+    float out[T * D], att[6 * T * T];
+    kit_poison(out, T * D), kit_poison(att, 6 * T * T);
+    const char *f = fn_name(forward);
+    char call[160];
+    struct mha_config good = {D, 2, 0};
+    snprintf(call, sizeof call, "%s(d_model 6, 2 heads)", f);
+    if (!KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, att, T),
+                           KIT_OK))
+        goto done;
+    kit_poison(out, T * D), kit_poison(att, 6 * T * T);
+    const struct {
+        struct mha_config cfg;
+        int want;
+        const char *what;
+    } bad[] = {
+        {{D, 4, 0}, KIT_E_HEADS, "d_model 6, 4 heads: 4 does not divide 6"},
+        {{D, 5, 1}, KIT_E_HEADS, "d_model 6, 5 heads, causal"},
+        {{D, 0, 0}, KIT_E_SIZE, "d_model 6, 0 heads"},
+        {{D, -3, 0}, KIT_E_SIZE, "d_model 6, -3 heads"},
+        {{0, 2, 0}, KIT_E_SIZE, "d_model 0, 2 heads"},
+        {{-6, 2, 0}, KIT_E_SIZE, "d_model -6, 2 heads"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(call, sizeof call, "%s(%s)", f, bad[k].what);
+        KIT_EXPECT_STATUS(call, forward(&bad[k].cfg, &R.w, R.X, out, att, T),
+                          bad[k].want);
+    }
+    snprintf(call, sizeof call, "%s(..., T = 0)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, att, 0), KIT_E_SIZE);
+    snprintf(call, sizeof call, "%s(cfg = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(NULL, &R.w, R.X, out, att, T), KIT_E_NULL);
+    snprintf(call, sizeof call, "%s(w = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, NULL, R.X, out, att, T), KIT_E_NULL);
+    snprintf(call, sizeof call, "%s(X = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, &R.w, NULL, out, att, T),
+                      KIT_E_NULL);
+    snprintf(call, sizeof call, "%s(out = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, NULL, att, T),
+                      KIT_E_NULL);
+    snprintf(call, sizeof call, "%s(weights = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, NULL, T),
+                      KIT_E_NULL);
+    struct mha_weights holes = R.w;
+    holes.W_o = NULL;
+    snprintf(call, sizeof call, "%s(w->W_o = NULL)", f);
+    KIT_EXPECT_STATUS(call, forward(&good, &holes, R.X, out, att, T),
+                      KIT_E_NULL);
+    KIT_CHECK(untouched(out, T * D) && untouched(att, 6 * T * T),
+              "%s wrote into out or weights although it returned an error; "
+              "on error write nothing",
+              f);
+done:
+    random_layer_free(&R);
+}
+
+KIT_TEST(mha_forward_errors,
+         "mha_forward: impossible configs and NULLs get the documented "
+         "error, never a crash")
+{
+    forward_errors(mha_forward);
+}
+
+KIT_TEST(mha_fused_errors,
+         "mha_forward_fused: impossible configs and NULLs get the "
+         "documented error, never a crash")
+{
+    forward_errors(mha_forward_fused);
+}
+
+/* ---------------------------------------------------------------------
+ * The chapter's figure: the hand-built heads on the example sentence
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(mha_sentence_heads,
+         "the hand-built heads (tools/lib/heads.c) on the example sentence: "
+         "\"street\" finds narrow, narrow, blocked and truck")
+{
+    enum { T = SENTENCE_T, D = SENTENCE_D, H = HEADS_N };
+    struct mha_config cfg = {D, H, 0};
+    struct mha_weights w;
+    float X[T * D], out[T * D], att[H * T * T];
+    if (!KIT_CHECK(mha_weights_alloc(&w, &cfg) == KIT_OK &&
+                       heads_build(&w) == KIT_OK,
+                   "could not build the hand-built heads"))
+        return;
+    sentence_embedding(X);
+    kit_poison(att, H * T * T);
+    int ok = KIT_EXPECT_STATUS("mha_forward(the sentence, 4 hand-built heads)",
+                               mha_forward(&cfg, &w, X, out, att, T), KIT_OK);
+    if (ok) {
+        /* the whole map, against the double layer */
+        double Xd[T * D], want_out[T * D], want_att[H * T * T];
+        double *Wd = kit_alloc(sizeof(double) * 4 * D * D);
+        kit_to_double(X, Xd, T * D);
+        kit_to_double(w.W_q, Wd, D * D);
+        kit_to_double(w.W_k, Wd + D * D, D * D);
+        kit_to_double(w.W_v, Wd + 2 * D * D, D * D);
+        kit_to_double(w.W_o, Wd + 3 * D * D, D * D);
+        struct layer L = {
+            T, D, H, 0, Xd, Wd, Wd + D * D, Wd + 2 * D * D, Wd + 3 * D * D};
+        variant_mha(RIGHT, &L, want_out, want_att);
+        free(Wd);
+        ok = KIT_EXPECT_TENSOR("mha_forward(the sentence) weights", att,
+                               want_att, H * T, T, 1e-5, NULL, 0);
+    }
+    /* the row of "street": each head's favourite key */
+    const int want_key[H] = {8, 8, 6, 2}; /* narrow narrow blocked truck */
+    for (int i = 0; ok && i < H; i++) {
+        const float *row = att + (i * T + T - 1) * T;
+        int best = 0;
+        for (int j = 1; j < T; j++)
+            best = row[j] > row[best] ? j : best;
+        /* head 3 ties "delivery" and "truck": either is its favourite */
+        int hit = best == want_key[i] || (i == 3 && best == 1);
+        ok = KIT_CHECK(hit,
+                       "head %d (%s): \"street\" attends most to \"%s\", "
+                       "expected \"%s\"",
+                       i, heads_relation[i], sentence_tokens[best],
+                       sentence_tokens[want_key[i]]);
+    }
+    mha_weights_free(&w);
+}
+
+static const struct kit_test *const ch3_tests[] = {
+    &mha_check_config_errors,
+    &mha_head_slice_blocks,
+    &mha_forward_golden,
+    &mha_forward_golden_causal,
+    &mha_fused_golden,
+    &mha_fused_golden_causal,
+    &mha_fused_equals_loop,
+    &mha_wo_sum_over_heads,
+    &mha_one_head_is_attention,
+    &mha_heads_independent,
+    &mha_fused_heads_independent,
+    &mha_t1_weights_are_one,
+    &mha_forward_errors,
+    &mha_fused_errors,
+    &mha_sentence_heads,
+    NULL, /* keep one test per line */
+};
+KIT_CHAPTER(3, "Multi-head attention", "ch3_mha.c", ch3_tests)

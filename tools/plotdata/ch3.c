@@ -1,0 +1,264 @@
+/*
+ * plotdata/ch3.c: run chapter 3's reference code and write what the
+ * book's figures and numbers show.
+ *
+ *   usage: ch3 OUTDIR
+ *
+ * Writes into OUTDIR:
+ *   ch3_single.dat        the single head's weights (T, T) over the example
+ *                         sentence, as "row col weight" lines
+ *   ch3_head0.dat .. 3    each of the 4 heads' weights, same format
+ *   ch3_random_single.dat the same layer with random weights, 1 head,
+ *   ch3_random_head0..3   and 4 heads (mha_weights_randomize, fixed seed)
+ *   ch3_street.md         a table: the row of "street" in each head
+ *   ch3_params.md         a table: parameter counts, h heads against one
+ *   ch3_scores.md         a table: the single head's score of "street"
+ *                         against a few keys, split into the four heads'
+ *                         column blocks
+ *   ch3_tics.gp           the token labels as gnuplot xtics/ytics commands
+ *   ch3.values            key=value numbers quoted in chapter 3
+ *
+ * The 4 heads are built by hand (tools/lib/heads.c). The single head is
+ * the SAME four matrices read with n_heads = 1: one head of width 16
+ * whose score is the sum of the four relations' scores. Every map is
+ * non-causal (causal = 0). The program stops with an error unless
+ * mha_forward() and mha_forward_fused() agree.
+ *
+ * Dimension letters: T = tokens, d_model = embedding width,
+ * h = heads, d_head = d_model / h.
+ */
+#include "attention.h"
+#include "heads.h"
+#include "mha.h"
+#include "sentence.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define T           SENTENCE_T
+#define D           SENTENCE_D
+#define RANDOM_SEED 2026ULL
+
+static FILE *open_out(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "ch3: cannot write %s\n", path);
+        exit(1);
+    }
+    return f;
+}
+
+static void check(int status, const char *what)
+{
+    if (status != KIT_OK) {
+        fprintf(stderr, "ch3: %s failed: %s\n", what, kit_strerror(status));
+        exit(1);
+    }
+}
+
+/* Run the layer both ways; they must agree. weights (h, T, T). */
+static void run(const struct mha_config *cfg, const struct mha_weights *w,
+                const float *X, float *weights)
+{
+    float out[T * D], out_f[T * D], weights_f[D * T * T];
+    check(mha_forward(cfg, w, X, out, weights, T), "mha_forward");
+    check(mha_forward_fused(cfg, w, X, out_f, weights_f, T),
+          "mha_forward_fused");
+    for (int k = 0; k < T * D; k++)
+        if (fabsf(out[k] - out_f[k]) > 1e-5f) {
+            fprintf(stderr, "ch3: the fused form disagrees at %d\n", k);
+            exit(1);
+        }
+}
+
+/* One (T, T) map as "row col weight" lines. */
+static void write_map(const char *dir, const char *name, const float *w)
+{
+    FILE *f = open_out(dir, name);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++)
+            fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
+    fclose(f);
+}
+
+/* Parameters of a layer: h heads of W_q^i, W_k^i, W_v^i (d_model,
+ * d_head) each, and W_o (d_model, d_model). */
+static long long mha_params(long long d_model, long long n_heads)
+{
+    long long d_head = d_model / n_heads;
+    return n_heads * 3 * d_model * d_head + d_model * d_model;
+}
+
+/* 603979776 -> "603,979,776" */
+static const char *grouped(long long n, char *buf)
+{
+    char raw[32];
+    int len = snprintf(raw, sizeof raw, "%lld", n), o = 0;
+    for (int k = 0; k < len; k++) {
+        if (k > 0 && (len - k) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[k];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 2;
+    }
+    const char *dir = argv[1];
+    float X[T * D];
+    sentence_embedding(X);
+
+    /* 1. the hand-built heads, read as 4 heads and as 1 head */
+    struct mha_config multi = {D, HEADS_N, 0}, single = {D, 1, 0};
+    struct mha_weights w;
+    check(mha_weights_alloc(&w, &multi), "mha_weights_alloc");
+    check(heads_build(&w), "heads_build");
+    float att4[HEADS_N * T * T], att1[T * T];
+    run(&multi, &w, X, att4);
+    run(&single, &w, X, att1);
+
+    /* 2. the same layer with random weights */
+    struct mha_weights wr;
+    check(mha_weights_alloc(&wr, &multi), "mha_weights_alloc");
+    check(mha_weights_randomize(&wr, &multi, RANDOM_SEED),
+          "mha_weights_randomize");
+    float att4r[HEADS_N * T * T], att1r[T * T];
+    run(&multi, &wr, X, att4r);
+    run(&single, &wr, X, att1r);
+
+    char name[64];
+    write_map(dir, "ch3_single.dat", att1);
+    write_map(dir, "ch3_random_single.dat", att1r);
+    for (int i = 0; i < HEADS_N; i++) {
+        snprintf(name, sizeof name, "ch3_head%d.dat", i);
+        write_map(dir, name, att4 + i * T * T);
+        snprintf(name, sizeof name, "ch3_random_head%d.dat", i);
+        write_map(dir, name, att4r + i * T * T);
+    }
+
+    FILE *tics = open_out(dir, "ch3_tics.gp");
+    for (int axis = 0; axis < 2; axis++) {
+        fprintf(tics, "set %ctics (", axis ? 'y' : 'x');
+        for (int t = 0; t < T; t++)
+            fprintf(tics, "%s\"%s\" %d", t ? ", " : "", sentence_tokens[t], t);
+        fprintf(tics, ")%s\n", axis ? "" : " rotate by 60 right");
+    }
+    fclose(tics);
+
+    /* 3. the row of "street" (the last token): each relation's partner,
+     *    in its own head and in the single head */
+    enum { NARROW = 8, BLOCKED = 6, TRUCK = 2, DELIVERY = 1, STREET = 9 };
+    const float *s1 = att1 + STREET * T;
+    const struct {
+        const char *lesson;
+        int head, partner;
+    } rel[] = {
+        {"positional (the token just before)", 0, NARROW},
+        {"adjectival (described by)", 1, NARROW},
+        {"syntactic (object of)", 2, BLOCKED},
+        {"semantic (delivery truck)", 3, TRUCK},
+    };
+    FILE *md = open_out(dir, "ch3_street.md");
+    fprintf(md, "| relation in the lesson | head | key | weight in "
+                "that head | weight in the single head |\n");
+    fprintf(md, "|---|---|---|--:|--:|\n");
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+        const float *row = att4 + (rel[k].head * T + STREET) * T;
+        fprintf(md, "| %s | %d: %s | \"%s\" | %.2f | %.2f |\n", rel[k].lesson,
+                rel[k].head, heads_relation[rel[k].head],
+                sentence_tokens[rel[k].partner], row[rel[k].partner],
+                s1[rel[k].partner]);
+    }
+    fprintf(md, "| (none: attending to itself) | | \"street\" | | %.2f |\n",
+            s1[STREET]);
+    fclose(md);
+
+    /* 3b. why the single head picks what it picks: its score is
+     *     q_t . k_j over all 16 columns, the sum of the four blocks */
+    float Q[T * D], K[T * D];
+    check(matmul(X, w.W_q, Q, T, D, D), "matmul");
+    check(matmul(X, w.W_k, K, T, D, D), "matmul");
+    const int keys[] = {NARROW, BLOCKED, TRUCK, DELIVERY, STREET};
+    md = open_out(dir, "ch3_scores.md");
+    fprintf(md, "| key | head 0 block | head 1 block | head 2 block | "
+                "head 3 block | sum / sqrt(16) | single-head weight |\n");
+    fprintf(md, "|---|--:|--:|--:|--:|--:|--:|\n");
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const int j = keys[k], dh = D / HEADS_N;
+        float sum = 0;
+        fprintf(md, "| \"%s\" |", sentence_tokens[j]);
+        for (int i = 0; i < HEADS_N; i++) {
+            float s = 0; /* q_street . k_j over head i's columns */
+            for (int c = i * dh; c < (i + 1) * dh; c++)
+                s += Q[STREET * D + c] * K[j * D + c];
+            sum += s;
+            fprintf(md, " %.1f |", s);
+        }
+        fprintf(md, " %.2f | %.2f |\n", sum / sqrtf((float)D), s1[j]);
+    }
+    fclose(md);
+
+    /* 4. parameter counts: h heads cost what one wide head costs */
+    char b1[32];
+    md = open_out(dir, "ch3_params.md");
+    fprintf(md, "| layer | d_model | heads | d_head | parameters |\n");
+    fprintf(md, "|---|--:|--:|--:|--:|\n");
+    const struct {
+        const char *name;
+        long long d_model, n_heads;
+    } layers[] = {
+        {"this chapter, one head", D, 1},
+        {"this chapter, 4 heads", D, HEADS_N},
+        {"this chapter, 16 heads", D, D},
+        {"GPT-3 175B, one layer", 12288, 96},
+        {"GPT-3 175B, if 1 head", 12288, 1},
+    };
+    for (size_t k = 0; k < sizeof layers / sizeof layers[0]; k++)
+        fprintf(md, "| %s | %lld | %lld | %lld | %s |\n", layers[k].name,
+                layers[k].d_model, layers[k].n_heads,
+                layers[k].d_model / layers[k].n_heads,
+                grouped(mha_params(layers[k].d_model, layers[k].n_heads), b1));
+    fclose(md);
+
+    /* 5. the numbers the prose quotes */
+    FILE *v = open_out(dir, "ch3.values");
+    const float *h0 = att4 + (0 * T + STREET) * T;
+    const float *h1 = att4 + (1 * T + STREET) * T;
+    const float *h2 = att4 + (2 * T + STREET) * T;
+    const float *h3 = att4 + (3 * T + STREET) * T;
+    fprintf(v, "ch3.street_prev=%.2f\n", h0[NARROW]);
+    fprintf(v, "ch3.street_narrow=%.2f\n", h1[NARROW]);
+    fprintf(v, "ch3.street_blocked=%.2f\n", h2[BLOCKED]);
+    fprintf(v, "ch3.street_truck=%.2f\n", h3[TRUCK]);
+    fprintf(v, "ch3.street_delivery=%.2f\n", h3[DELIVERY]);
+    fprintf(v, "ch3.single_street_narrow=%.2f\n", s1[NARROW]);
+    fprintf(v, "ch3.single_street_blocked=%.2f\n", s1[BLOCKED]);
+    fprintf(v, "ch3.single_street_truck=%.2f\n", s1[TRUCK]);
+    fprintf(v, "ch3.single_street_delivery=%.2f\n", s1[DELIVERY]);
+    fprintf(v, "ch3.single_street_self=%.2f\n", s1[STREET]);
+    fprintf(v, "ch3.params_multi=%s\n", grouped(mha_params(D, HEADS_N), b1));
+    fprintf(v, "ch3.params_single=%s\n", grouped(mha_params(D, 1), b1));
+    fprintf(v, "ch3.params_head=%lld\n", 3LL * D * (D / HEADS_N));
+    fprintf(v, "ch3.params_wo=%d\n", D * D);
+    fprintf(v, "ch3.gpt3_params=%s\n", grouped(mha_params(12288, 96), b1));
+    float lo = 1, hi = 0;
+    for (int k = 0; k < HEADS_N * T * T; k++)
+        lo = fminf(lo, att4r[k]), hi = fmaxf(hi, att4r[k]);
+    fprintf(v, "ch3.random_min=%.3f\nch3.random_max=%.3f\n", lo, hi);
+    fprintf(v, "ch3.random_seed=%llu\n", RANDOM_SEED);
+    fprintf(v, "ch3.uniform=%.2f\n", 1.0 / T);
+    fclose(v);
+
+    mha_weights_free(&w);
+    mha_weights_free(&wr);
+    return 0;
+}
