@@ -1,0 +1,998 @@
+/*
+ * test_ch4.c: chapter 4 tests, gradients through attention.
+ *
+ * A gradient is checked three independent ways:
+ *   1. central finite differences: a double-precision forward pass,
+ *      written here and not shared with the kit, is nudged one input at
+ *      a time, (L(x + h) - L(x - h)) / 2h, over random shapes and seeds;
+ *   2. PyTorch autograd on the same forward pass (tests/golden);
+ *   3. the API's promise: a backward pass ADDS into its d_ buffers.
+ * The loss is always L = sum(out * G): its gradient with respect to out
+ * is G, the fixed upstream gradient d_out handed to the backward pass.
+ *
+ * Dimension letters (see grad.h): T = tokens, d_k = query/key width,
+ * d_v = value width, d_model = embedding width, h = heads,
+ * d_head = d_model / h, m, n, p = sizes of a product (m,n) x (n,p).
+ */
+#include "attention.h"
+#include "grad.h"
+#include "kit_test.h"
+#include "mha.h"
+#include "rng.h"
+
+#include "golden/ch4_golden.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the float backward passes land within ~3e-7 of the reference, which is
+ * exact to ~1e-10; every classic mistake is off by far more */
+#define GRAD_TOL 1e-5
+/* the known value the accumulate tests pre-fill every d_ buffer with */
+#define PREFILL 0.5f
+
+/* ---------------------------------------------------------------------
+ * A double-precision forward pass, independent of the kit's code
+ * ------------------------------------------------------------------- */
+
+/* C = A B.  A (m, n), B (n, p), C (m, p). */
+static void ref_matmul(const double *A, const double *B, double *C, int m,
+                       int n, int p)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < p; j++) {
+            double s = 0;
+            for (int k = 0; k < n; k++)
+                s += A[i * n + k] * B[k * p + j];
+            C[i * p + j] = s;
+        }
+}
+
+/* Row softmax in place.  X (rows, cols). -INFINITY becomes 0. */
+static void ref_softmax(double *X, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        double *x = X + r * cols, max = -INFINITY, sum = 0;
+        for (int c = 0; c < cols; c++)
+            max = x[c] > max ? x[c] : max;
+        for (int c = 0; c < cols; c++)
+            sum += (x[c] = exp(x[c] - max));
+        for (int c = 0; c < cols; c++)
+            x[c] /= sum;
+    }
+}
+
+/* out = softmax(mask(Q K^T / sqrt(d_k))) V.  Q, K (T, d_k), V (T, d_v),
+ * out (T, d_v), P (T, T) the weights. Q and K have row stride ld_qk,
+ * V and out ld_v, so a head can be a column block of a wider matrix. */
+static void ref_attention(const double *Q, const double *K, const double *V,
+                          double *out, double *P, int T, int d_k, int d_v,
+                          int ld_qk, int ld_v, int causal)
+{
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            double s = 0;
+            for (int c = 0; c < d_k; c++)
+                s += Q[i * ld_qk + c] * K[j * ld_qk + c];
+            P[i * T + j] = causal && j > i ? -INFINITY : s / sqrt(d_k);
+        }
+    ref_softmax(P, T, T);
+    for (int i = 0; i < T; i++)
+        for (int c = 0; c < d_v; c++) {
+            double s = 0;
+            for (int j = 0; j < T; j++)
+                s += P[i * T + j] * V[j * ld_v + c];
+            out[i * ld_v + c] = s;
+        }
+}
+
+/* sum(x * g) over n entries */
+static double dot(const double *x, const double *g, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += x[i] * g[i];
+    return s;
+}
+
+/* ---------------------------------------------------------------------
+ * Central finite differences
+ * ------------------------------------------------------------------- */
+
+/* The loss, as a function of inputs held in ctx. */
+typedef double (*loss_fn)(void *ctx);
+
+/* @listing fd_grad */
+/* g[k] = (L(x + h e_k) - L(x - h e_k)) / 2h for k < n, where x is one of
+ * the inputs loss() reads. The error is about h^2 (truncation) plus
+ * 1e-16 / h (rounding): some 1e-10 with h = 1e-5. */
+static void fd_grad(loss_fn loss, void *ctx, double *x, double *g, int n)
+{
+    const double h = 1e-5;
+    for (int k = 0; k < n; k++) {
+        double x0 = x[k];
+        x[k] = x0 + h;
+        double up = loss(ctx);
+        x[k] = x0 - h;
+        double down = loss(ctx);
+        x[k] = x0;
+        g[k] = (up - down) / (2 * h);
+    }
+}
+/* @end fd_grad */
+
+/* A float copy of n doubles, and random inputs with both copies. */
+static float *to_float(const double *x, int n)
+{
+    float *f = kit_alloc((size_t)n * sizeof *f);
+    kit_to_float(x, f, (size_t)n);
+    return f;
+}
+
+static double *random_double(struct rng *r, int n, float lo, float hi)
+{
+    double *x = kit_alloc((size_t)n * sizeof *x);
+    for (int i = 0; i < n; i++)
+        x[i] = rng_range(r, lo, hi); /* a float, held exactly */
+    return x;
+}
+
+/* A zeroed d_ buffer, or one pre-filled with PREFILL. */
+static float *grad_buffer(int n, float fill)
+{
+    float *d = kit_alloc((size_t)n * sizeof *d);
+    for (int i = 0; i < n; i++)
+        d[i] = fill;
+    return d;
+}
+
+/* y = a * x + b, entrywise, in a new buffer (for mistakes' values). */
+static double *affine(const double *x, int n, double a, double b)
+{
+    double *y = kit_alloc((size_t)n * sizeof *y);
+    for (int i = 0; i < n; i++)
+        y[i] = a * x[i] + b;
+    return y;
+}
+
+/* ---------------------------------------------------------------------
+ * The words each classic mistake is named with
+ * ------------------------------------------------------------------- */
+
+static const char OVERWRITE[] =
+    "the gradient was overwritten instead of accumulated";
+static const char OVERWRITE_FIX[] =
+    "A backward pass adds into its d_ buffer (d_X[i] += ...), because a "
+    "tensor used twice must receive both contributions; the caller zeroes "
+    "it first. Write '+=', not '='.";
+static const char NO_SCALE[] =
+    "the 1/sqrt(d_k) scale left out of the backward pass";
+static const char NO_SCALE_FIX[] =
+    "The forward pass multiplied the scores by 1/sqrt(d_k), so the "
+    "backward pass must multiply d_scores by the same factor before "
+    "step 1.";
+
+/* ---------------------------------------------------------------------
+ * matmul_backward
+ * ------------------------------------------------------------------- */
+
+struct mm_case {
+    int m, n, p;
+    double *A, *B, *G, *d_A, *d_B; /* G = d_C; d_A, d_B by differences */
+};
+
+static double mm_loss(void *ctx)
+{
+    struct mm_case *c = ctx;
+    double *C = kit_alloc((size_t)c->m * c->p * sizeof *C);
+    ref_matmul(c->A, c->B, C, c->m, c->n, c->p);
+    double L = dot(C, c->G, c->m * c->p);
+    free(C);
+    return L;
+}
+
+/* Case k: the first is square (n = p), the rest random, from seed. */
+static struct mm_case mm_make(int k)
+{
+    struct rng r;
+    rng_seed(&r, 4100 + (unsigned long long)k);
+    struct mm_case c = {3, 4, 4, 0, 0, 0, 0, 0};
+    if (k > 0) {
+        c.m = 1 + rng_int(&r, 5);
+        c.n = 1 + rng_int(&r, 5);
+        c.p = 1 + rng_int(&r, 5);
+    }
+    c.A = random_double(&r, c.m * c.n, -1, 1);
+    c.B = random_double(&r, c.n * c.p, -1, 1);
+    c.G = random_double(&r, c.m * c.p, -1, 1);
+    c.d_A = kit_alloc((size_t)c.m * c.n * sizeof(double));
+    c.d_B = kit_alloc((size_t)c.n * c.p * sizeof(double));
+    fd_grad(mm_loss, &c, c.A, c.d_A, c.m * c.n);
+    fd_grad(mm_loss, &c, c.B, c.d_B, c.n * c.p);
+    return c;
+}
+
+static void mm_free(struct mm_case *c)
+{
+    free(c->A), free(c->B), free(c->G), free(c->d_A), free(c->d_B);
+}
+
+/* Runs matmul_backward on case c with buffers pre-filled with fill, and
+ * checks d_A and d_B. Returns 1 when both are right. */
+static int mm_check(struct mm_case *c, float fill, const char *call)
+{
+    int m = c->m, n = c->n, p = c->p, ok = 0;
+    float *A = to_float(c->A, m * n), *B = to_float(c->B, n * p);
+    float *G = to_float(c->G, m * p);
+    float *d_A = grad_buffer(m * n, fill), *d_B = grad_buffer(n * p, fill);
+    double *want_A = affine(c->d_A, m * n, 1, fill);
+    double *want_B = affine(c->d_B, n * p, 1, fill);
+    /* d_A = d_C B, forgetting the transpose (only shaped right if n = p) */
+    double *no_t = kit_alloc((size_t)m * n * sizeof *no_t);
+    if (n == p)
+        for (int i = 0; i < m; i++)
+            for (int k = 0; k < n; k++) {
+                double s = fill;
+                for (int j = 0; j < p; j++)
+                    s += c->G[i * p + j] * c->B[j * p + k];
+                no_t[i * n + k] = s;
+            }
+    const struct kit_mistake mA[] = {
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_A : NULL},
+        {"B used where B^T belongs (d_A = d_C B)",
+         "d_A[i][k] sums d_C[i][j] * B[k][j] over j: B is read along its row "
+         "k, which is column k of B^T.",
+         n == p ? no_t : NULL}};
+    const struct kit_mistake mB[] = {
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_B : NULL}};
+    char what[160];
+    snprintf(what, sizeof what, "%s, (%d,%d) x (%d,%d): d_A", call, m, n, n, p);
+    if (KIT_EXPECT_STATUS(call, matmul_backward(A, B, G, d_A, d_B, m, n, p),
+                          KIT_OK) &&
+        KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 2)) {
+        what[strlen(what) - 1] = 'B';
+        ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 1);
+    }
+    free(A), free(B), free(G), free(d_A), free(d_B);
+    free(want_A), free(want_B), free(no_t);
+    return ok;
+}
+
+KIT_TEST(matmul_backward_fd,
+         "matmul_backward: d_A, d_B match finite differences, 6 shapes")
+{
+    for (int k = 0; k < 6; k++) {
+        struct mm_case c = mm_make(k);
+        int ok = mm_check(&c, 0.0f, "matmul_backward(A, B, d_C, d_A, d_B)");
+        mm_free(&c);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(matmul_backward_accumulates,
+         "matmul_backward: adds into d_A and d_B, does not overwrite")
+{
+    struct mm_case c = mm_make(1);
+    mm_check(&c, PREFILL,
+             "matmul_backward(...) with d_A, d_B pre-filled with 0.5");
+    mm_free(&c);
+}
+
+KIT_TEST(matmul_backward_null_grad,
+         "matmul_backward: d_A or d_B NULL skips that gradient only")
+{
+    struct mm_case c = mm_make(2);
+    int m = c.m, n = c.n, p = c.p;
+    float *A = to_float(c.A, m * n), *B = to_float(c.B, n * p);
+    float *G = to_float(c.G, m * p);
+    float *d_A = grad_buffer(m * n, 0), *d_B = grad_buffer(n * p, 0);
+    if (KIT_EXPECT_STATUS("matmul_backward(A, B, d_C, NULL, d_B)",
+                          matmul_backward(A, B, G, NULL, d_B, m, n, p),
+                          KIT_OK) &&
+        KIT_EXPECT_TENSOR("matmul_backward(A, B, d_C, NULL, d_B): d_B", d_B,
+                          c.d_B, n, p, GRAD_TOL, NULL, 0) &&
+        KIT_EXPECT_STATUS("matmul_backward(A, B, d_C, d_A, NULL)",
+                          matmul_backward(A, B, G, d_A, NULL, m, n, p), KIT_OK))
+        KIT_EXPECT_TENSOR("matmul_backward(A, B, d_C, d_A, NULL): d_A", d_A,
+                          c.d_A, m, n, GRAD_TOL, NULL, 0);
+    free(A), free(B), free(G), free(d_A), free(d_B);
+    mm_free(&c);
+}
+
+KIT_TEST(matmul_backward_golden,
+         "matmul_backward: d_A, d_B equal PyTorch autograd's")
+{
+    float A[15], B[20], G[12], d_A[15] = {0}, d_B[20] = {0};
+    kit_to_float(ch4_mm_A, A, 15);
+    kit_to_float(ch4_mm_B, B, 20);
+    kit_to_float(ch4_mm_dC, G, 12);
+    if (!KIT_EXPECT_STATUS("matmul_backward(A, B, d_C, d_A, d_B, 3, 5, 4)",
+                           matmul_backward(A, B, G, d_A, d_B, 3, 5, 4), KIT_OK))
+        return;
+    if (KIT_EXPECT_TENSOR("matmul_backward(...) d_A vs PyTorch", d_A, ch4_mm_dA,
+                          3, 5, GRAD_TOL, NULL, 0))
+        KIT_EXPECT_TENSOR("matmul_backward(...) d_B vs PyTorch", d_B, ch4_mm_dB,
+                          5, 4, GRAD_TOL, NULL, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * softmax_rows_backward
+ * ------------------------------------------------------------------- */
+
+struct sm_case {
+    int rows, cols;
+    double *X, *Y, *G, *d_X; /* Y = softmax(X), G = d_Y */
+};
+
+static double sm_loss(void *ctx)
+{
+    struct sm_case *c = ctx;
+    int n = c->rows * c->cols;
+    double *Y = kit_alloc((size_t)n * sizeof *Y);
+    memcpy(Y, c->X, (size_t)n * sizeof *Y);
+    ref_softmax(Y, c->rows, c->cols);
+    double L = dot(Y, c->G, n);
+    free(Y);
+    return L;
+}
+
+static struct sm_case sm_make(int k)
+{
+    struct rng r;
+    rng_seed(&r, 4200 + (unsigned long long)k);
+    struct sm_case c = {3, 5, 0, 0, 0, 0};
+    if (k > 0) {
+        c.rows = 1 + rng_int(&r, 5);
+        c.cols = 1 + rng_int(&r, 7);
+    }
+    int n = c.rows * c.cols;
+    c.X = random_double(&r, n, -3, 3);
+    c.G = random_double(&r, n, -1, 1);
+    c.Y = kit_alloc((size_t)n * sizeof *c.Y);
+    memcpy(c.Y, c.X, (size_t)n * sizeof *c.Y);
+    ref_softmax(c.Y, c.rows, c.cols);
+    c.d_X = kit_alloc((size_t)n * sizeof *c.d_X);
+    fd_grad(sm_loss, &c, c.X, c.d_X, n);
+    return c;
+}
+
+static void sm_free(struct sm_case *c)
+{
+    free(c->X), free(c->Y), free(c->G), free(c->d_X);
+}
+
+/* Runs softmax_rows_backward on c with d_X pre-filled with fill. */
+static int sm_check(struct sm_case *c, float fill, const char *call)
+{
+    int R = c->rows, C = c->cols, n = R * C;
+    float *Y = to_float(c->Y, n), *G = to_float(c->G, n);
+    float *d_X = grad_buffer(n, fill);
+    double *want = affine(c->d_X, n, 1, fill);
+    /* the classic mistakes, from Y and d_Y in double */
+    double *no_diag = kit_alloc((size_t)n * sizeof *no_diag);
+    double *no_off = kit_alloc((size_t)n * sizeof *no_off);
+    for (int r = 0; r < R; r++) {
+        const double *y = c->Y + r * C, *g = c->G + r * C;
+        double s = dot(y, g, C);
+        for (int j = 0; j < C; j++) {
+            no_diag[r * C + j] = fill - y[j] * s;
+            no_off[r * C + j] = fill + y[j] * g[j];
+        }
+    }
+    const struct kit_mistake mistakes[] = {
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_X : NULL},
+        {"the softmax Jacobian's diagonal term forgotten",
+         "dY_j/dX_i = Y_j (delta_ij - Y_i): with only -Y_i Y_j you get "
+         "-Y_i * sum_j d_Y_j Y_j. Add the diagonal term Y_i * d_Y_i.",
+         no_diag},
+        {"the softmax Jacobian's off-diagonal terms forgotten (softmax "
+         "treated as if each output depended on one input)",
+         "Every output of a row shares the row's sum, so subtract "
+         "dot = sum_j d_Y_j Y_j: d_X_i = Y_i (d_Y_i - dot).",
+         no_off}};
+    char what[120];
+    snprintf(what, sizeof what, "%s, (%d, %d): d_X", call, R, C);
+    int ok = KIT_EXPECT_STATUS(call, softmax_rows_backward(Y, G, d_X, R, C),
+                               KIT_OK) &&
+             KIT_EXPECT_TENSOR(what, d_X, want, R, C, GRAD_TOL, mistakes, 3);
+    free(Y), free(G), free(d_X), free(want), free(no_diag), free(no_off);
+    return ok;
+}
+
+KIT_TEST(softmax_backward_fd,
+         "softmax_rows_backward: d_X matches finite differences, 6 shapes")
+{
+    for (int k = 0; k < 6; k++) {
+        struct sm_case c = sm_make(k);
+        int ok = sm_check(&c, 0.0f, "softmax_rows_backward(Y, d_Y, d_X)");
+        sm_free(&c);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(softmax_backward_accumulates,
+         "softmax_rows_backward: adds into d_X, does not overwrite")
+{
+    struct sm_case c = sm_make(0);
+    sm_check(&c, PREFILL,
+             "softmax_rows_backward(Y, d_Y, d_X) with d_X pre-filled with "
+             "0.5");
+    sm_free(&c);
+}
+
+KIT_TEST(softmax_backward_golden,
+         "softmax_rows_backward: d_X equals PyTorch autograd's")
+{
+    float Y[24], G[24], d_X[24] = {0};
+    kit_to_float(ch4_sm_Y, Y, 24);
+    kit_to_float(ch4_sm_dY, G, 24);
+    if (KIT_EXPECT_STATUS("softmax_rows_backward(Y, d_Y, d_X, 4, 6)",
+                          softmax_rows_backward(Y, G, d_X, 4, 6), KIT_OK))
+        KIT_EXPECT_TENSOR("softmax_rows_backward(...) d_X vs PyTorch", d_X,
+                          ch4_sm_dX, 4, 6, GRAD_TOL, NULL, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * causal_mask_backward
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(causal_mask_backward_zeroes,
+         "causal_mask_backward: zero above the diagonal, the rest kept")
+{
+    for (int T = 1; T <= 6; T++) {
+        struct rng r;
+        rng_seed(&r, 4300 + (unsigned long long)T);
+        int n = T * T;
+        double *d_in = random_double(&r, n, -1, 1);
+        double *want = kit_alloc((size_t)n * sizeof *want);
+        double *kept = affine(d_in, n, 1, 0), *diag = affine(d_in, n, 1, 0);
+        double *lower = affine(d_in, n, 1, 0), *ninf = affine(d_in, n, 1, 0);
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) {
+                int k = i * T + j;
+                want[k] = j > i ? 0 : d_in[k];
+                diag[k] = j >= i ? 0 : d_in[k];
+                lower[k] = j < i ? 0 : d_in[k];
+                ninf[k] = j > i ? -INFINITY : d_in[k];
+            }
+        const struct kit_mistake mistakes[] = {
+            {"the causal mask's gradient not zeroed",
+             "A masked score was replaced by -INFINITY, so it no longer "
+             "reaches the loss: set d_scores[i][j] = 0 for every j > i.",
+             kept},
+            {"the diagonal zeroed too (j >= i instead of j > i)",
+             "Query i may see key i itself; only j > i is the future.", diag},
+            {"the wrong triangle zeroed (j < i)",
+             "Row i is the query, column j the key: zero j > i.", lower},
+            {"-INFINITY written into the gradient, as the forward pass does",
+             "The backward pass writes 0: a hidden score has no influence.",
+             ninf}};
+        float *d = to_float(d_in, n);
+        char call[64];
+        snprintf(call, sizeof call, "causal_mask_backward(d_scores, %d)", T);
+        int ok = KIT_EXPECT_STATUS(call, causal_mask_backward(d, T), KIT_OK) &&
+                 KIT_EXPECT_TENSOR(call, d, want, T, T, 0, mistakes, 4);
+        free(d_in), free(want), free(kept), free(diag), free(lower);
+        free(ninf), free(d);
+        if (!ok)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * attention_backward
+ * ------------------------------------------------------------------- */
+
+struct att_case {
+    int T, d_k, d_v, causal;
+    double *Q, *K, *V, *G, *P; /* G = d_out, P = weights */
+    double *d_Q, *d_K, *d_V;
+};
+
+static double att_loss(void *ctx)
+{
+    struct att_case *c = ctx;
+    double *out = kit_alloc((size_t)c->T * c->d_v * sizeof *out);
+    double *P = kit_alloc((size_t)c->T * c->T * sizeof *P);
+    ref_attention(c->Q, c->K, c->V, out, P, c->T, c->d_k, c->d_v, c->d_k,
+                  c->d_v, c->causal);
+    double L = dot(out, c->G, c->T * c->d_v);
+    free(out), free(P);
+    return L;
+}
+
+/* Case k: the first has a fixed shape with T, d_k > 1, the rest random. */
+static struct att_case att_make(int k, int causal)
+{
+    struct rng r;
+    rng_seed(&r, 4400 + 100 * (unsigned long long)causal + k);
+    struct att_case c = {4, 4, 3, causal, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (k > 0) {
+        c.T = 1 + rng_int(&r, 6);
+        c.d_k = 1 + rng_int(&r, 8);
+        c.d_v = 1 + rng_int(&r, 5);
+    }
+    int T = c.T;
+    c.Q = random_double(&r, T * c.d_k, -2, 2);
+    c.K = random_double(&r, T * c.d_k, -2, 2);
+    c.V = random_double(&r, T * c.d_v, -1, 1);
+    c.G = random_double(&r, T * c.d_v, -1, 1);
+    c.P = kit_alloc((size_t)T * T * sizeof *c.P);
+    double *out = kit_alloc((size_t)T * c.d_v * sizeof *out);
+    ref_attention(c.Q, c.K, c.V, out, c.P, T, c.d_k, c.d_v, c.d_k, c.d_v,
+                  causal);
+    free(out);
+    c.d_Q = kit_alloc((size_t)T * c.d_k * sizeof(double));
+    c.d_K = kit_alloc((size_t)T * c.d_k * sizeof(double));
+    c.d_V = kit_alloc((size_t)T * c.d_v * sizeof(double));
+    fd_grad(att_loss, &c, c.Q, c.d_Q, T * c.d_k);
+    fd_grad(att_loss, &c, c.K, c.d_K, T * c.d_k);
+    fd_grad(att_loss, &c, c.V, c.d_V, T * c.d_v);
+    return c;
+}
+
+static void att_free(struct att_case *c)
+{
+    free(c->Q), free(c->K), free(c->V), free(c->G), free(c->P);
+    free(c->d_Q), free(c->d_K), free(c->d_V);
+}
+
+/* Runs attention_backward on c with d_ buffers pre-filled with fill, and
+ * checks d_Q, d_K, d_V against want_* (or c's own gradients). */
+static int att_check(const struct att_case *c, float fill, const char *call)
+{
+    int T = c->T, dk = c->d_k, dv = c->d_v, ok = 0;
+    float *Q = to_float(c->Q, T * dk), *K = to_float(c->K, T * dk);
+    float *V = to_float(c->V, T * dv), *G = to_float(c->G, T * dv);
+    float *P = to_float(c->P, T * T);
+    float *d_Q = grad_buffer(T * dk, fill), *d_K = grad_buffer(T * dk, fill);
+    float *d_V = grad_buffer(T * dv, fill);
+    double *want_Q = affine(c->d_Q, T * dk, 1, fill);
+    double *want_K = affine(c->d_K, T * dk, 1, fill);
+    double *want_V = affine(c->d_V, T * dv, 1, fill);
+    /* no scale: d_scores, hence d_Q and d_K, come out sqrt(d_k) too big */
+    double *ns_Q = affine(c->d_Q, T * dk, sqrt(dk), fill);
+    double *ns_K = affine(c->d_K, T * dk, sqrt(dk), fill);
+    /* d_V = weights d_out, with the weights not transposed */
+    double *wt_V = kit_alloc((size_t)T * dv * sizeof *wt_V);
+    ref_matmul(c->P, c->G, wt_V, T, T, dv);
+    for (int i = 0; i < T * dv; i++)
+        wt_V[i] += fill;
+    const struct kit_mistake mQ[] = {
+        {NO_SCALE, NO_SCALE_FIX, ns_Q},
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL}};
+    const struct kit_mistake mK[] = {
+        {NO_SCALE, NO_SCALE_FIX, ns_K},
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL}};
+    const struct kit_mistake mV[] = {
+        {"weights used where weights^T belongs (d_V = weights d_out)",
+         "out = weights V, so d_V = weights^T d_out: value j collects "
+         "from every query i that looked at it, weights[i][j] d_out[i].",
+         wt_V},
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_V : NULL}};
+    char what[200];
+    int len = snprintf(what, sizeof what, "%s, T=%d d_k=%d d_v=%d%s: d_Q", call,
+                       T, dk, dv, c->causal ? " causal" : "");
+    if (KIT_EXPECT_STATUS(call,
+                          attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, T,
+                                             dk, dv, c->causal),
+                          KIT_OK) &&
+        KIT_EXPECT_TENSOR(what, d_Q, want_Q, T, dk, GRAD_TOL, mQ, 2)) {
+        what[len - 1] = 'K';
+        if (KIT_EXPECT_TENSOR(what, d_K, want_K, T, dk, GRAD_TOL, mK, 2)) {
+            what[len - 1] = 'V';
+            ok = KIT_EXPECT_TENSOR(what, d_V, want_V, T, dv, GRAD_TOL, mV, 2);
+        }
+    }
+    free(Q), free(K), free(V), free(G), free(P), free(d_Q), free(d_K);
+    free(d_V), free(want_Q), free(want_K), free(want_V), free(ns_Q);
+    free(ns_K), free(wt_V);
+    return ok;
+}
+
+KIT_TEST(attention_backward_fd,
+         "attention_backward: d_Q, d_K, d_V match finite differences")
+{
+    for (int k = 0; k < 6; k++) {
+        struct att_case c = att_make(k, 0);
+        int ok = att_check(&c, 0.0f, "attention_backward(..., causal=0)");
+        att_free(&c);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(attention_backward_causal_fd,
+         "attention_backward, causal: gradients match finite differences")
+{
+    for (int k = 0; k < 6; k++) {
+        struct att_case c = att_make(k, 1);
+        int ok = att_check(&c, 0.0f, "attention_backward(..., causal=1)");
+        att_free(&c);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(attention_backward_accumulates,
+         "attention_backward: adds into d_Q, d_K, d_V, does not overwrite")
+{
+    struct att_case c = att_make(0, 0);
+    att_check(&c, PREFILL,
+              "attention_backward(...) with d_Q, d_K, d_V pre-filled with "
+              "0.5");
+    att_free(&c);
+}
+
+KIT_TEST(attention_backward_golden,
+         "attention_backward: gradients equal PyTorch autograd's")
+{
+    int n_cases = (int)(sizeof ch4_att_cases / sizeof ch4_att_cases[0]);
+    for (int k = 0; k < n_cases; k++) {
+        const struct ch4_att_case *g = &ch4_att_cases[k];
+        /* the golden case, in the layout att_check() reads */
+        struct att_case c = {g->T,
+                             g->d_k,
+                             g->d_v,
+                             g->causal,
+                             (double *)g->Q,
+                             (double *)g->K,
+                             (double *)g->V,
+                             (double *)g->d_out,
+                             (double *)g->weights,
+                             (double *)g->d_Q,
+                             (double *)g->d_K,
+                             (double *)g->d_V};
+        char call[96];
+        snprintf(call, sizeof call, "attention_backward(golden case \"%s\")",
+                 g->name);
+        if (!att_check(&c, 0.0f, call))
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * mha_backward
+ * ------------------------------------------------------------------- */
+
+struct mha_case {
+    int T, D, h, causal;
+    double *X, *W[4], *G; /* W: q, k, v, o; G = d_out     */
+    double *d_X, *d_W[4]; /* by differences               */
+    double *X_alt;        /* see mha_loss()               */
+    int alt;              /* projection 3*i + x reads X_alt */
+};
+
+/* The layer in double: for head i, Q_i = X W_q^i, ..., head_i =
+ * attention(Q_i, K_i, V_i), out = concat(heads) W_o. Projection
+ * 3 * i + x (x = 0, 1, 2 for q, k, v) reads X_alt instead of X when
+ * alt says so, so one use of X can be differentiated on its own. */
+static double mha_loss(void *ctx)
+{
+    struct mha_case *c = ctx;
+    int T = c->T, D = c->D, dh = D / c->h;
+    double *QKV = kit_alloc(3 * (size_t)T * D * sizeof *QKV);
+    double *cat = kit_alloc((size_t)T * D * sizeof *cat);
+    double *out = kit_alloc((size_t)T * D * sizeof *out);
+    double *P = kit_alloc((size_t)T * T * sizeof *P);
+    for (int x = 0; x < 3; x++)
+        for (int t = 0; t < T; t++)
+            for (int col = 0; col < D; col++) {
+                int use = 3 * (col / dh) + x;
+                const double *X = use == c->alt ? c->X_alt : c->X;
+                double s = 0;
+                for (int k = 0; k < D; k++)
+                    s += X[t * D + k] * c->W[x][k * D + col];
+                QKV[(size_t)x * T * D + t * D + col] = s;
+            }
+    for (int i = 0; i < c->h; i++)
+        ref_attention(QKV + i * dh, QKV + T * D + i * dh,
+                      QKV + 2 * T * D + i * dh, cat + i * dh, P, T, dh, dh, D,
+                      D, c->causal);
+    ref_matmul(cat, c->W[3], out, T, D, D);
+    double L = dot(out, c->G, T * D);
+    free(QKV), free(cat), free(out), free(P);
+    return L;
+}
+
+/* Case k: a fixed list of shapes, both causal and not. */
+static struct mha_case mha_make(int k)
+{
+    static const int shapes[][4] = {/* T, d_model, heads, causal */
+                                    {4, 8, 2, 0},
+                                    {5, 6, 3, 1},
+                                    {3, 4, 1, 0},
+                                    {1, 4, 4, 1},
+                                    {6, 6, 2, 1}};
+    struct rng r;
+    rng_seed(&r, 4500 + (unsigned long long)k);
+    struct mha_case c;
+    memset(&c, 0, sizeof c);
+    c.T = shapes[k][0], c.D = shapes[k][1], c.h = shapes[k][2];
+    c.causal = shapes[k][3];
+    c.alt = -1;
+    int TD = c.T * c.D, DD = c.D * c.D;
+    float a = 1.0f / sqrtf((float)c.D);
+    c.X = random_double(&r, TD, -1, 1);
+    for (int x = 0; x < 4; x++)
+        c.W[x] = random_double(&r, DD, -a, a);
+    c.G = random_double(&r, TD, -1, 1);
+    c.d_X = kit_alloc((size_t)TD * sizeof(double));
+    fd_grad(mha_loss, &c, c.X, c.d_X, TD);
+    for (int x = 0; x < 4; x++) {
+        c.d_W[x] = kit_alloc((size_t)DD * sizeof(double));
+        fd_grad(mha_loss, &c, c.W[x], c.d_W[x], DD);
+    }
+    return c;
+}
+
+static void mha_free(struct mha_case *c)
+{
+    free(c->X), free(c->G), free(c->d_X);
+    for (int x = 0; x < 4; x++)
+        free(c->W[x]), free(c->d_W[x]);
+}
+
+/* The gradient of X through the last projection only (v of the last
+ * head): what d_X holds when every use overwrites the one before. */
+static double *mha_last_use_only(struct mha_case *c)
+{
+    int TD = c->T * c->D;
+    double *g = kit_alloc((size_t)TD * sizeof *g);
+    c->X_alt = affine(c->X, TD, 1, 0);
+    c->alt = 3 * (c->h - 1) + 2;
+    fd_grad(mha_loss, c, c->X_alt, g, TD);
+    free(c->X_alt);
+    c->X_alt = NULL, c->alt = -1;
+    return g;
+}
+
+static const char *const W_NAME[4] = {"d_w.W_q", "d_w.W_k", "d_w.W_v",
+                                      "d_w.W_o"};
+
+/* Runs mha_backward on c with d_ buffers pre-filled with fill. */
+static int mha_check(struct mha_case *c, float fill, const char *call)
+{
+    int T = c->T, D = c->D, TD = T * D, DD = D * D, ok = 0;
+    struct mha_config cfg = {D, c->h, c->causal};
+    struct mha_weights w, d_w;
+    float *X = to_float(c->X, TD), *G = to_float(c->G, TD);
+    float *d_X = grad_buffer(TD, fill);
+    float *Wf[4], *dWf[4];
+    for (int x = 0; x < 4; x++) {
+        Wf[x] = to_float(c->W[x], DD);
+        dWf[x] = grad_buffer(DD, fill);
+    }
+    w.W_q = Wf[0], w.W_k = Wf[1], w.W_v = Wf[2], w.W_o = Wf[3];
+    d_w.W_q = dWf[0], d_w.W_k = dWf[1], d_w.W_v = dWf[2], d_w.W_o = dWf[3];
+    char what[240];
+    int len =
+        snprintf(what, sizeof what, "%s, T=%d d_model=%d heads=%d%s: ", call, T,
+                 D, c->h, c->causal ? " causal" : "");
+    if (!KIT_EXPECT_STATUS(call, mha_backward(&cfg, &w, X, G, d_X, &d_w, T),
+                           KIT_OK))
+        goto done;
+    /* the weights in the order the backward pass reaches them: W_o, W_v,
+     * then W_q and W_k, which the 1/sqrt(d_head) scale touches */
+    static const int order[4] = {3, 2, 0, 1};
+    for (int o = 0; o < 4; o++) {
+        int x = order[o];
+        double *want = affine(c->d_W[x], DD, 1, fill);
+        double *ns = affine(c->d_W[x], DD, sqrt(D / c->h), fill);
+        const struct kit_mistake mW[] = {
+            {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_W[x] : NULL},
+            {"the 1/sqrt(d_head) scale left out of the backward pass",
+             NO_SCALE_FIX, x < 2 ? ns : NULL}};
+        snprintf(what + len, sizeof what - (size_t)len, "%s", W_NAME[x]);
+        int good = KIT_EXPECT_TENSOR(what, dWf[x], want, D, D, GRAD_TOL, mW, 2);
+        free(want), free(ns);
+        if (!good)
+            goto done;
+    }
+    /* d_X last: X feeds all 3h projections */
+    double *want_X = affine(c->d_X, TD, 1, fill);
+    double *last = mha_last_use_only(c);
+    const struct kit_mistake mX[] = {
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_X : NULL},
+        {"d_X overwritten by each use of X, so only the last projection "
+         "(V of the last head) is left",
+         "X feeds 3h projections; each matmul_backward must add its d_X to "
+         "what the others left there.",
+         last}};
+    snprintf(what + len, sizeof what - (size_t)len, "d_X");
+    ok = KIT_EXPECT_TENSOR(what, d_X, want_X, T, D, GRAD_TOL, mX, 2);
+    free(want_X), free(last);
+done:
+    free(X), free(G), free(d_X);
+    for (int x = 0; x < 4; x++)
+        free(Wf[x]), free(dWf[x]);
+    return ok;
+}
+
+KIT_TEST(mha_backward_fd,
+         "mha_backward: d_X and d_w match finite differences, 5 layers")
+{
+    for (int k = 0; k < 5; k++) {
+        struct mha_case c = mha_make(k);
+        int ok = mha_check(&c, 0.0f, "mha_backward(cfg, w, X, d_out)");
+        mha_free(&c);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(mha_backward_accumulates,
+         "mha_backward: adds into d_X and d_w, does not overwrite")
+{
+    struct mha_case c = mha_make(0);
+    mha_check(&c, PREFILL,
+              "mha_backward(...) with d_X and d_w pre-filled with 0.5");
+    mha_free(&c);
+}
+
+KIT_TEST(mha_backward_golden,
+         "mha_backward: gradients equal torch.nn.MultiheadAttention's")
+{
+    int n_cases = (int)(sizeof ch4_mha_cases / sizeof ch4_mha_cases[0]);
+    for (int k = 0; k < n_cases; k++) {
+        const struct ch4_mha_case *g = &ch4_mha_cases[k];
+        struct mha_case c;
+        memset(&c, 0, sizeof c);
+        c.T = g->T, c.D = g->d_model, c.h = g->n_heads, c.causal = g->causal;
+        c.alt = -1;
+        c.X = (double *)g->X, c.G = (double *)g->d_out;
+        c.d_X = (double *)g->d_X;
+        for (int x = 0; x < 4; x++)
+            c.W[x] = (double *)g->W[x], c.d_W[x] = (double *)g->d_W[x];
+        char call[96];
+        snprintf(call, sizeof call, "mha_backward(golden case \"%s\")",
+                 g->name);
+        if (!mha_check(&c, 0.0f, call))
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * Errors: the documented status, and nothing written
+ * ------------------------------------------------------------------- */
+
+/* 1 when all n entries of x still equal v. */
+static int untouched(const float *x, int n, float v)
+{
+    for (int i = 0; i < n; i++)
+        if (x[i] != v)
+            return 0;
+    return 1;
+}
+
+#define EXPECT_ERR(call, want)                                                 \
+    if (!KIT_EXPECT_STATUS(#call, call, want))                                 \
+    return
+
+KIT_TEST(matmul_backward_errors,
+         "matmul_backward: NULL -> KIT_E_NULL, size <= 0 -> KIT_E_SIZE")
+{
+    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, G[4] = {1, 1, 1, 1};
+    float d_A[4] = {7, 7, 7, 7}, d_B[4] = {7, 7, 7, 7};
+    EXPECT_ERR(matmul_backward(NULL, B, G, d_A, d_B, 2, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(matmul_backward(A, NULL, G, d_A, d_B, 2, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(matmul_backward(A, B, NULL, d_A, d_B, 2, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 0, 2, 2), KIT_E_SIZE);
+    EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 2, -1, 2), KIT_E_SIZE);
+    EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 2, 2, 0), KIT_E_SIZE);
+    KIT_CHECK(untouched(d_A, 4, 7) && untouched(d_B, 4, 7),
+              "matmul_backward wrote into d_A or d_B although it returned an "
+              "error; check the arguments before touching any output.");
+}
+
+KIT_TEST(softmax_backward_errors,
+         "softmax_rows_backward: NULL -> KIT_E_NULL, size -> KIT_E_SIZE")
+{
+    float Y[4] = {0.5f, 0.5f, 0.25f, 0.75f}, G[4] = {1, 2, 3, 4};
+    float d_X[4] = {7, 7, 7, 7};
+    EXPECT_ERR(softmax_rows_backward(NULL, G, d_X, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(softmax_rows_backward(Y, NULL, d_X, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(softmax_rows_backward(Y, G, NULL, 2, 2), KIT_E_NULL);
+    EXPECT_ERR(softmax_rows_backward(Y, G, d_X, 0, 2), KIT_E_SIZE);
+    EXPECT_ERR(softmax_rows_backward(Y, G, d_X, 2, -3), KIT_E_SIZE);
+    KIT_CHECK(untouched(d_X, 4, 7),
+              "softmax_rows_backward wrote into d_X although it returned an "
+              "error; check the arguments before touching any output.");
+}
+
+KIT_TEST(causal_mask_backward_errors,
+         "causal_mask_backward: NULL -> KIT_E_NULL, T <= 0 -> KIT_E_SIZE")
+{
+    float d[4] = {7, 7, 7, 7};
+    EXPECT_ERR(causal_mask_backward(NULL, 2), KIT_E_NULL);
+    EXPECT_ERR(causal_mask_backward(d, 0), KIT_E_SIZE);
+    EXPECT_ERR(causal_mask_backward(d, -2), KIT_E_SIZE);
+    KIT_CHECK(untouched(d, 4, 7),
+              "causal_mask_backward wrote into d_scores although it returned "
+              "an error.");
+}
+
+KIT_TEST(attention_backward_errors,
+         "attention_backward: NULL -> KIT_E_NULL, size -> KIT_E_SIZE")
+{
+    float Q[4] = {1, 0, 0, 1}, K[4] = {1, 1, 0, 1}, V[4] = {1, 2, 3, 4};
+    float P[4] = {1, 0, 0.5f, 0.5f}, G[4] = {1, 1, 1, 1};
+    float d_Q[4] = {7, 7, 7, 7}, d_K[4] = {7, 7, 7, 7};
+    float d_V[4] = {7, 7, 7, 7};
+    EXPECT_ERR(attention_backward(NULL, K, V, P, G, d_Q, d_K, d_V, 2, 2, 2, 0),
+               KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, NULL, G, d_Q, d_K, d_V, 2, 2, 2, 0),
+               KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, P, NULL, d_Q, d_K, d_V, 2, 2, 2, 1),
+               KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, NULL, d_V, 2, 2, 2, 0),
+               KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, 0, 2, 2, 0),
+               KIT_E_SIZE);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, 2, 0, 2, 1),
+               KIT_E_SIZE);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, 2, 2, -1, 0),
+               KIT_E_SIZE);
+    KIT_CHECK(untouched(d_Q, 4, 7) && untouched(d_K, 4, 7) &&
+                  untouched(d_V, 4, 7),
+              "attention_backward wrote into d_Q, d_K or d_V although it "
+              "returned an error; check the arguments first.");
+}
+
+KIT_TEST(mha_backward_errors,
+         "mha_backward: KIT_E_NULL, KIT_E_SIZE, KIT_E_HEADS as documented")
+{
+    enum { D = 4, T = 2 };
+    float Wm[4][D * D], dWm[4][D * D], X[T * D], G[T * D], d_X[T * D];
+    for (int i = 0; i < D * D; i++)
+        for (int x = 0; x < 4; x++)
+            Wm[x][i] = 0.1f * (float)((i + x) % 5), dWm[x][i] = 7;
+    for (int i = 0; i < T * D; i++)
+        X[i] = 0.5f, G[i] = 1, d_X[i] = 7;
+    struct mha_weights w = {Wm[0], Wm[1], Wm[2], Wm[3]};
+    struct mha_weights d_w = {dWm[0], dWm[1], dWm[2], dWm[3]};
+    struct mha_weights no_o = {dWm[0], dWm[1], dWm[2], NULL};
+    struct mha_config cfg = {D, 2, 0}, odd = {D, 3, 0}, zero = {D, 0, 0};
+    EXPECT_ERR(mha_backward(NULL, &w, X, G, d_X, &d_w, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, NULL, X, G, d_X, &d_w, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, &w, NULL, G, d_X, &d_w, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, &w, X, NULL, d_X, &d_w, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, &w, X, G, d_X, NULL, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, &w, X, G, d_X, &no_o, T), KIT_E_NULL);
+    EXPECT_ERR(mha_backward(&cfg, &w, X, G, d_X, &d_w, 0), KIT_E_SIZE);
+    EXPECT_ERR(mha_backward(&zero, &w, X, G, d_X, &d_w, T), KIT_E_SIZE);
+    EXPECT_ERR(mha_backward(&odd, &w, X, G, d_X, &d_w, T), KIT_E_HEADS);
+    int clean = untouched(d_X, T * D, 7);
+    for (int x = 0; x < 4; x++)
+        clean = clean && untouched(dWm[x], D * D, 7);
+    KIT_CHECK(clean, "mha_backward wrote into d_X or d_w although it returned "
+                     "an error; check the arguments first.");
+}
+
+static const struct kit_test *const ch4_tests[] = {
+    &matmul_backward_fd,
+    &matmul_backward_accumulates,
+    &matmul_backward_null_grad,
+    &matmul_backward_golden,
+    &matmul_backward_errors,
+    &softmax_backward_fd,
+    &softmax_backward_accumulates,
+    &softmax_backward_golden,
+    &softmax_backward_errors,
+    &causal_mask_backward_zeroes,
+    &causal_mask_backward_errors,
+    &attention_backward_fd,
+    &attention_backward_causal_fd,
+    &attention_backward_accumulates,
+    &attention_backward_golden,
+    &attention_backward_errors,
+    &mha_backward_fd,
+    &mha_backward_accumulates,
+    &mha_backward_golden,
+    &mha_backward_errors,
+    NULL};
+KIT_CHAPTER(4, "Gradients through attention", "ch4_grad.c", ch4_tests)
