@@ -1,4 +1,87 @@
-# Placeholder until the book pipeline lands (issue 6).
-.PHONY: book
+# book.mk: the book (included by the Makefile).
+#
+#   make book                     student edition:    $(B)/book.html, $(B)/book.pdf
+#   make book EDITION=instructor  instructor edition: $(B)/book-instructor.html, .pdf
+#
+# book.md holds the title page, the preface and the references; its
+# `::: chapters` block is replaced by every chapters/NN-*.md, in order.
+# tools/book/book.lua pulls the listings from starter/ (student) or
+# solutions/ (instructor) and resolves figures, exercises, references,
+# generated tables and values; anything missing stops the build.
+# The figures and the measured data come from `make plots`, run first.
+
+ifneq ($(filter-out student instructor,$(EDITION)),)
+$(error EDITION must be student or instructor, not '$(EDITION)')
+endif
+
+BOOK_CHAPTERS := $(sort $(wildcard chapters/[0-9][0-9]-*.md))
+BOOK_NAME     := book$(if $(filter instructor,$(EDITION)),-instructor)
+BOOK_HTML     := $(B)/$(BOOK_NAME).html
+BOOK_PDF      := $(B)/$(BOOK_NAME).pdf
+BOOK_CODE     := $(if $(filter instructor,$(EDITION)),solutions,starter)
+BOOK_ENGINE   ?= pdflatex
+
+# Everything a listing, a figure or a value may come from.
+BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
+  $(wildcard $(BOOK_CODE)/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c) \
+  $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
+
+BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
+  --lua-filter=tools/book/book.lua \
+  --metadata=edition:$(EDITION) --metadata=builddir:$(B) \
+  --metadata=chapters:"$(BOOK_CHAPTERS)" \
+  --resource-path=.:$(B) --toc --toc-depth=2 --number-sections
+
+# The preface shows what `make test CH=1` prints on the untouched stubs:
+# a real run, made while the book is built (trimmed: the first two
+# failures, then the progress lines, the first failure and the summary).
+BOOK_RUN := $(B)/plots/data/book_first_run.md
+$(BOOK_RUN): $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
+	@mkdir -p $(dir $@)
+	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
+	@{ echo '```text'; echo '$$ make test CH=1'; \
+	   { $(B)/starter/kit_tests --impl starter --chapter 1 || true; } | \
+	   awk 'NR <= 4 { print; next } NR == 5 { print "  ..." } \
+	        /^Progress/ { p = 1 } /^Run Summary/ { p = 0 } p { print } \
+	        { last = $$0 } END { print last }' | cat -s; \
+	   echo '```'; } >$@.tmp
+	@mv $@.tmp $@
+
+.PHONY: book book-html book-pdf
+## book: render the book, HTML and PDF (EDITION=instructor: with the solutions)
 book:
-	@echo "book: not built yet"
+	@$(MAKE) --no-print-directory plots
+	@$(MAKE) --no-print-directory $(DATA_STAMP) $(BOOK_RUN)
+	@$(MAKE) --no-print-directory book-html book-pdf
+	@echo "book: $(BOOK_HTML) $(BOOK_PDF) ($(EDITION) edition)"
+
+book-html: $(BOOK_HTML)
+book-pdf: $(BOOK_PDF)
+
+$(BOOK_HTML): $(BOOK_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  pandoc  $@"
+	@$(BOOK_PANDOC) --to=html5 --self-contained --mathml \
+	  --css=tools/book/book.css --output=$@.tmp || { rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+
+# The LaTeX is kept in $(B)/book/ with its log; LaTeX runs from the repo
+# root so that the figures' paths resolve.
+BOOK_TEX := $(B)/book/$(BOOK_NAME).tex
+BOOK_LATEX = $(BOOK_ENGINE) -interaction=nonstopmode -halt-on-error \
+  -output-directory=$(B)/book $(BOOK_TEX) >/dev/null \
+  || { echo "book: LaTeX failed, see $(B)/book/$(BOOK_NAME).log:"; \
+       grep -A8 '^!' $(B)/book/$(BOOK_NAME).log | head -n 30; exit 1; }
+
+$(BOOK_PDF): $(BOOK_DEPS)
+	@mkdir -p $(dir $@) $(B)/book
+	@echo "  pandoc  $(BOOK_TEX)"
+	@$(BOOK_PANDOC) --to=latex --include-in-header=tools/book/header.tex \
+	  --top-level-division=chapter --output=$(BOOK_TEX).tmp \
+	  || { rm -f $(BOOK_TEX).tmp; exit 1; }
+	@mv $(BOOK_TEX).tmp $(BOOK_TEX)
+	@echo "  $(BOOK_ENGINE)  $@"
+	@$(BOOK_LATEX)
+	@$(BOOK_LATEX)
+	@if grep -q 'Rerun to get' $(B)/book/$(BOOK_NAME).log; then $(BOOK_LATEX); fi
+	@cp $(B)/book/$(BOOK_NAME).pdf $@

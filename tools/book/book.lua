@@ -1,0 +1,733 @@
+--[[
+book.lua: the kit's book filter (pandoc 2.17 or later).
+
+It turns book.md plus chapters/NN-slug.md into one document, and gives
+the chapters' markup (see /work/briefs/common.md, "Book markup") its
+meaning:
+
+  ::: {.chapters} :::              in book.md: the chapters go here, in
+                                   the order of their NN- prefixes
+  # Title {#ch:slug}               a chapter; its number is its file's NN
+  ```{.listing file=F name=N} ```  the code between /* @listing N */ and
+                                   /* @end N */ in F. F without a '/' is
+                                   starter/F (student edition) or
+                                   solutions/F (instructor edition).
+  ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. The
+                                   image is looked up in <builddir>/; its
+                                   width, unless given ({width=60%}), is
+                                   its pixels / 1000 of the text width
+  @ch:slug                         "Chapter C"
+  ::: exercise                     Exercise C.k; @ex:id refers to one
+                                   with an id
+  ::: {.generated file=F}          the Markdown file <builddir>/plots/data/F
+  []{.value key=K}                 K's value, from <builddir>/plots/data/
+                                   *.values (lines key=value)
+  ::: instructor-only / student-only   kept in that edition only
+
+Anything it cannot resolve (a file, a marker, a value, a figure, a
+reference) stops the build: the filter raises an error naming the
+chapter file, and pandoc exits non-zero.
+
+Metadata it reads (the Makefile passes them with -M):
+  edition   student (default) or instructor
+  builddir  where `make plots` wrote plots/ and plots/data/ (default build)
+  chapters  the chapter files, separated by spaces (default: every
+            chapters/[0-9][0-9]-*.md, in name order)
+]]
+
+local stringify = pandoc.utils.stringify
+
+local edition = "student"
+local builddir = "build"
+local chapter_files = nil
+
+-- ---------------------------------------------------------------------
+-- Errors and files
+-- ---------------------------------------------------------------------
+
+-- Problems are collected and reported together at the end, and then the
+-- filter raises an error, so pandoc exits non-zero and writes nothing.
+-- (An error raised inside a walk would reach the user wrapped and
+-- escaped, so walk callbacks are guarded and the error is raised later.)
+local errors = {}
+
+local function fail(ctx, msg)
+  error({ book_error = "book: ERROR in " .. ctx.file .. ": " .. msg }, 0)
+end
+
+local function record(e)
+  if type(e) == "table" and e.book_error then
+    errors[#errors + 1] = e.book_error
+  else
+    errors[#errors + 1] = "book: internal error in the filter: " .. tostring(e)
+  end
+end
+
+-- A walk filter whose callbacks record their errors instead of raising.
+local function guarded(filter)
+  local out = {}
+  for k, fn in pairs(filter) do
+    out[k] = function(el)
+      local ok, res = pcall(fn, el)
+      if ok then
+        return res
+      end
+      record(res)
+      return nil
+    end
+  end
+  return out
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then
+    f:close()
+    return true
+  end
+  return false
+end
+
+local function split_lines(text)
+  local lines = {}
+  for line in (text .. "\n"):gmatch("(.-)\r?\n") do
+    lines[#lines + 1] = line
+  end
+  if lines[#lines] == "" then
+    lines[#lines] = nil
+  end
+  return lines
+end
+
+-- Files matching a shell glob, in name order (pandoc 2.17's Lua has no
+-- directory listing).
+local function glob(pattern)
+  local files = {}
+  local p = io.popen("ls -1d " .. pattern .. " 2>/dev/null")
+  if p then
+    for line in p:lines() do
+      files[#files + 1] = line
+    end
+    p:close()
+  end
+  table.sort(files)
+  return files
+end
+
+local function datadir()
+  return builddir .. "/plots/data"
+end
+
+-- ---------------------------------------------------------------------
+-- Literate code: listings pulled from source files by marker
+-- ---------------------------------------------------------------------
+
+local languages = {
+  c = "c", h = "c", py = "python", sh = "bash", gp = "gnuplot",
+  mk = "makefile", md = "markdown", lua = "lua",
+}
+
+local function escape_pattern(s)
+  return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
+end
+
+-- The lines between /* @listing name */ and /* @end name */ in path.
+local function extract_listing(ctx, path, name)
+  local text = read_file(path)
+  if not text then
+    fail(ctx, "listing '" .. name .. "': source file '" .. path ..
+         "' does not exist")
+  end
+  local n = escape_pattern(name)
+  local open_pat = "^%s*/%*%s*@listing%s+" .. n .. "%s*%*/%s*$"
+  local close_pat = "^%s*/%*%s*@end%s+" .. n .. "%s*%*/%s*$"
+  local any_marker = "^%s*/%*%s*@[a-z]+%s+[%w_%-%.]+%s*%*/%s*$"
+  local lines = split_lines(text)
+  local first, last
+  for i, line in ipairs(lines) do
+    if line:match(open_pat) then
+      if first then
+        fail(ctx, "listing marker '/* @listing " .. name .. " */' appears " ..
+             "twice in " .. path .. " (lines " .. first - 1 .. " and " .. i .. ")")
+      end
+      first = i + 1
+    elseif line:match(close_pat) then
+      if not first then
+        fail(ctx, "in " .. path .. ", '/* @end " .. name .. " */' comes " ..
+             "before '/* @listing " .. name .. " */'")
+      end
+      if not last then
+        last = i - 1
+      end
+    end
+  end
+  if not first then
+    local known = {}
+    for _, line in ipairs(lines) do
+      local k = line:match("^%s*/%*%s*@listing%s+([%w_%-%.]+)%s*%*/")
+      if k then
+        known[#known + 1] = k
+      end
+    end
+    fail(ctx, "listing marker '/* @listing " .. name .. " */' not found in " ..
+         path .. " (markers there: " ..
+         (#known > 0 and table.concat(known, ", ") or "none") .. ")")
+  end
+  if not last then
+    fail(ctx, "listing '" .. name .. "' in " .. path ..
+         " has no closing '/* @end " .. name .. " */'")
+  end
+  local body = {}
+  for i = first, last do
+    if not lines[i]:match(any_marker) then -- markers of nested listings
+      body[#body + 1] = lines[i]
+    end
+  end
+  while #body > 0 and body[1]:match("^%s*$") do
+    table.remove(body, 1)
+  end
+  while #body > 0 and body[#body]:match("^%s*$") do
+    table.remove(body)
+  end
+  if #body == 0 then
+    fail(ctx, "listing '" .. name .. "' in " .. path .. " is empty")
+  end
+  return table.concat(body, "\n")
+end
+
+local function latex_caption(command, inlines)
+  local out = pandoc.List({ pandoc.RawInline("latex", "\\" .. command .. "{") })
+  out:extend(inlines)
+  out:insert(pandoc.RawInline("latex", "}"))
+  return out
+end
+
+local function listing(ctx, cb)
+  local file = cb.attributes.file
+  local name = cb.attributes.name
+  if not file or file == "" or not name or name == "" then
+    fail(ctx, "a listing needs both file=\"...\" and name=\"...\" " ..
+         "(got file=" .. tostring(file) .. ", name=" .. tostring(name) .. ")")
+  end
+  local path = file
+  if not file:find("/", 1, true) then
+    path = (edition == "instructor" and "solutions/" or "starter/") .. file
+  end
+  if edition == "student" and path:match("^%.?/?solutions/") then
+    fail(ctx, "listing '" .. name .. "' names " .. path .. ", but the student " ..
+         "edition never shows solutions/: write file=\"" .. path:match("([^/]+)$") ..
+         "\" and each edition picks its own directory")
+  end
+  local code = extract_listing(ctx, path, name)
+  local classes = {}
+  for _, c in ipairs(cb.classes) do
+    if c ~= "listing" then
+      classes[#classes + 1] = c
+    end
+  end
+  if #classes == 0 then
+    local ext = path:match("%.([%w]+)$") or ""
+    classes[1] = languages[ext] or (path:match("Makefile$") and "makefile") or "c"
+  end
+  local label = pandoc.List({ pandoc.Code(path) })
+  local caption
+  if FORMAT:match("latex") then
+    caption = pandoc.Plain(latex_caption("kitlisting", label))
+  else
+    caption = pandoc.Para(label)
+  end
+  return pandoc.Div({ caption, pandoc.CodeBlock(code, pandoc.Attr("", classes)) },
+                    pandoc.Attr("", { "listing" }, { { "data-name", name } }))
+end
+
+-- ---------------------------------------------------------------------
+-- Measured numbers: .values files and generated Markdown
+-- ---------------------------------------------------------------------
+
+local values = nil
+
+local function load_values(ctx)
+  if values then
+    return values
+  end
+  values = {}
+  for _, path in ipairs(glob(datadir() .. "/*.values")) do
+    local text = read_file(path) or ""
+    for i, line in ipairs(split_lines(text)) do
+      if not line:match("^%s*$") and not line:match("^%s*#") then
+        local k, v = line:match("^%s*([^=%s]+)%s*=%s*(.-)%s*$")
+        if not k then
+          fail(ctx, path .. " line " .. i .. " is not key=value: " .. line)
+        end
+        if values[k] and values[k].value ~= v then
+          fail(ctx, "value key '" .. k .. "' is set twice, in " ..
+               values[k].file .. " and " .. path)
+        end
+        values[k] = { value = v, file = path }
+      end
+    end
+  end
+  return values
+end
+
+local function value(ctx, span)
+  local key = span.attributes.key
+  if not key or key == "" then
+    fail(ctx, "a []{.value} span needs key=\"...\"")
+  end
+  local v = load_values(ctx)[key]
+  if not v then
+    local near = {}
+    local prefix = key:match("^([^.]+%.)") or key
+    for k, _ in pairs(values) do
+      if k:sub(1, #prefix) == prefix then
+        near[#near + 1] = k
+      end
+    end
+    table.sort(near)
+    fail(ctx, "unknown value key '" .. key .. "': no line '" .. key ..
+         "=...' in " .. datadir() .. "/*.values (did make plots run? keys " ..
+         "with that prefix: " .. (#near > 0 and table.concat(near, ", ") or "none") .. ")")
+  end
+  return pandoc.Span({ pandoc.Str(v.value) }, pandoc.Attr("", { "value" }, { { "data-key", key } }))
+end
+
+local function generated(ctx, div)
+  local file = div.attributes.file
+  if not file or file == "" then
+    fail(ctx, "a .generated block needs file=\"...\"")
+  end
+  local path = datadir() .. "/" .. file
+  local text = read_file(path)
+  if not text then
+    fail(ctx, "generated file '" .. path .. "' does not exist (it is written " ..
+         "by a data writer in tools/plotdata/ during make plots)")
+  end
+  local blocks = pandoc.read(text, "markdown").blocks
+  return pandoc.Div(blocks, pandoc.Attr("", { "generated" }, { { "data-file", file } }))
+end
+
+-- ---------------------------------------------------------------------
+-- Numbering: chapters, sections, figures, exercises; references
+-- ---------------------------------------------------------------------
+
+local refs = {} -- id -> { text = "Figure 2.1", chapter = file }
+local header_ids = {} -- every header id in the book, to keep them unique
+
+local function add_ref(ctx, id, text)
+  if refs[id] then
+    fail(ctx, "the id '" .. id .. "' is used twice (also in " .. refs[id].file .. ")")
+  end
+  refs[id] = { text = text, file = ctx.file }
+end
+
+local function is_figure(para)
+  return #para.content == 1 and para.content[1].t == "Image" and
+         (para.content[1].title or ""):match("^fig:") ~= nil
+end
+
+local function check_image(ctx, img)
+  local src = img.src
+  if src:match("^%a[%w+.-]*:") or src:match("^//") then
+    if not src:match("^data:") then
+      fail(ctx, "image '" .. src .. "' is outside the kit; the book refers to nothing outside itself")
+    end
+    return img
+  end
+  if exists(builddir .. "/" .. src) then
+    if FORMAT:match("latex") then
+      img.src = builddir .. "/" .. src
+    end
+  elseif not exists(src) then
+    fail(ctx, "image '" .. src .. "' not found in " .. builddir ..
+         "/ (is there a plots/*.gp that draws it, and did make plots run?)")
+  end
+  return img
+end
+
+-- The width of a PNG in pixels, or nil.
+local function png_width(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local head = f:read(24)
+  f:close()
+  if not head or #head < 24 or head:sub(2, 4) ~= "PNG" then
+    return nil
+  end
+  return string.unpack(">I4", head, 17)
+end
+
+-- A figure's width on the page, unless the chapter gives one: the
+-- plots all use the same font size in pixels, so a figure gets a share
+-- of the text width in proportion to its pixels (1000 px = the full
+-- width). Its lettering is then the same size in every figure.
+local function default_width(src)
+  local px = png_width(src) or png_width(builddir .. "/" .. src)
+  if not px then
+    return "75%"
+  end
+  return string.format("%d%%", math.max(40, math.min(100, math.floor(px / 10 + 0.5))))
+end
+
+local function figure(ctx, para)
+  local img = para.content[1]
+  ctx.figures = ctx.figures + 1
+  local number = ctx.prefix .. ctx.figures
+  local label = "Figure " .. number
+  if img.identifier ~= "" then
+    add_ref(ctx, img.identifier, label)
+  end
+  local caption = pandoc.List({ pandoc.Strong({ pandoc.Str(label .. ".") }), pandoc.Space() })
+  caption:extend(img.caption)
+  img.caption = caption
+  if not img.attributes.width and not img.attributes.height then
+    img.attributes.width = default_width(img.src)
+  end
+  return para
+end
+
+local function exercise(ctx, div)
+  ctx.exercises = ctx.exercises + 1
+  local label = "Exercise " .. ctx.prefix .. ctx.exercises
+  if div.identifier ~= "" then
+    add_ref(ctx, div.identifier, label)
+  end
+  local head = pandoc.Strong({ pandoc.Str(label .. ".") })
+  local first = div.content[1]
+  if first and (first.t == "Para" or first.t == "Plain") then
+    first.content:insert(1, pandoc.Space())
+    first.content:insert(1, head)
+  else
+    div.content:insert(1, pandoc.Para({ head }))
+  end
+  div.attributes["data-number"] = ctx.prefix .. ctx.exercises
+  if FORMAT:match("latex") then
+    div.content:insert(1, pandoc.RawBlock("latex", "\\begin{kitexercise}"))
+    div.content:insert(pandoc.RawBlock("latex", "\\end{kitexercise}"))
+  end
+  return div
+end
+
+local function edition_div(div)
+  if div.classes:includes("instructor-only") and edition ~= "instructor" then
+    return {}
+  end
+  if div.classes:includes("student-only") and edition ~= "student" then
+    return {}
+  end
+  return nil
+end
+
+-- Headers: the chapter's own number (from its file name) and its
+-- sections' numbers, so that the HTML and the PDF agree.
+local function number_headers(ctx, blocks)
+  local counts = { 0, 0, 0, 0, 0, 0 }
+  local out = pandoc.List()
+  local seen_chapter = false
+  for _, b in ipairs(blocks) do
+    if b.t == "Header" and b.identifier ~= "" then
+      -- Chapters are parsed one by one, so two of them may both have a
+      -- section "What the tests look for": the later one gets a suffix.
+      local id, k = b.identifier, 1
+      while header_ids[id] do
+        k = k + 1
+        id = b.identifier .. "-" .. k
+      end
+      header_ids[id] = true
+      b.identifier = id
+    end
+    if b.t == "Header" then
+      if b.level == 1 then
+        if seen_chapter and ctx.is_chapter then
+          fail(ctx, "a second level-1 heading '" .. stringify(b.content) ..
+               "': a chapter file holds one chapter (use ## for sections)")
+        end
+        seen_chapter = true
+        ctx.title = stringify(b.content)
+        if b.identifier ~= "" then
+          add_ref(ctx, b.identifier, ctx.number and ("Chapter " .. ctx.number) or ctx.title)
+        end
+        if ctx.number then
+          b.attributes.number = tostring(ctx.number)
+          if FORMAT:match("latex") then
+            out:insert(pandoc.RawBlock("latex", "\\setcounter{chapter}{" .. (ctx.number - 1) .. "}"))
+          end
+        else
+          if not b.classes:includes("unnumbered") then
+            b.classes:insert("unnumbered")
+          end
+          if FORMAT:match("latex") then
+            -- the running head of an unnumbered chapter (the preface)
+            local mark = pandoc.List({ pandoc.RawInline("latex", "\\markboth{") })
+            mark:extend(b.content)
+            mark:insert(pandoc.RawInline("latex", "}{"))
+            mark:extend(b.content)
+            mark:insert(pandoc.RawInline("latex", "}"))
+            out:insert(b)
+            b = pandoc.Plain(mark)
+          end
+        end
+      elseif ctx.number and not b.classes:includes("unnumbered") then
+        counts[b.level] = counts[b.level] + 1
+        for l = b.level + 1, #counts do
+          counts[l] = 0
+        end
+        local parts = { tostring(ctx.number) }
+        for l = 2, b.level do
+          parts[#parts + 1] = tostring(counts[l])
+        end
+        b.attributes.number = table.concat(parts, ".")
+        if b.identifier ~= "" and b.identifier:match("^sec:") then
+          add_ref(ctx, b.identifier, "Section " .. b.attributes.number)
+        end
+      elseif not ctx.number and not b.classes:includes("unnumbered") then
+        b.classes:insert("unnumbered")
+      end
+    end
+    out:insert(b)
+  end
+  if not seen_chapter and ctx.is_chapter then
+    fail(ctx, "no chapter heading: the file must start with '# Title {#ch:slug}'")
+  end
+  return out
+end
+
+-- Everything that needs only the chapter itself.
+local function process_chapter(ctx, blocks)
+  blocks = pandoc.Blocks(blocks)
+  blocks = blocks:walk(guarded({
+    Div = function(div)
+      if div.classes:includes("generated") then
+        return generated(ctx, div)
+      end
+      return edition_div(div)
+    end,
+  }))
+  blocks = blocks:walk(guarded({
+    CodeBlock = function(cb)
+      if cb.classes:includes("listing") then
+        return listing(ctx, cb)
+      end
+    end,
+    Span = function(span)
+      if span.classes:includes("value") then
+        return value(ctx, span)
+      end
+    end,
+    Image = function(img)
+      return check_image(ctx, img)
+    end,
+  }))
+  -- Figures and exercises in document order (one block walk, bottom-up).
+  blocks = blocks:walk(guarded({
+    Para = function(para)
+      if is_figure(para) then
+        return figure(ctx, para)
+      end
+    end,
+    Div = function(div)
+      if div.classes:includes("exercise") then
+        return exercise(ctx, div)
+      end
+    end,
+  }))
+  return number_headers(ctx, blocks)
+end
+
+-- Cross references: @fig:x, @ch:slug, @ex:x, @sec:x become links.
+local ref_prefixes = { "fig:", "ch:", "ex:", "sec:" }
+
+local function is_ref(id)
+  for _, p in ipairs(ref_prefixes) do
+    if id:sub(1, #p) == p then
+      return true
+    end
+  end
+  return false
+end
+
+local function resolve_refs(ctx, blocks)
+  return pandoc.Blocks(blocks):walk(guarded({
+    Cite = function(cite)
+      local any = false
+      for _, c in ipairs(cite.citations) do
+        if is_ref(c.id) then
+          any = true
+        end
+      end
+      if not any then
+        return nil
+      end
+      local out = pandoc.List()
+      for i, c in ipairs(cite.citations) do
+        if not is_ref(c.id) then
+          fail(ctx, "'@" .. c.id .. "' is cited together with a cross reference; " ..
+               "write citations plainly, e.g. [Vaswani et al., 2017]")
+        end
+        local r = refs[c.id]
+        if not r then
+          fail(ctx, "reference '@" .. c.id .. "' points to nothing: no figure, " ..
+               "chapter, exercise or section has the id '" .. c.id .. "'")
+        end
+        if i > 1 then
+          out:insert(pandoc.Str(","))
+          out:insert(pandoc.Space())
+        end
+        out:extend(c.prefix or {})
+        if c.prefix and #c.prefix > 0 then
+          out:insert(pandoc.Space())
+        end
+        out:insert(pandoc.Link({ pandoc.Str(r.text) }, "#" .. c.id))
+        out:extend(c.suffix or {})
+      end
+      return out
+    end,
+    Link = function(link)
+      -- The HTML edition refers to nothing outside itself.
+      if FORMAT:match("html") and (link.target:match("^%a[%w+.-]*://") or
+                                   link.target:match("^//") or
+                                   link.target:match("^mailto:")) then
+        local out = pandoc.List(link.content)
+        local text = stringify(link.content)
+        if text ~= link.target then
+          out:insert(pandoc.Space())
+          out:insert(pandoc.Str("(" .. link.target .. ")"))
+        end
+        return pandoc.Span(out, pandoc.Attr("", { "url" }))
+      end
+    end,
+  }))
+end
+
+-- ---------------------------------------------------------------------
+-- The document
+-- ---------------------------------------------------------------------
+
+local function default_chapters()
+  return glob("chapters/[0-9][0-9]-*.md")
+end
+
+local function load_chapter(file)
+  local ctx = { file = file, figures = 0, exercises = 0, is_chapter = true }
+  local nn = file:match("([0-9][0-9])%-[^/]*%.md$")
+  if nn and tonumber(nn) > 0 then
+    ctx.number = tonumber(nn)
+    ctx.prefix = ctx.number .. "."
+  else
+    ctx.prefix = ""
+  end
+  local text = read_file(file)
+  if not text then
+    fail(ctx, "cannot read the chapter file")
+  end
+  local blocks = pandoc.read(text, "markdown").blocks
+  return ctx, process_chapter(ctx, blocks)
+end
+
+local function build(doc)
+  local meta = doc.meta
+  if meta.edition then
+    edition = stringify(meta.edition)
+  end
+  if edition ~= "student" and edition ~= "instructor" then
+    fail({ file = "the metadata" }, "edition must be student or instructor, not '" .. edition .. "'")
+  end
+  if meta.builddir then
+    builddir = stringify(meta.builddir)
+  end
+  if meta.chapters then
+    chapter_files = {}
+    for f in stringify(meta.chapters):gmatch("%S+") do
+      chapter_files[#chapter_files + 1] = f
+    end
+  end
+
+  local main_file = (PANDOC_STATE.input_files or {})[1] or "stdin"
+  local main_ctx = { file = main_file, figures = 0, exercises = 0, prefix = "" }
+  local has_slot = false
+  for _, b in ipairs(doc.blocks) do
+    if b.t == "Div" and b.classes:includes("chapters") then
+      has_slot = true
+    end
+  end
+
+  local parts = {} -- { ctx, blocks } in order
+  if has_slot then
+    -- book.md: its own blocks (the preface, references) are not numbered.
+    local own = process_chapter(main_ctx, doc.blocks)
+    local before, after = pandoc.List(), pandoc.List()
+    local target = before
+    local chapters = pandoc.List()
+    for _, b in ipairs(own) do
+      if b.t == "Div" and b.classes:includes("chapters") then
+        target = after
+      else
+        target:insert(b)
+      end
+    end
+    parts[#parts + 1] = { main_ctx, before }
+    for _, file in ipairs(chapter_files or default_chapters()) do
+      local ok, ctx, blocks = pcall(load_chapter, file)
+      if ok then
+        parts[#parts + 1] = { ctx, blocks }
+      else
+        record(ctx)
+      end
+    end
+    parts[#parts + 1] = { main_ctx, after }
+  else
+    -- A lone chapter (a preview, or a test of the filter).
+    local nn = main_file:match("([0-9][0-9])%-[^/]*%.md$")
+    if nn and tonumber(nn) > 0 then
+      main_ctx.number = tonumber(nn)
+      main_ctx.prefix = main_ctx.number .. "."
+    end
+    parts[1] = { main_ctx, process_chapter(main_ctx, doc.blocks) }
+  end
+
+  local blocks = pandoc.List()
+  for _, p in ipairs(parts) do
+    blocks:extend(resolve_refs(p[1], p[2]))
+  end
+  doc.blocks = blocks
+
+  local label = edition == "instructor" and "Instructor edition" or "Student edition"
+  meta.edition = label
+  meta["edition-label"] = pandoc.MetaInlines({ pandoc.Str(label) })
+  if not meta.date then
+    meta.date = pandoc.MetaInlines({ pandoc.Str(label) })
+  end
+  doc.meta = meta
+  return doc
+end
+
+function Pandoc(doc)
+  local ok, res = pcall(build, doc)
+  if not ok then
+    record(res)
+  end
+  if #errors > 0 then
+    local seen, lines = {}, {}
+    for _, e in ipairs(errors) do
+      if not seen[e] then
+        seen[e] = true
+        lines[#lines + 1] = e
+      end
+    end
+    error("\n\n" .. table.concat(lines, "\n") .. "\n\nbook: " .. #lines ..
+          " error(s); the book was not built.\n", 0)
+  end
+  return res
+end

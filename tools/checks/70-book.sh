@@ -1,0 +1,241 @@
+#!/bin/sh
+# The book: both editions build as HTML and PDF; every chapter and every
+# figure is in them; the HTML refers to nothing outside itself; the
+# student edition holds none of the solutions' code; and the filter's
+# failure path works (a misspelt listing marker, a missing generated
+# file, an unknown value key or reference stops pandoc).
+# B=build/<dir> builds elsewhere (default build).
+set -eu
+B="${B:-build}"
+status=0
+fail() {
+    echo "  FAIL: $*"
+    status=1
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# ---------------------------------------------------------------------
+# 1. Both editions build.
+# ---------------------------------------------------------------------
+for ed in student instructor; do
+    if ! make --no-print-directory -s B="$B" book EDITION=$ed >"$work/make-$ed.log" 2>&1; then
+        cat "$work/make-$ed.log"
+        echo "  FAIL: make book EDITION=$ed"
+        exit 1
+    fi
+done
+html_s="$B/book.html" pdf_s="$B/book.pdf"
+html_i="$B/book-instructor.html" pdf_i="$B/book-instructor.pdf"
+for f in "$html_s" "$pdf_s" "$html_i" "$pdf_i"; do
+    [ -s "$f" ] || fail "$f is missing or empty"
+done
+for f in "$pdf_s" "$pdf_i"; do
+    pages=$(pdfinfo "$f" 2>/dev/null | awk '/^Pages:/ {print $2}')
+    if [ -z "$pages" ] || [ "$pages" -lt 2 ]; then
+        fail "$f is not a readable PDF of several pages"
+    else
+        echo "  $f: $pages pages"
+    fi
+done
+[ "$status" -eq 0 ] || exit 1
+
+# The text of an HTML file, one normalised line per source line: tags
+# removed, entities decoded, blanks collapsed and trimmed.
+html_text() {
+    sed -e 's/<[^>]*>//g' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' \
+        -e "s/&#39;/'/g" -e 's/&amp;/\&/g' "$1" | norm
+}
+norm() {
+    tr -s ' \t' '  ' | sed -e 's/^ //' -e 's/ $//'
+}
+html_text "$html_s" >"$work/student.txt"
+html_text "$html_i" >"$work/instructor.txt"
+pdftotext -q "$pdf_s" - | tr -s ' \t\n' '   ' >"$work/student-pdf.txt"
+pdftotext -q "$pdf_i" - | tr -s ' \t\n' '   ' >"$work/instructor-pdf.txt"
+
+# ---------------------------------------------------------------------
+# 2. Every chapter is in both editions (its heading in the HTML, its
+#    title in the PDF's text).
+# ---------------------------------------------------------------------
+n=0
+for ch in chapters/[0-9][0-9]-*.md; do
+    [ -e "$ch" ] || continue
+    n=$((n + 1))
+    first=$(head -n 1 "$ch")
+    case "$first" in
+        '# '*) ;;
+        *) fail "$ch: line 1 is not a chapter heading '# Title {#ch:slug}'"; continue ;;
+    esac
+    id=$(printf '%s\n' "$first" | sed -n 's/.*{[^}]*#\([^ }]*\).*/\1/p')
+    inner=$(printf '%s\n' "$first" | pandoc -f markdown -t html --wrap=none |
+        sed -n 's/^<h1[^>]*>\(.*\)<\/h1>$/\1/p')
+    plain=$(printf '%s\n' "$first" | sed -e 's/^# *//' -e 's/ *{[^}]*} *$//' | pandoc -f markdown -t plain --wrap=none | norm)
+    for html in "$html_s" "$html_i"; do
+        if [ -n "$id" ] && ! grep -q "id=\"$id\"" "$html"; then
+            fail "$ch: no heading with id '$id' in $html"
+        fi
+        if [ -z "$inner" ] || ! grep -qF "$inner" "$html"; then
+            fail "$ch: its title '$inner' is not in $html"
+        fi
+    done
+    for txt in student-pdf instructor-pdf; do
+        grep -qF "$plain" "$work/$txt.txt" || fail "$ch: its title '$plain' is not in the $txt text"
+    done
+    # Each coding exercise names its test command (a question to think
+    # about has none, so this is a warning).
+    awk -v f="$ch" '
+        /^:::+ *(\{[^}]*\.exercise[ }]|exercise *$)/ { inex = 1; text = ""; start = NR; next }
+        inex && /^:::+ *$/ { if (text !~ /make test/) print "  warning: " f ":" start ": an exercise that names no test command (make test CH=N ...)"; inex = 0; next }
+        inex { text = text " " $0 }' "$ch"
+done
+echo "  $n chapter(s) present in both editions"
+
+# Every citation [Name et al., YYYY; ...] in the chapters has an entry
+# "Name, ... (YYYY)" in book.md's references.
+sed -n '/^# References/,$p' book.md | awk '/^- / { if (e) print e; e = $0; next } /^  / { e = e " " $0 } END { if (e) print e }' >"$work/refs.txt"
+cat chapters/*.md 2>/dev/null | tr '\n' ' ' | grep -o '\[[A-Z][^]@]*[12][0-9][0-9][0-9][a-z]\?\]' | tr -d '[]' | tr ';' '\n' |
+    sed 's/^ *//' | sort -u | while read -r cite; do
+    name=$(printf '%s' "$cite" | sed 's/[ ,].*//')
+    year=$(printf '%s' "$cite" | grep -o '[12][0-9][0-9][0-9]' | tail -n 1)
+    grep -E "^- $name,.*\($year[;)]" "$work/refs.txt" >/dev/null ||
+        echo "  FAIL: the chapters cite [$cite], which has no entry in book.md's References"
+done | tee "$work/cites.txt"
+[ -s "$work/cites.txt" ] && status=1
+
+# ---------------------------------------------------------------------
+# 3. Every figure the chapters refer to exists and is embedded.
+# ---------------------------------------------------------------------
+for img in $(cat book.md chapters/*.md 2>/dev/null | grep -o '](plots/[^)]*)' | sed 's/^](//; s/)$//' | sort -u); do
+    [ -s "$B/$img" ] || fail "figure $img is referred to but $B/$img does not exist"
+done
+for html in "$html_s" "$html_i"; do
+    if grep -o '<img [^>]*>' "$html" | grep -v 'src="data:' | grep -q .; then
+        fail "$html has an image that is not embedded"
+    fi
+done
+
+# ---------------------------------------------------------------------
+# 4. The HTML refers to nothing outside itself. (The MathML and XHTML
+#    namespaces are names in xmlns attributes, not references.)
+# ---------------------------------------------------------------------
+q="[\"']?"
+for html in "$html_s" "$html_i"; do
+    bad=$(grep -Eio "(src|href|action|poster|srcset|data)[[:space:]]*=[[:space:]]*$q[[:space:]]*(https?:|ftp:|//)[^\"' >]*" "$html" | head -n 5)
+    [ -z "$bad" ] || fail "$html links outside itself: $bad"
+    bad=$(grep -Eio '<link[^>]*>' "$html" | grep -v 'href="data:' | head -n 3)
+    [ -z "$bad" ] || fail "$html has a <link> to an outside file: $bad"
+    bad=$(grep -Eio '<script[^>]*src[^>]*>' "$html" | grep -v 'src="data:' | head -n 3)
+    [ -z "$bad" ] || fail "$html loads an outside script: $bad"
+    bad=$(grep -Eio "(url\($q[[:space:]]*(https?:|//)|@import)[^)]*" "$html" | head -n 3)
+    [ -z "$bad" ] || fail "$html's style loads an outside file: $bad"
+done
+
+# ---------------------------------------------------------------------
+# 5. The student edition holds no solution code. Every line inside a
+#    listing region of solutions/*.c that appears in no starter or
+#    shared source file is a solution line; none may be in the student
+#    HTML, and (so that this check means something) the instructor
+#    edition must show them when it shows listings from solutions/.
+# ---------------------------------------------------------------------
+cat starter/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c 2>/dev/null |
+    norm | sort -u >"$work/shared-lines.txt"
+for f in solutions/*.c; do
+    [ -e "$f" ] || continue
+    awk '/^[ \t]*\/\*[ \t]*@listing[ \t]/ { depth++; next }
+         /^[ \t]*\/\*[ \t]*@end[ \t]/ { if (depth > 0) depth--; next }
+         depth > 0 { print }' "$f"
+done | norm | awk 'length($0) >= 16 && $0 !~ /^(\/\*|\*|\/\/)/' | sort -u >"$work/region-lines.txt"
+comm -23 "$work/region-lines.txt" "$work/shared-lines.txt" >"$work/solution-lines.txt"
+leaked=$(grep -Fxf "$work/solution-lines.txt" "$work/student.txt" | head -n 5 || true)
+[ -z "$leaked" ] || fail "the student edition contains solution code, e.g.: $leaked"
+shown=$(grep -Fxf "$work/solution-lines.txt" "$work/instructor.txt" | wc -l)
+uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' | grep -vc 'file="[^"]*/' || true)
+echo "  $(wc -l <"$work/solution-lines.txt") solution lines; in the student edition: 0 allowed, found $(printf '%s' "$leaked" | grep -c . || true); in the instructor edition: $shown"
+if [ "$uses" -gt 0 ]; then
+    [ "$shown" -gt 0 ] || fail "the instructor edition shows no solution code although the chapters have $uses listing(s) from starter/solutions"
+    grep -q 'KIT_E_TODO' "$work/student.txt" || fail "the student edition shows no stub (KIT_E_TODO)"
+fi
+
+# ---------------------------------------------------------------------
+# 6. The filter fails loudly: a misspelt marker, a missing generated
+#    file, an unknown value key, a dangling reference, a missing figure.
+#    The correct document is rendered first, to prove the test itself.
+# ---------------------------------------------------------------------
+mkdir -p "$work/src" "$work/build/plots/data"
+cat >"$work/src/demo.c" <<'EOF'
+/* @listing demo_fn */
+int demo_fn(void) { return 0; }
+/* @end demo_fn */
+EOF
+echo 'demo.answer=42' >"$work/build/plots/data/demo.values"
+printf '| a |\n|---|\n| 1 |\n' >"$work/build/plots/data/demo_table.md"
+render() { # render FILE: pandoc with the book filter, as make book runs it
+    pandoc "$1" --from=markdown --lua-filter=tools/book/book.lua \
+        --metadata=builddir:"$work/build" --to=html5 --output="$work/out.html" 2>"$work/err.txt"
+}
+good() {
+    cat <<EOF
+# Demo {#ch:demo}
+
+\`\`\`{.listing file="$work/src/demo.c" name="demo_fn"}
+\`\`\`
+
+The answer is []{.value key="demo.answer"}; see @ch:demo.
+
+::: {.generated file="demo_table.md"}
+:::
+EOF
+}
+good >"$work/01-demo.md"
+if ! render "$work/01-demo.md" || ! grep -q 'demo_fn' "$work/out.html" || ! grep -q '>42<' "$work/out.html"; then
+    cat "$work/err.txt"
+    fail "the filter failed on a correct chapter"
+fi
+expect_failure() { # expect_failure WHAT SED-EXPRESSION WORD
+    good | sed "$2" >"$work/02-bad.md"
+    if render "$work/02-bad.md"; then
+        fail "$1 did not stop the filter"
+    elif ! grep -q "$3" "$work/err.txt" || ! grep -q "02-bad.md" "$work/err.txt"; then
+        cat "$work/err.txt"
+        fail "$1 stopped the filter, but the message names neither '$3' nor the chapter"
+    else
+        echo "  $1 stops the build: $(grep 'ERROR' "$work/err.txt" | head -n 1 | cut -c1-150)"
+    fi
+}
+expect_failure "a misspelt listing marker" 's/name="demo_fn"/name="demo_fnn"/' 'demo_fnn'
+expect_failure "a listing from a missing file" 's/demo\.c"/nothere.c"/' 'nothere.c'
+expect_failure "a missing generated file" 's/demo_table\.md/no_table.md/' 'no_table.md'
+expect_failure "an unknown value key" 's/demo\.answer/demo.answr/' 'demo.answr'
+expect_failure "a dangling reference" 's/@ch:demo/@fig:nothing/' 'fig:nothing'
+expect_failure "a missing figure" 's/^The answer.*/![A figure.](plots\/none.png){#fig:x}/' 'plots/none.png'
+
+# ---------------------------------------------------------------------
+# 7. (warning) A coding exercise ("Write `name()` ... make test") has
+#    the number that name()'s stub comment in starter/ gives it.
+# ---------------------------------------------------------------------
+awk '/class="exercise"/ && match($0, /data-number="[0-9.]+"/) {
+         num = substr($0, RSTART + 13, RLENGTH - 14); inex = 1; fn = ""; cmd = 0 }
+     inex && fn == "" && match($0, /Write <code>[A-Za-z_][A-Za-z_0-9]*\(\)<\/code>/) {
+         fn = substr($0, RSTART + 12, RLENGTH - 21) }
+     inex && /make test/ { cmd = 1 }
+     inex && /<\/div>/ { if (fn != "" && cmd) print num, fn; inex = 0 }' "$html_s" |
+while read -r num fn; do
+    stub=$(awk -v fn="$fn" '
+        match($0, /Exercise [0-9]+\.[0-9]+/) { ex = substr($0, RSTART + 9, RLENGTH - 9) }
+        $0 ~ "^[A-Za-z].*[ *]" fn "\\(" && $0 !~ /;[ \t]*$/ { print ex; exit }' starter/*.c)
+    if [ -n "$stub" ] && [ "$stub" != "$num" ]; then
+        echo "  warning: the book's Exercise $num is $fn(), but its stub in starter/ says Exercise $stub"
+    fi
+done
+
+# ---------------------------------------------------------------------
+# 8. Listings fit the page: LaTeX reports no wide overfull lines.
+# ---------------------------------------------------------------------
+for log in "$B/book/book.log" "$B/book/book-instructor.log"; do
+    [ -e "$log" ] || continue
+    wide=$(grep -Eo 'Overfull \\hbox \(([2-9][0-9]|[0-9]{3,})\.[0-9]+pt too wide\)' "$log" | head -n 3 || true)
+    [ -z "$wide" ] || echo "  warning: $log: $wide"
+done
+
+exit $status
