@@ -17,7 +17,7 @@ unset logscale y
 set title "How peaked the softmax gets (16 keys)"
 set ylabel "mean largest weight"
 set yrange [0:1]
-set key top left
+set key center right
 plot datadir."/ch1_scale.dat" using 1:4 with linespoints lw 2 pt 7 lc rgb "#cb181d" title "without the scale", \
      ""                       using 1:5 with linespoints lw 2 pt 5 lc rgb "#2171b5" title "with 1/√d_k", \
      1.0/16 with lines dt 2 lc rgb "#888888" title "uniform, 1/16"
