@@ -22,10 +22,11 @@
 
 #include "kit_test.h"
 
-#include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
+#include <CUnit/TestRun.h>
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -133,8 +134,9 @@ static void assert_in_parent(int ok, const char *file, int line,
     if (!ok) {
         if (cur.failed++ == 0) {
             snprintf(cur.first_msg, sizeof cur.first_msg, "%s", msg);
-            snprintf(cur.first_where, sizeof cur.first_where, "%s:%d", file,
-                     line);
+            if (line > 0) /* a crash or a timeout has no line */
+                snprintf(cur.first_where, sizeof cur.first_where, "%s:%d", file,
+                         line);
         }
     }
     /* CUnit copies the message and the file name it is given. */
@@ -212,6 +214,11 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
     return 1;
 }
 
+/* After one test has timed out, the same endless loop would likely cost
+ * every later test the full limit; they get this many seconds instead. */
+#define SHORT_LIMIT 1.0
+static int timeouts_so_far;
+
 static void run_forked(const struct kit_test *t)
 {
     int fds[2];
@@ -238,7 +245,9 @@ static void run_forked(const struct kit_test *t)
     }
     close(fds[1]);
 
-    double deadline = now_seconds() + opt.timeout;
+    double limit =
+        timeouts_so_far ? fmin(opt.timeout, SHORT_LIMIT) : opt.timeout;
+    double deadline = now_seconds() + limit;
     int got_end = 0, timed_out = 0;
     for (;;) {
         struct rec_header h;
@@ -280,11 +289,15 @@ static void run_forked(const struct kit_test *t)
 
     char why[512];
     if (timed_out) {
+        timeouts_so_far++;
         snprintf(why, sizeof why,
-                 "timed out after %g s: the code never finished. Look for a "
-                 "loop whose counter never reaches its bound (a wrong "
+                 "timed out after %g s%s: the code never finished. Look for "
+                 "a loop whose counter never reaches its bound (a wrong "
                  "variable in the condition, or i-- for i++).",
-                 opt.timeout);
+                 limit,
+                 limit < opt.timeout ? " (the limit is shortened once a test "
+                                       "has timed out)"
+                                     : "");
     } else if (WIFSIGNALED(status)) {
         snprintf(why, sizeof why, "crashed with %s",
                  signal_words(WTERMSIG(status)));
@@ -513,8 +526,9 @@ static void print_first_failure(void)
     if (first_failure < 0)
         return;
     const struct selected *s = &sel[first_failure];
-    printf("\nFirst failure: ch%d %s (%s)\n", s->ch->number, s->t->name,
-           first_failure_where);
+    printf("\nFirst failure: ch%d %s%s%s%s\n", s->ch->number, s->t->name,
+           *first_failure_where ? " (" : "", first_failure_where,
+           *first_failure_where ? ")" : "");
     printf("  %s\n", first_failure_msg);
     printf("  Edit %s/%s, then run: make test CH=%d TEST=%s\n", opt.impl,
            s->ch->file, s->ch->number, s->t->name);
@@ -612,8 +626,7 @@ int main(int argc, char **argv)
     }
 
     /* CUnit runs the suites; the wrappers print each test's line. */
-    CU_basic_set_mode(CU_BRM_SILENT);
-    CU_basic_run_tests();
+    CU_run_all_tests();
     if (opt.junit && !write_junit(opt.junit))
         return 2;
 
