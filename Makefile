@@ -8,6 +8,9 @@
 #   TIMEOUT=seconds         per-test time limit (default 5, 30 with SAN=1)
 #   EDITION=student|instructor  which book `make book` renders
 
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+
 IMPL    ?= starter
 CH      ?=
 TEST    ?=
@@ -101,7 +104,10 @@ endef
 $(foreach s,$(LIB_SRC) $(TEST_SRC) $(call IMPL_SRC,$(IMPL)) tools/harness/runner.c,\
   $(eval $(call object_rule,$(s))))
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+# The headers each object depends on, as the compiler wrote them; they are
+# never remade by a rule of their own.
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+%.d: ;
 
 # ---------------------------------------------------------------------------
 # Installing what the kit needs
@@ -198,8 +204,9 @@ format-check:
 ## compdb: write build/compile_commands.json for clangd (uses bear)
 compdb:
 	@if command -v bear >/dev/null; then \
-	  mkdir -p $(B) && bear --output $(B)/compile_commands.json -- \
-	    $(MAKE) --no-print-directory -B -s kit-tests IMPL=starter >/dev/null && \
+	  rm -rf $(B)/compdb && mkdir -p $(B) && \
+	  bear --output $(B)/compile_commands.json -- \
+	    $(MAKE) --no-print-directory -s B=$(B)/compdb kit-tests IMPL=starter >/dev/null && \
 	  echo "wrote $(B)/compile_commands.json"; \
 	else echo "bear is not installed (make deps-dev); skipping compile_commands.json"; fi
 
