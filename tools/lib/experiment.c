@@ -1,0 +1,389 @@
+/*
+ * experiment.c: chapter 5, one head against many (experiment.h).
+ * Given code, read in chapter 5: the model, its training loop, Adam and
+ * the data. It calls the student's code from chapters 1 to 4 (matmul,
+ * mha_check_config, mha_forward, matmul_backward, mha_backward) and
+ * passes on any error they return, so on the starter stubs every call
+ * here fails at once with KIT_E_TODO.
+ *
+ * What this file will not do: batch sequences into one big product, or
+ * use threads. One sequence at a time, in the order the maths is written,
+ * is fast enough for this small network.
+ *
+ * Dimension letters (see experiment.h):
+ *   T = tokens, S = symbols, R = relations, d_model = embedding width,
+ *   h = heads, N = sequences in a batch, P = parameters.
+ */
+#include "experiment.h"
+#include "attention.h"
+#include "grad.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Stop at the first error and pass it on. */
+#define TRY(call)                                                              \
+    do {                                                                       \
+        int status_ = (call);                                                  \
+        if (status_ != KIT_OK)                                                 \
+            return status_;                                                    \
+    } while (0)
+
+/* ---------------------------------------------------------------------
+ * The task
+ * ------------------------------------------------------------------- */
+
+/* @listing exp_default_config */
+/* The book's run; only n_heads differs between the networks compared. */
+struct exp_config exp_default_config(int n_heads)
+{
+    struct exp_config c;
+    c.n_symbols = 16;
+    c.T = 10;
+    c.d_model = 32;
+    c.n_heads = n_heads;
+    c.batch = 16;
+    c.steps = 3000;
+    c.lr = 1e-2f;
+    c.lr_final = 1e-3f;
+    c.emb_init = 1.0f;
+    c.qk_init = 1.0f;
+    c.vo_init = 8.0f;
+    c.seed = 2017;
+    return c;
+}
+/* @end exp_default_config */
+
+/* @listing exp_source */
+/* source(r, t) = t-1, t-2, 0 or 1, or -1 when not in 0..t. */
+int exp_source(int r, int t)
+{
+    static const int back[EXP_R] = {1, 2, -1, -1};  /* relative: t - back */
+    static const int fixed[EXP_R] = {-1, -1, 0, 1}; /* absolute position */
+    int s = back[r] > 0 ? t - back[r] : fixed[r];
+    return (s >= 0 && s <= t) ? s : -1;
+}
+/* @end exp_source */
+
+const char *exp_relation_name(int r)
+{
+    static const char *const names[EXP_R] = {"previous", "two back", "first",
+                                             "second"};
+    return (r >= 0 && r < EXP_R) ? names[r] : "?";
+}
+
+/* x (N, T): every symbol uniform in 0..S-1. */
+void exp_make_batch(struct rng *r, int *x, int N, int T, int S)
+{
+    for (int i = 0; i < N * T; i++)
+        x[i] = rng_int(r, S);
+}
+
+/* ---------------------------------------------------------------------
+ * The model's memory
+ * ------------------------------------------------------------------- */
+
+/* @listing exp_layout */
+/* Hand out the next n floats of a block (NULL when counting only). */
+static float *take(float *block, int *used, int n)
+{
+    float *p = block ? block + *used : NULL;
+    *used += n;
+    return p;
+}
+
+/* Point the views into one block laid out as: E_tok, E_pos, W_q, W_k,
+ * W_v, W_o, W_r, b_r. Returns how many floats they cover: P. */
+static int lay_out(float *block, const struct exp_config *c, float **E_tok,
+                   float **E_pos, struct mha_weights *w, float **W_r,
+                   float **b_r)
+{
+    int P = 0, d = c->d_model, RS = EXP_R * c->n_symbols;
+    *E_tok = take(block, &P, c->n_symbols * d);
+    *E_pos = take(block, &P, c->T * d);
+    w->W_q = take(block, &P, d * d); /* the same for every n_heads */
+    w->W_k = take(block, &P, d * d);
+    w->W_v = take(block, &P, d * d);
+    w->W_o = take(block, &P, d * d);
+    *W_r = take(block, &P, d * RS);
+    *b_r = take(block, &P, RS);
+    return P;
+}
+/* @end exp_layout */
+
+void exp_model_free(struct exp_model *m)
+{
+    if (!m)
+        return;
+    free(m->params);
+    free(m->grads);
+    free(m->adam_m);
+    free(m->adam_v);
+    free(m->X);
+    memset(m, 0, sizeof *m);
+}
+
+/* @listing exp_model_init */
+/* Check cfg, lay out P parameters, draw them from cfg->seed. */
+int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
+{
+    if (!m || !cfg)
+        return KIT_E_NULL;
+    memset(m, 0, sizeof *m);
+    if (cfg->n_symbols <= 0 || cfg->T < 3 || cfg->batch <= 0 || cfg->steps < 0)
+        return KIT_E_SIZE;
+    struct mha_config ac = {cfg->d_model, cfg->n_heads, 1};
+    TRY(mha_check_config(&ac)); /* the student's chapter 3 check */
+    m->cfg = *cfg;
+    m->attn_cfg = ac;
+
+    /* 1. count the parameters, piece by piece, with a dry run of the
+     *    layout over a NULL block */
+    float *E, *Pe, *Wr, *br;
+    struct mha_weights w;
+    int P = lay_out(NULL, cfg, &E, &Pe, &w, &Wr, &br);
+    m->n_params = P;
+
+    /* 2. one block each for the parameters, gradients and Adam's state */
+    int d = cfg->d_model, T = cfg->T, RS = EXP_R * cfg->n_symbols;
+    int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T;
+    m->params = calloc((size_t)P, sizeof(float));
+    m->grads = calloc((size_t)P, sizeof(float));
+    m->adam_m = calloc((size_t)P, sizeof(float));
+    m->adam_v = calloc((size_t)P, sizeof(float));
+    m->X = calloc((size_t)scratch, sizeof(float));
+    if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->X) {
+        exp_model_free(m);
+        return KIT_E_NOMEM;
+    }
+    lay_out(m->params, cfg, &m->E_tok, &m->E_pos, &m->attn, &m->W_r, &m->b_r);
+    lay_out(m->grads, cfg, &m->d_E_tok, &m->d_E_pos, &m->d_attn, &m->d_W_r,
+            &m->d_b_r);
+    m->A = m->X + T * d;
+    m->H = m->A + T * d;
+    m->d_H = m->H + T * d;
+    m->d_X = m->d_H + T * d;
+    m->logits = m->d_X + T * d;
+    m->d_logits = m->logits + T * RS;
+    m->weights = m->d_logits + T * RS;
+
+    /* 3. starting weights, uniform in [-a, a]; they do not depend on
+     *    n_heads, so the runs being compared start from the same numbers */
+    struct rng r;
+    rng_seed(&r, cfg->seed);
+    const float e = cfg->emb_init, s = 1.0f / sqrtf((float)d);
+    const float qk = cfg->qk_init * s, vo = cfg->vo_init * s;
+    rng_fill(&r, m->E_tok, cfg->n_symbols * d, -e, e);
+    rng_fill(&r, m->E_pos, T * d, -e, e);
+    rng_fill(&r, m->attn.W_q, d * d, -qk, qk);
+    rng_fill(&r, m->attn.W_k, d * d, -qk, qk);
+    rng_fill(&r, m->attn.W_v, d * d, -vo, vo);
+    rng_fill(&r, m->attn.W_o, d * d, -vo, vo);
+    rng_fill(&r, m->W_r, d * RS, -s, s); /* b_r stays 0 */
+    return KIT_OK;
+}
+/* @end exp_model_init */
+
+/* ---------------------------------------------------------------------
+ * Forward and backward, one sequence at a time
+ * ------------------------------------------------------------------- */
+
+/* @listing exp_forward */
+/* logits = (X + MultiHead(X)) W_r + b_r, X = E_tok[x] + E_pos;
+ * loss = sum over valid (t, r) of -log softmax(logits[t][r])[target].
+ * x (T). */
+int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
+                long *correct, long *counted)
+{
+    if (!m || !x)
+        return KIT_E_NULL;
+    const int T = m->cfg.T, d = m->cfg.d_model, S = m->cfg.n_symbols;
+    const int RS = EXP_R * S;
+    /* 1. X = E_tok[x] + E_pos */
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c++)
+            m->X[t * d + c] = m->E_tok[x[t] * d + c] + m->E_pos[t * d + c];
+    /* 2. A = MultiHead(X), causal */
+    TRY(mha_forward(&m->attn_cfg, &m->attn, m->X, m->A, m->weights, T));
+    /* 3. H = X + A: the residual connection */
+    for (int i = 0; i < T * d; i++)
+        m->H[i] = m->X[i] + m->A[i];
+    /* 4. logits = H W_r + b_r */
+    TRY(matmul(m->H, m->W_r, m->logits, T, d, RS));
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < RS; j++)
+            m->logits[t * RS + j] += m->b_r[j];
+    /* 5. per valid (t, r): softmax over S symbols, cross-entropy and the
+     *    argmax. d_logits keeps p - onehot for the backward pass. */
+    for (int t = 0; t < T; t++) {
+        for (int r = 0; r < EXP_R; r++) {
+            const float *z = m->logits + t * RS + r * S;
+            float *g = m->d_logits + t * RS + r * S;
+            int src = exp_source(r, t);
+            if (src < 0) { /* not in the loss: no gradient either */
+                memset(g, 0, (size_t)S * sizeof(float));
+                continue;
+            }
+            int target = x[src], best = 0;
+            float max = z[0];
+            for (int s = 1; s < S; s++)
+                if (z[s] > max)
+                    max = z[s], best = s;
+            double sum = 0;
+            for (int s = 0; s < S; s++)
+                sum += exp((double)(z[s] - max));
+            for (int s = 0; s < S; s++)
+                g[s] = (float)(exp((double)(z[s] - max)) / sum) - (s == target);
+            if (loss_sum) /* -log p[target] */
+                *loss_sum += log(sum) - (double)(z[target] - max);
+            if (correct)
+                correct[r] += (best == target);
+            if (counted)
+                counted[r] += 1;
+        }
+    }
+    return KIT_OK;
+}
+/* @end exp_forward */
+
+/* @listing exp_backward */
+/* exp_forward() backward, step for step in reverse:
+ * grads += scale * d loss / d params.  x (T). */
+int exp_backward(struct exp_model *m, const int *x, float scale)
+{
+    if (!m || !x)
+        return KIT_E_NULL;
+    const int T = m->cfg.T, d = m->cfg.d_model;
+    const int RS = EXP_R * m->cfg.n_symbols;
+    /* 5. d loss / d logits = scale * (softmax - onehot), 0 where left out */
+    for (int i = 0; i < T * RS; i++)
+        m->d_logits[i] *= scale;
+    /* 4. logits = H W_r + b_r */
+    memset(m->d_H, 0, (size_t)(T * d) * sizeof(float));
+    TRY(matmul_backward(m->H, m->W_r, m->d_logits, m->d_H, m->d_W_r, T, d, RS));
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < RS; j++)
+            m->d_b_r[j] += m->d_logits[t * RS + j];
+    /* 3. H = X + A: both branches receive d_H */
+    memcpy(m->d_X, m->d_H, (size_t)(T * d) * sizeof(float));
+    /* 2. A = MultiHead(X): adds into d_X and into the layer's gradients */
+    TRY(mha_backward(&m->attn_cfg, &m->attn, m->X, m->d_H, m->d_X, &m->d_attn,
+                     T));
+    /* 1. X = E_tok[x] + E_pos: each row goes back where it came from */
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c++) {
+            m->d_E_tok[x[t] * d + c] += m->d_X[t * d + c];
+            m->d_E_pos[t * d + c] += m->d_X[t * d + c];
+        }
+    return KIT_OK;
+}
+/* @end exp_backward */
+
+/* ---------------------------------------------------------------------
+ * Training
+ * ------------------------------------------------------------------- */
+
+/* @listing exp_adam_step */
+/* p -= lr * m_hat / (sqrt(v_hat) + eps), for each of the P parameters. */
+void exp_adam_step(struct exp_model *m, float lr)
+{
+    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    m->adam_t++;
+    const float c1 = 1.0f - powf(b1, (float)m->adam_t);
+    const float c2 = 1.0f - powf(b2, (float)m->adam_t);
+    for (int i = 0; i < m->n_params; i++) {
+        float g = m->grads[i];
+        m->adam_m[i] = b1 * m->adam_m[i] + (1.0f - b1) * g;
+        m->adam_v[i] = b2 * m->adam_v[i] + (1.0f - b2) * g * g;
+        float m_hat = m->adam_m[i] / c1, v_hat = m->adam_v[i] / c2;
+        m->params[i] -= lr * m_hat / (sqrtf(v_hat) + eps);
+    }
+}
+/* @end exp_adam_step */
+
+/* How many (t, r) pairs of one sequence count in the loss. */
+static int valid_pairs(int T)
+{
+    int n = 0;
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < EXP_R; r++)
+            n += exp_source(r, t) >= 0;
+    return n;
+}
+
+/* @listing exp_train_step */
+/* loss = mean over the batch x (N, T); grads = its gradient; one Adam
+ * step. */
+int exp_train_step(struct exp_model *m, const int *x, int N, float lr,
+                   float *loss)
+{
+    if (!m || !x || !loss)
+        return KIT_E_NULL;
+    if (N <= 0)
+        return KIT_E_SIZE;
+    const int T = m->cfg.T;
+    /* the loss is a mean over every valid (sequence, t, r) */
+    const float scale = 1.0f / (float)(N * valid_pairs(T));
+    double sum = 0;
+    memset(m->grads, 0, (size_t)m->n_params * sizeof(float));
+    for (int n = 0; n < N; n++) {
+        TRY(exp_forward(m, x + n * T, &sum, NULL, NULL));
+        TRY(exp_backward(m, x + n * T, scale));
+    }
+    *loss = (float)(sum * scale);
+    exp_adam_step(m, lr);
+    return KIT_OK;
+}
+/* @end exp_train_step */
+
+/* @listing exp_train */
+/* cfg.steps training steps on fresh batches. losses (steps). */
+int exp_train(struct exp_model *m, float *losses)
+{
+    if (!m)
+        return KIT_E_NULL;
+    const struct exp_config *c = &m->cfg;
+    int *x = malloc((size_t)(c->batch * c->T) * sizeof(int));
+    if (!x)
+        return KIT_E_NOMEM;
+    struct rng data;
+    rng_seed(&data, c->seed ^ 0x5DEECE66DULL); /* its own stream */
+    int status = KIT_OK;
+    for (int step = 0; step < c->steps && status == KIT_OK; step++) {
+        /* the learning rate falls linearly from lr to lr_final */
+        float f = c->steps > 1 ? (float)step / (float)(c->steps - 1) : 0;
+        float lr = c->lr + f * (c->lr_final - c->lr);
+        float loss = 0;
+        exp_make_batch(&data, x, c->batch, c->T, c->n_symbols);
+        status = exp_train_step(m, x, c->batch, lr, &loss);
+        if (losses)
+            losses[step] = loss;
+    }
+    free(x);
+    return status;
+}
+/* @end exp_train */
+
+/* Loss and per-relation accuracy on x (N, T), without training. */
+int exp_evaluate(struct exp_model *m, const int *x, int N,
+                 struct exp_score *score)
+{
+    if (!m || !x || !score)
+        return KIT_E_NULL;
+    if (N <= 0)
+        return KIT_E_SIZE;
+    long correct[EXP_R] = {0}, counted[EXP_R] = {0};
+    double sum = 0;
+    for (int n = 0; n < N; n++)
+        TRY(exp_forward(m, x + n * m->cfg.T, &sum, correct, counted));
+    long total = 0;
+    score->mean_accuracy = 0;
+    for (int r = 0; r < EXP_R; r++) {
+        score->accuracy[r] = (double)correct[r] / (double)counted[r];
+        score->mean_accuracy += score->accuracy[r] / EXP_R;
+        total += counted[r];
+    }
+    score->loss = sum / (double)total;
+    return KIT_OK;
+}
