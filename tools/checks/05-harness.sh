@@ -21,15 +21,16 @@ expect "this test made no checks" "a test with no checks is a failure"
 expect "ok    ch99 passes_after" "the run goes on after crashes and hangs"
 expect "Run Summary:" "CUnit's run summary is printed"
 last=$(printf '%s\n' "$out" | tail -n 1)
-if [ "$last" = "2 passed, 6 failed" ]; then echo "ok   last line is '$last'"
-else echo "FAIL last line is '$last', expected '2 passed, 6 failed'"; status=1; fi
+# chapter 98 holds 72 passing tests, so more than 64 wrappers are used
+if [ "$last" = "74 passed, 6 failed" ]; then echo "ok   last line is '$last'"
+else echo "FAIL last line is '$last', expected '74 passed, 6 failed'"; status=1; fi
 [ $rc -ne 0 ] && echo "ok   exit status $rc (non-zero)" || { echo "FAIL exit status 0 with failures"; status=1; }
-if grep -q '<testsuites name="kit" tests="8" failures="6">' "$B/selftest/junit.xml" &&
+if grep -q '<testsuites name="kit" tests="80" failures="6">' "$B/selftest/junit.xml" &&
    [ "$(grep -c '<failure ' "$B/selftest/junit.xml")" -eq 6 ]; then
-    echo "ok   JUnit XML counts 8 tests, 6 failures"
+    echo "ok   JUnit XML counts 80 tests, 6 failures"
 else echo "FAIL JUnit XML is wrong:"; cat "$B/selftest/junit.xml"; status=1; fi
 # --no-fork runs in-process (for gdb): a passing test works there too.
-if "$B/selftest/kit_selftest" --no-fork --test passes | tail -n 1 | grep -qx "1 passed, 0 failed"; then
+if "$B/selftest/kit_selftest" --no-fork --chapter 99 --test passes | tail -n 1 | grep -qx "1 passed, 0 failed"; then
     echo "ok   --no-fork runs a test in-process"
 else echo "FAIL --no-fork"; status=1; fi
 exit $status

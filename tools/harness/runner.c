@@ -378,13 +378,18 @@ static void run_selected(int i)
 }
 
 /* clang-format off */
-#define W(n) static void wrap_##n(void) { run_selected(n); }
-#define W8(n) W(n##0) W(n##1) W(n##2) W(n##3) W(n##4) W(n##5) W(n##6) W(n##7)
-#define W64(n) W8(n##0) W8(n##1) W8(n##2) W8(n##3) \
-               W8(n##4) W8(n##5) W8(n##6) W8(n##7)
+/* wrap_abc runs test a*64 + b*8 + c (digits pasted into the name only:
+ * the index is computed, never read as a literal like 010, which C
+ * would take for octal). */
+#define W(a, b, c) \
+    static void wrap_##a##b##c(void) { run_selected(a * 64 + b * 8 + c); }
+#define W8(a, b) W(a, b, 0) W(a, b, 1) W(a, b, 2) W(a, b, 3) \
+                 W(a, b, 4) W(a, b, 5) W(a, b, 6) W(a, b, 7)
+#define W64(a) W8(a, 0) W8(a, 1) W8(a, 2) W8(a, 3) \
+               W8(a, 4) W8(a, 5) W8(a, 6) W8(a, 7)
 W64(0) W64(1) W64(2) W64(3)
 #undef W
-#define W(n) wrap_##n,
+#define W(a, b, c) wrap_##a##b##c,
 static void (*const wrappers[MAX_TESTS])(void) = {
     W64(0) W64(1) W64(2) W64(3)
 };
@@ -516,7 +521,7 @@ static void print_progress(void)
         for (int k = 0; k < 20; k++)
             bar[k] = k < fill ? '#' : '.';
         bar[20] = '\0';
-        printf("  Chapter %d  %-34s [%s] %3d/%d%s\n", ch->number, ch->title,
+        printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
                bar, passed, total, passed == total ? "  done" : "");
     }
 }

@@ -59,6 +59,15 @@ KIT_TEST(passes_after, "a test after the misbehaving ones still runs")
     KIT_CHECK(1, "never printed");
 }
 
+/* More tests than the runner's first 64 wrappers, so that every slot of
+ * its wrapper table is proved to run the test it belongs to. */
+#define P8                                                                     \
+    &passes, &passes, &passes, &passes, &passes, &passes, &passes, &passes
+static const struct kit_test *const many_tests[] = {P8, P8, P8, P8, P8,
+                                                    P8, P8, P8, P8, NULL};
+#undef P8
+KIT_CHAPTER(98, "Many tests", "tools/harness/selftest.c", many_tests)
+
 static const struct kit_test *const harness_tests[] = {
     &passes,      &fails,     &segfaults,    &hangs, &aborts,
     &exits_early, &no_checks, &passes_after, NULL};
