@@ -122,7 +122,7 @@ DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear
 deps:
 	@sh tools/deps.sh $(DEB_PACKAGES)
 
-## deps-dev: also install what contributors need (PyTorch, clang-format, valgrind, bear)
+## deps-dev: also install what contributors need (PyTorch for make golden, bear)
 deps-dev:
 	@sh tools/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 
