@@ -22,6 +22,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "datafile.h"
 #include "experiment.h"
 
 #include <math.h>
@@ -55,16 +56,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static FILE *open_in(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        perror(path);
-    return f;
 }
 
 /* Symbol s as a letter: A .. P for 16 symbols. */
@@ -184,9 +175,7 @@ static void print_table(FILE *f, const struct run *runs)
 
 static int write_csv(const char *dir, const struct run *runs)
 {
-    FILE *f = open_in(dir, "results.csv");
-    if (!f)
-        return 0;
+    FILE *f = data_open("experiment", dir, "results.csv");
     fprintf(f, "heads,params,acc_previous,acc_two_back,acc_first,"
                "acc_second,mean_accuracy,final_loss,seconds\n");
     for (int k = 0; k < N_RUNS; k++) {
@@ -202,9 +191,7 @@ static int write_csv(const char *dir, const struct run *runs)
 
 static int write_markdown(const char *dir, const struct run *runs)
 {
-    FILE *f = open_in(dir, "ch5_results.md");
-    if (!f)
-        return 0;
+    FILE *f = data_open("experiment", dir, "ch5_results.md");
     fprintf(f, "| heads | parameters | previous | two back | first | second "
                "| mean | final loss | seconds |\n");
     fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -233,9 +220,7 @@ static int write_values(const char *dir, const struct run *runs, double total)
 {
     static const char *const key[EXP_R] = {"previous", "two_back", "first",
                                            "second"};
-    FILE *f = open_in(dir, "ch5.values");
-    if (!f)
-        return 0;
+    FILE *f = data_open("experiment", dir, "ch5.values");
     const struct exp_config *c = &runs[0].cfg;
     fprintf(f, "ch5.symbols=%d\nch5.T=%d\nch5.d_model=%d\n", c->n_symbols, c->T,
             c->d_model);
@@ -289,9 +274,7 @@ static int write_values(const char *dir, const struct run *runs, double total)
 
 static int write_loss(const char *dir, const struct run *runs)
 {
-    FILE *f = open_in(dir, "ch5_loss.dat");
-    if (!f)
-        return 0;
+    FILE *f = data_open("experiment", dir, "ch5_loss.dat");
     fprintf(f,
             "# step  loss(1 head)  loss(2 heads)  loss(4 heads), each the "
             "mean of %d steps\n",
@@ -316,20 +299,14 @@ static int write_heads(const char *dir, const struct run *runs,
                        const int *shown)
 {
     static const char *const short_name[EXP_R] = {"t-1", "t-2", "x0", "x1"};
-    FILE *g = open_in(dir, "ch5_heads.gpi");
-    if (!g)
-        return 0;
+    FILE *g = data_open("experiment", dir, "ch5_heads.gpi");
     for (int k = 0; k < N_RUNS; k++) {
         const struct run *r = &runs[k];
         const int h = r->cfg.n_heads, T = r->cfg.T;
         for (int i = 0; i < h; i++) {
             char name[64];
             snprintf(name, sizeof name, "ch5_heads_h%d_i%d.dat", h, i);
-            FILE *f = open_in(dir, name);
-            if (!f) {
-                fclose(g);
-                return 0;
-            }
+            FILE *f = data_open("experiment", dir, name);
             fprintf(f, "query\\key");
             for (int j = 0; j < T; j++)
                 fprintf(f, " %c", symbol(shown[j]));

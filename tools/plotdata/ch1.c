@@ -15,32 +15,13 @@
  * Dimension letters: T = tokens, d_k = query/key width, d_v = value width.
  */
 #include "attention.h"
+#include "datafile.h"
 #include "rng.h"
 #include "sentence.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ch1: cannot write %s\n", path);
-        exit(1);
-    }
-    return f;
-}
-
-static void check(int status, const char *what)
-{
-    if (status != KIT_OK) {
-        fprintf(stderr, "ch1: %s failed: %s\n", what, kit_strerror(status));
-        exit(1);
-    }
-}
 
 /* The worked example of chapter 1 and its test (attention_by_hand). */
 static void worked_example(FILE *values)
@@ -49,7 +30,7 @@ static void worked_example(FILE *values)
     const float K[8] = {1, 1, 0, 0, 0, 0, 1, 1}; /* (2, 4) */
     const float V[4] = {1, 0, 0, 1};             /* (2, 2) */
     float w[4], out[4];
-    check(attention(Q, K, V, out, w, 2, 4, 2), "attention");
+    data_check("ch1", attention(Q, K, V, out, w, 2, 4, 2), "attention");
     fprintf(values, "ch1.example_w00=%.4f\nch1.example_w01=%.4f\n", w[0], w[1]);
     fprintf(values, "ch1.example_out0=[%.4f, %.4f]\n", out[0], out[1]);
 }
@@ -62,9 +43,9 @@ static void sentence_heatmap(const char *dir, FILE *values)
     enum { T = SENTENCE_T, D = SENTENCE_D };
     float X[T * D], w[T * T], out[T * D];
     sentence_embedding(X);
-    check(attention(X, X, X, out, w, T, D, D), "attention");
+    data_check("ch1", attention(X, X, X, out, w, T, D, D), "attention");
 
-    FILE *f = open_out(dir, "ch1_heatmap.dat");
+    FILE *f = data_open("ch1", dir, "ch1_heatmap.dat");
     for (int i = 0; i < T; i++) {
         for (int j = 0; j < T; j++)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
@@ -72,7 +53,7 @@ static void sentence_heatmap(const char *dir, FILE *values)
     }
     fclose(f);
     /* the token labels, as gnuplot tic commands a figure can load */
-    f = open_out(dir, "sentence_tics.gp");
+    f = data_open("ch1", dir, "sentence_tics.gp");
     for (int axis = 0; axis < 2; axis++) {
         fprintf(f, "set %ctics (", axis ? 'y' : 'x');
         for (int t = 0; t < T; t++)
@@ -101,7 +82,7 @@ static void scale_measurement(const char *dir, FILE *values)
     static float Q[T * MAX_DK], K[T * MAX_DK], S[T * T];
     struct rng r;
     rng_seed(&r, 2017);
-    FILE *f = open_out(dir, "ch1_scale.dat");
+    FILE *f = data_open("ch1", dir, "ch1_scale.dat");
     fprintf(f, "# d_k var_unscaled var_scaled maxw_unscaled maxw_scaled\n");
     for (int d_k = 4; d_k <= MAX_DK; d_k *= 2) {
         double var[2] = {0, 0}, maxw[2] = {0, 0};
@@ -111,13 +92,13 @@ static void scale_measurement(const char *dir, FILE *values)
                 K[i] = (float)rng_normal(&r);
             }
             for (int scaled = 0; scaled < 2; scaled++) {
-                check(matmul_bt(Q, K, S, T, d_k, T), "matmul_bt");
+                data_check("ch1", matmul_bt(Q, K, S, T, d_k, T), "matmul_bt");
                 float scale = scaled ? 1.0f / sqrtf((float)d_k) : 1.0f;
                 for (int i = 0; i < T * T; i++) {
                     S[i] *= scale;
                     var[scaled] += (double)S[i] * S[i]; /* the mean is 0 */
                 }
-                check(softmax_rows(S, T, T), "softmax_rows");
+                data_check("ch1", softmax_rows(S, T, T), "softmax_rows");
                 for (int i = 0; i < T; i++) {
                     float m = 0;
                     for (int j = 0; j < T; j++)
@@ -150,7 +131,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
         return 2;
     }
-    FILE *values = open_out(argv[1], "ch1.values");
+    FILE *values = data_open("ch1", argv[1], "ch1.values");
     worked_example(values);
     sentence_heatmap(argv[1], values);
     scale_measurement(argv[1], values);

@@ -23,6 +23,7 @@
  * Dimension letters: T = tokens, d_k = query/key width, d_v = value width.
  */
 #include "attention.h"
+#include "datafile.h"
 #include "rng.h"
 #include "sentence.h"
 
@@ -30,26 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ch2: cannot write %s\n", path);
-        exit(1);
-    }
-    return f;
-}
-
-static void check(int status, const char *what)
-{
-    if (status != KIT_OK) {
-        fprintf(stderr, "ch2: %s failed: %s\n", what, kit_strerror(status));
-        exit(1);
-    }
-}
 
 /* ---------------------------------------------------------------------
  * Two ways to hide the future, with their work counted
@@ -137,8 +118,8 @@ static void compare_costs(int T, int d_k, int d_v, struct cost *fill,
     rng_fill(&r, V, (int)nv, -1.0f, 1.0f);
     memset(fill, 0, sizeof *fill);
     memset(bound, 0, sizeof *bound);
-    check(causal_attention(Q, K, V, out[0], w[0], T, d_k, d_v),
-          "causal_attention");
+    data_check("ch2", causal_attention(Q, K, V, out[0], w[0], T, d_k, d_v),
+               "causal_attention");
     causal_rows(Q, K, V, out[1], w[1], T, d_k, d_v, 0, fill);
     causal_rows(Q, K, V, out[2], w[2], T, d_k, d_v, 1, bound);
     for (int m = 1; m < 3; m++)
@@ -159,7 +140,7 @@ static void cost_table(const char *dir, FILE *values)
 {
     enum { D_K = 16, D_V = 16 };
     static const int sizes[] = {SENTENCE_T, 128, 1024};
-    FILE *f = open_out(dir, "ch2_cost.md");
+    FILE *f = data_open("ch2", dir, "ch2_cost.md");
     fprintf(f, "| $T$ | dot products, $-\\infty$ fill | dot products, "
                "loop bound | `expf` calls, fill | `expf` calls, bound | "
                "work saved |\n");
@@ -189,7 +170,7 @@ static void cost_table(const char *dir, FILE *values)
 
 static void write_map(const char *dir, const char *name, const float *w, int T)
 {
-    FILE *f = open_out(dir, name);
+    FILE *f = data_open("ch2", dir, name);
     for (int i = 0; i < T; i++) {
         for (int j = 0; j < T; j++)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
@@ -203,8 +184,9 @@ static void sentence_maps(const char *dir, FILE *values)
     enum { T = SENTENCE_T, D = SENTENCE_D };
     float X[T * D], full[T * T], causal[T * T], out[T * D];
     sentence_embedding(X);
-    check(attention(X, X, X, out, full, T, D, D), "attention");
-    check(causal_attention(X, X, X, out, causal, T, D, D), "causal_attention");
+    data_check("ch2", attention(X, X, X, out, full, T, D, D), "attention");
+    data_check("ch2", causal_attention(X, X, X, out, causal, T, D, D),
+               "causal_attention");
     write_map(dir, "ch2_full.dat", full, T);
     write_map(dir, "ch2_causal.dat", causal, T);
 
@@ -246,7 +228,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
         return 2;
     }
-    FILE *values = open_out(argv[1], "ch2.values");
+    FILE *values = data_open("ch2", argv[1], "ch2.values");
     sentence_maps(argv[1], values);
     cost_table(argv[1], values);
     fclose(values);

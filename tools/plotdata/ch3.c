@@ -28,6 +28,7 @@
  * h = heads, d_head = d_model / h.
  */
 #include "attention.h"
+#include "datafile.h"
 #include "heads.h"
 #include "mha.h"
 #include "sentence.h"
@@ -40,34 +41,14 @@
 #define D           SENTENCE_D
 #define RANDOM_SEED 2026ULL
 
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ch3: cannot write %s\n", path);
-        exit(1);
-    }
-    return f;
-}
-
-static void check(int status, const char *what)
-{
-    if (status != KIT_OK) {
-        fprintf(stderr, "ch3: %s failed: %s\n", what, kit_strerror(status));
-        exit(1);
-    }
-}
-
 /* Run the layer both ways; they must agree. weights (h, T, T). */
 static void run(const struct mha_config *cfg, const struct mha_weights *w,
                 const float *X, float *weights)
 {
     float out[T * D], out_f[T * D], weights_f[D * T * T];
-    check(mha_forward(cfg, w, X, out, weights, T), "mha_forward");
-    check(mha_forward_fused(cfg, w, X, out_f, weights_f, T),
-          "mha_forward_fused");
+    data_check("ch3", mha_forward(cfg, w, X, out, weights, T), "mha_forward");
+    data_check("ch3", mha_forward_fused(cfg, w, X, out_f, weights_f, T),
+               "mha_forward_fused");
     for (int k = 0; k < T * D; k++)
         if (fabsf(out[k] - out_f[k]) > 1e-5f) {
             fprintf(stderr, "ch3: the fused form disagrees at %d\n", k);
@@ -78,7 +59,7 @@ static void run(const struct mha_config *cfg, const struct mha_weights *w,
 /* One (T, T) map as "row col weight" lines. */
 static void write_map(const char *dir, const char *name, const float *w)
 {
-    FILE *f = open_out(dir, name);
+    FILE *f = data_open("ch3", dir, name);
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
@@ -120,17 +101,17 @@ int main(int argc, char **argv)
     /* 1. the hand-built heads, read as 4 heads and as 1 head */
     struct mha_config multi = {D, HEADS_N, 0}, single = {D, 1, 0};
     struct mha_weights w;
-    check(mha_weights_alloc(&w, &multi), "mha_weights_alloc");
-    check(heads_build(&w), "heads_build");
+    data_check("ch3", mha_weights_alloc(&w, &multi), "mha_weights_alloc");
+    data_check("ch3", heads_build(&w), "heads_build");
     float att4[HEADS_N * T * T], att1[T * T];
     run(&multi, &w, X, att4);
     run(&single, &w, X, att1);
 
     /* 2. the same layer with random weights */
     struct mha_weights wr;
-    check(mha_weights_alloc(&wr, &multi), "mha_weights_alloc");
-    check(mha_weights_randomize(&wr, &multi, RANDOM_SEED),
-          "mha_weights_randomize");
+    data_check("ch3", mha_weights_alloc(&wr, &multi), "mha_weights_alloc");
+    data_check("ch3", mha_weights_randomize(&wr, &multi, RANDOM_SEED),
+               "mha_weights_randomize");
     float att4r[HEADS_N * T * T], att1r[T * T];
     run(&multi, &wr, X, att4r);
     run(&single, &wr, X, att1r);
@@ -145,7 +126,7 @@ int main(int argc, char **argv)
         write_map(dir, name, att4r + i * T * T);
     }
 
-    FILE *tics = open_out(dir, "ch3_tics.gp");
+    FILE *tics = data_open("ch3", dir, "ch3_tics.gp");
     for (int axis = 0; axis < 2; axis++) {
         fprintf(tics, "set %ctics (", axis ? 'y' : 'x');
         for (int t = 0; t < T; t++)
@@ -167,7 +148,7 @@ int main(int argc, char **argv)
         {"syntactic (object of)", 2, BLOCKED},
         {"semantic (delivery truck)", 3, TRUCK},
     };
-    FILE *md = open_out(dir, "ch3_street.md");
+    FILE *md = data_open("ch3", dir, "ch3_street.md");
     fprintf(md, "| relation in the lesson | head | key | weight in "
                 "that head | weight in the single head |\n");
     fprintf(md, "|---|---|---|--:|--:|\n");
@@ -185,10 +166,10 @@ int main(int argc, char **argv)
     /* 3b. why the single head picks what it picks: its score is
      *     q_t . k_j over all 16 columns, the sum of the four blocks */
     float Q[T * D], K[T * D];
-    check(matmul(X, w.W_q, Q, T, D, D), "matmul");
-    check(matmul(X, w.W_k, K, T, D, D), "matmul");
+    data_check("ch3", matmul(X, w.W_q, Q, T, D, D), "matmul");
+    data_check("ch3", matmul(X, w.W_k, K, T, D, D), "matmul");
     const int keys[] = {NARROW, BLOCKED, TRUCK, DELIVERY, STREET};
-    md = open_out(dir, "ch3_scores.md");
+    md = data_open("ch3", dir, "ch3_scores.md");
     fprintf(md, "| key | head 0 block | head 1 block | head 2 block | "
                 "head 3 block | sum / sqrt(16) | single-head weight |\n");
     fprintf(md, "|---|--:|--:|--:|--:|--:|--:|\n");
@@ -209,7 +190,7 @@ int main(int argc, char **argv)
 
     /* 4. parameter counts: h heads cost what one wide head costs */
     char b1[32];
-    md = open_out(dir, "ch3_params.md");
+    md = data_open("ch3", dir, "ch3_params.md");
     fprintf(md, "| layer | d_model | heads | d_head | parameters |\n");
     fprintf(md, "|---|--:|--:|--:|--:|\n");
     const struct {
@@ -230,7 +211,7 @@ int main(int argc, char **argv)
     fclose(md);
 
     /* 5. the numbers the prose quotes */
-    FILE *v = open_out(dir, "ch3.values");
+    FILE *v = data_open("ch3", dir, "ch3.values");
     const float *h0 = att4 + (0 * T + STREET) * T;
     const float *h1 = att4 + (1 * T + STREET) * T;
     const float *h2 = att4 + (2 * T + STREET) * T;

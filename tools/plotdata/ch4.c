@@ -22,6 +22,7 @@
  * Dimension letters: T = tokens, d_k = query/key width, d_v = value width.
  */
 #include "attention.h"
+#include "datafile.h"
 #include "grad.h"
 #include "rng.h"
 
@@ -30,26 +31,6 @@
 #include <stdlib.h>
 
 enum { T = 4, DK = 4, DV = 3 };
-
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ch4: cannot write %s\n", path);
-        exit(1);
-    }
-    return f;
-}
-
-static void check(int status, const char *what)
-{
-    if (status != KIT_OK) {
-        fprintf(stderr, "ch4: %s failed: %s\n", what, kit_strerror(status));
-        exit(1);
-    }
-}
 
 /* L = sum(attention(Q, K, V) * G) in double.
  * Q, K (T, d_k), V, G (T, d_v). */
@@ -85,7 +66,7 @@ static float loss_float(const float *Q, const float *K, const float *V,
                         const float *G)
 {
     float out[T * DV], w[T * T], L = 0.0f;
-    check(attention(Q, K, V, out, w, T, DK, DV), "attention");
+    data_check("ch4", attention(Q, K, V, out, w, T, DK, DV), "attention");
     for (int i = 0; i < T * DV; i++)
         L += out[i] * G[i];
     return L;
@@ -175,15 +156,16 @@ int main(int argc, char **argv)
     fd_double(Q, K, V, G, h_test, ref);
 
     /* the kit's backward pass */
-    check(attention(Qf, Kf, Vf, out, Pf, T, DK, DV), "attention");
-    check(
+    data_check("ch4", attention(Qf, Kf, Vf, out, Pf, T, DK, DV), "attention");
+    data_check(
+        "ch4",
         attention_backward(Qf, Kf, Vf, Pf, Gf, d_Qf, d_Kf, d_Vf, T, DK, DV, 0),
         "attention_backward");
     for (int i = 0; i < T * DK; i++)
         kit[i] = d_Qf[i];
     double err_kit = max_err(kit, ref, T * DK);
 
-    FILE *dat = open_out(argv[1], "ch4_fd.dat");
+    FILE *dat = data_open("ch4", argv[1], "ch4_fd.dat");
     fprintf(dat, "# h  double_fd_err  float_fd_err  backward_err\n");
     double at_test_h = NAN;
     double best_f = INFINITY, best_f_h = 0, best_d = INFINITY, best_d_h = 0;
@@ -205,7 +187,7 @@ int main(int argc, char **argv)
     }
     fclose(dat);
 
-    FILE *v = open_out(argv[1], "ch4.values");
+    FILE *v = data_open("ch4", argv[1], "ch4.values");
     put_sci(v, "ch4.fd_h", h_test, 0);
     put_sci(v, "ch4.backward_err", err_kit, 1);
     put_sci(v, "ch4.double_fd_best_err", best_d, 1);
