@@ -10,8 +10,8 @@ if (!exists("prefix")) prefix = "ch3_"
 if (!exists("main_title")) main_title = "The same weights as one head of width 16 (left) and as 4 heads of width 4 (right)"
 if (!exists("single_title")) single_title = "1 head: the four relations share one softmax"
 if (!exists("head_titles")) {
-    array head_titles[4] = ["head 0: previous token", "head 1: noun to its adjective", \
-                            "head 2: object to its verb", "head 3: traffic (semantic)"]
+    array head_titles[4] = ["head 0: previous token", "head 1: noun to adjective", \
+                            "head 2: object to verb", "head 3: traffic words"]
 }
 size_w = 1560; size_h = 860
 load "plots/common.gp"
@@ -31,24 +31,24 @@ big_dark(w) = (w >= 0.25 && w < 0.55) ? sprintf("%.1f", w) : ""
 big_light(w) = (w >= 0.55) ? sprintf("%.1f", w) : ""
 grey = "#444444"
 
-set multiplot title main_title font ",16"
+set multiplot title main_title font ",19"
 
 # left: the single head, large, with every weight >= 0.05 written in
 set lmargin at screen 0.10
 set rmargin at screen 0.46
 set tmargin at screen 0.87
 set bmargin at screen 0.17
-set title single_title font ",13"
+set title single_title font ",15"
 set xlabel "key (attended to)"
 set ylabel "query (attending)"
-set tics font ",11"
+set tics font ",14"
 unset colorbox
 plot datadir."/".prefix."single.dat" using 2:1:3 with image, \
-     "" using 2:1:(dark($3)) with labels font ",9" textcolor rgb grey, \
-     "" using 2:1:(light($3)) with labels font ",9" textcolor rgb "white"
+     "" using 2:1:(dark($3)) with labels font ",11" textcolor rgb grey, \
+     "" using 2:1:(light($3)) with labels font ",11" textcolor rgb "white"
 
 # right: the four heads in a 2 x 2 grid
-set tics font ",9"
+set tics font ",12"
 set xlabel ""
 set ylabel ""
 x0 = 0.545; dx = 0.195; y0 = 0.90; dy = 0.43
@@ -58,13 +58,13 @@ do for [i = 0:3] {
     set rmargin at screen x0 + c * dx + 0.15
     set tmargin at screen y0 - r * dy - 0.035
     set bmargin at screen y0 - r * dy - 0.035 - 0.27
-    set title head_titles[i + 1] font ",11"
+    set title head_titles[i + 1] font ",14"
     if (i == 3) {
         set colorbox user origin screen 0.91, screen 0.17 size screen 0.013, screen 0.70
         set cblabel "weight"
     }
     plot datadir."/".prefix."head".i.".dat" using 2:1:3 with image, \
-         "" using 2:1:(big_dark($3)) with labels font ",7" textcolor rgb grey, \
-         "" using 2:1:(big_light($3)) with labels font ",7" textcolor rgb "white"
+         "" using 2:1:(big_dark($3)) with labels font ",10" textcolor rgb grey, \
+         "" using 2:1:(big_light($3)) with labels font ",10" textcolor rgb "white"
 }
 unset multiplot
