@@ -182,8 +182,8 @@ static int write_csv(const char *dir, const struct run *runs)
         const struct run *r = &runs[k];
         fprintf(f, "%d,%d", r->cfg.n_heads, r->n_params);
         for (int j = 0; j < EXP_R; j++)
-            fprintf(f, ",%.4f", r->score.accuracy[j]);
-        fprintf(f, ",%.4f,%.4f,%.2f\n", r->score.mean_accuracy, r->score.loss,
+            fprintf(f, ",%.6f", r->score.accuracy[j]);
+        fprintf(f, ",%.6f,%.6f,%.2f\n", r->score.mean_accuracy, r->score.loss,
                 r->seconds);
     }
     return fclose(f) == 0;
