@@ -65,8 +65,10 @@ int kit_expect_status(const char *file, int line, const char *call, int got,
         return kit_check(1, file, line, "%s", "");
     if (got == KIT_E_TODO)
         return kit_check(0, file, line,
-                         "%s is still the starter stub: it returned "
-                         "KIT_E_TODO. Write it, then run the test again.",
+                         "%s returned KIT_E_TODO: it is still a starter "
+                         "stub. Write it, then run the test again. (Written "
+                         "it already? Then a function it calls from an "
+                         "earlier chapter is still a stub.)",
                          call);
     return kit_check(0, file, line, "%s returned %d (%s); expected %d (%s)",
                      call, got, kit_strerror(got), want, kit_strerror(want));
