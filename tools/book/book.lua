@@ -18,6 +18,7 @@ meaning:
                                    its pixels / 1000 of the text width
   @ch:slug                         "Chapter C"
   ::: exercise                     Exercise C.k; @ex:id refers to one
+  ::: question                     Question C.k (to think about, no code)
                                    with an id
   ::: {.generated file=F}          the Markdown file <builddir>/plots/data/F
   []{.value key=K}                 K's value, from <builddir>/plots/data/
@@ -398,9 +399,19 @@ local function figure(ctx, para)
   return para
 end
 
-local function exercise(ctx, div)
-  ctx.exercises = ctx.exercises + 1
-  local label = "Exercise " .. ctx.prefix .. ctx.exercises
+-- A numbered box: an exercise (code to write, with its test command) or
+-- a question (to think about or try by hand). Each kind counts on its own
+-- within a chapter: Exercise C.k, Question C.k.
+local boxes = {
+  exercise = { label = "Exercise", counter = "exercises", env = "kitexercise" },
+  question = { label = "Question", counter = "questions", env = "kitquestion" },
+}
+
+local function numbered_box(ctx, div, kind)
+  local box = boxes[kind]
+  ctx[box.counter] = (ctx[box.counter] or 0) + 1
+  local number = ctx.prefix .. ctx[box.counter]
+  local label = box.label .. " " .. number
   if div.identifier ~= "" then
     add_ref(ctx, div.identifier, label)
   end
@@ -412,10 +423,10 @@ local function exercise(ctx, div)
   else
     div.content:insert(1, pandoc.Para({ head }))
   end
-  div.attributes["data-number"] = ctx.prefix .. ctx.exercises
+  div.attributes["data-number"] = number
   if FORMAT:match("latex") then
-    div.content:insert(1, pandoc.RawBlock("latex", "\\begin{kitexercise}"))
-    div.content:insert(pandoc.RawBlock("latex", "\\end{kitexercise}"))
+    div.content:insert(1, pandoc.RawBlock("latex", "\\begin{" .. box.env .. "}"))
+    div.content:insert(pandoc.RawBlock("latex", "\\end{" .. box.env .. "}"))
   end
   return div
 end
@@ -538,8 +549,10 @@ local function process_chapter(ctx, blocks)
       end
     end,
     Div = function(div)
-      if div.classes:includes("exercise") then
-        return exercise(ctx, div)
+      for kind in pairs(boxes) do
+        if div.classes:includes(kind) then
+          return numbered_box(ctx, div, kind)
+        end
       end
     end,
   }))

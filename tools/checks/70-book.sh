@@ -82,12 +82,16 @@ for ch in chapters/[0-9][0-9]-*.md; do
     for txt in student-pdf instructor-pdf; do
         grep -qF "$plain" "$work/$txt.txt" || fail "$ch: its title '$plain' is not in the $txt text"
     done
-    # Each coding exercise names its test command (a question to think
-    # about has none, so this is a warning).
-    awk -v f="$ch" '
+    # Each exercise names a function (`name()`) and its test command
+    # (make test CH=N ...). Work with pencil and paper is a ::: question.
+    bad=$(awk -v f="$ch" '
         /^:::+ *(\{[^}]*\.exercise[ }]|exercise *$)/ { inex = 1; text = ""; start = NR; next }
-        inex && /^:::+ *$/ { if (text !~ /make test/) print "  warning: " f ":" start ": an exercise that names no test command (make test CH=N ...)"; inex = 0; next }
-        inex { text = text " " $0 }' "$ch"
+        inex && /^:::+ *$/ {
+            if (text !~ /make test/ || text !~ /`[A-Za-z_0-9]+\(\)`/)
+                print f ":" start ": an exercise must name its function (`name()`) and its test command (make test CH=N ...); make it a ::: question if it has none"
+            inex = 0; next }
+        inex { text = text " " $0 }' "$ch")
+    [ -z "$bad" ] || fail "$bad"
 done
 echo "  $n chapter(s) present in both editions"
 
