@@ -24,7 +24,7 @@ endif
 CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -O2 -g
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2)
 CPPFLAGS := -Iinclude -Itests $(PKG_CFLAGS) -MMD -MP
 LDLIBS   := $(PKG_LIBS) -lm
 ifeq ($(SAN),1)
@@ -35,7 +35,7 @@ TIMEOUT  ?= 30
 VARIANT  := $(IMPL)-san
 else
 TIMEOUT  ?= 5
-VARIANT  := $(IMPL)
+VARIANT  := $(IMPL)$(if $(DEBUG),-debug)
 endif
 
 B        ?= build
@@ -78,10 +78,14 @@ test: $(TESTS_BIN)
 list: $(TESTS_BIN)
 	@$(TESTS_BIN) --list
 
-## debug: run one test in-process under gdb (TEST=name is required)
-debug: $(TESTS_BIN)
+## debug: run one test in-process under gdb, built at -O0 (TEST=name is required)
+debug:
 	@test -n "$(TEST)" || { echo "make debug needs TEST=name (see make list)"; exit 2; }
-	gdb --args $(TESTS_BIN) --no-fork --impl $(IMPL) --test $(TEST)
+	@$(MAKE) --no-print-directory -s kit-tests DEBUG=1
+	@echo "gdb: type 'run' to start; after a crash 'bt' shows the calls and"
+	@echo "'frame N' then 'info locals' shows one of them. 'break matmul' stops"
+	@echo "at a function before 'run'. 'quit' leaves."
+	gdb -q --args $(B)/$(IMPL)-debug/kit_tests --no-fork --impl $(IMPL) --test $(TEST)
 
 ## kit-tests: only build the test binary (for IMPL and SAN)
 kit-tests: $(TESTS_BIN)

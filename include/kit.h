@@ -25,4 +25,7 @@ enum kit_status {
 /* A short English sentence for a status code. Never returns NULL. */
 const char *kit_strerror(int status);
 
+/* The code's name, "KIT_E_SIZE" for KIT_E_SIZE. Never returns NULL. */
+const char *kit_status_name(int status);
+
 #endif

@@ -43,6 +43,14 @@ struct kit_chapter {
 /* Called by KIT_CHAPTER before main(). */
 void kit_register_chapter(const struct kit_chapter *ch);
 
+/* The number of the chapter whose test is running. */
+int kit_current_chapter(void);
+
+/* Note the student's call about to be made ("matmul(A, B, C, 2, 3, 2)"),
+ * so that a crash or a timeout inside it can name it. KIT_EXPECT_STATUS
+ * does this for the call it checks. */
+void kit_about_to_call(const char *call);
+
 #define KIT_TEST(name_, what_)                                                 \
     static void name_##_body(void);                                            \
     static const struct kit_test name_ = {#name_, what_, name_##_body};        \
@@ -93,12 +101,25 @@ int kit_expect_tensor(const char *file, int line, const char *call,
 /* Check a returned status. A starter stub's KIT_E_TODO gets the message
  * "not written yet". Returns 1 when got == want. */
 #define KIT_EXPECT_STATUS(call, got, want)                                     \
-    kit_expect_status(__FILE__, __LINE__, call, got, want)
+    (kit_about_to_call(call),                                                  \
+     kit_expect_status(__FILE__, __LINE__, call, got, want))
 int kit_expect_status(const char *file, int line, const char *call, int got,
                       int want);
 
 /* Fill n floats with NaN, so that output a function never wrote is seen. */
 void kit_poison(float *x, size_t n);
+
+/* An output buffer of n floats, filled with NaN, with KIT_GUARD guard
+ * floats of a known value on each side. After the call under test,
+ * KIT_EXPECT_IN_BOUNDS says whether the code wrote before the start or
+ * past the end. Free it with kit_output_free(). */
+#define KIT_GUARD 64
+float *kit_output(size_t n);
+void kit_output_free(float *x);
+#define KIT_EXPECT_IN_BOUNDS(call, name, x, n)                                 \
+    kit_expect_in_bounds(__FILE__, __LINE__, call, name, x, n)
+int kit_expect_in_bounds(const char *file, int line, const char *call,
+                         const char *name, const float *x, size_t n);
 
 /* malloc that never returns NULL (the test aborts cleanly instead). */
 void *kit_alloc(size_t bytes);

@@ -35,6 +35,7 @@ enum variant {
     INT_DIV,    /* 1 / d_k in integer arithmetic: the scale is 0   */
     WRONG_AXIS, /* softmax down the columns instead of the rows    */
     K_QT,       /* K Q^T instead of Q K^T                          */
+    SCALE_LATE, /* the scale applied after the softmax             */
     N_VARIANTS
 };
 
@@ -45,6 +46,7 @@ static const char *const variant_name[N_VARIANTS] = {
     "integer division in the scale",
     "softmax over the wrong axis",
     "K Q^T in place of Q K^T",
+    "the scale applied after the softmax",
 };
 
 static const char *const variant_advice[N_VARIANTS] = {
@@ -57,6 +59,8 @@ static const char *const variant_advice[N_VARIANTS] = {
     "along j for a fixed i, not along i for a fixed j.",
     "weights[i][j] is query i against key j: compute Q K^T, i.e. "
     "matmul_bt(Q, K, ...), not matmul_bt(K, Q, ...).",
+    "Scale the scores before softmax_rows(): scaled afterwards, the rows "
+    "no longer sum to 1.",
 };
 
 /* weights (T, T) and out (T, d_v) as the given variant computes them. */
@@ -65,7 +69,7 @@ static void ref_attention(enum variant v, const double *Q, const double *K,
                           double *weights, double *out)
 {
     double scale = 1.0 / sqrt((double)d_k);
-    if (v == NO_SCALE)
+    if (v == NO_SCALE || v == SCALE_LATE)
         scale = 1.0;
     if (v == SCALE_DK)
         scale = 1.0 / d_k;
@@ -92,6 +96,9 @@ static void ref_attention(enum variant v, const double *Q, const double *K,
         for (int j = 0; j < T; j++)
             x[j * stride] /= sum;
     }
+    if (v == SCALE_LATE)
+        for (int i = 0; i < T * T; i++)
+            weights[i] /= sqrt((double)d_k);
     for (int i = 0; i < T; i++)
         for (int c = 0; c < d_v; c++) {
             double s = 0;
@@ -134,14 +141,14 @@ static void expect_attention(const char *label, const float *Qf,
             mw[v].value = mo[v].value = NULL;
     }
 
-    float *w = kit_alloc(nw * sizeof *w), *out = kit_alloc(nv * sizeof *out);
-    kit_poison(w, nw);
-    kit_poison(out, nv);
+    float *w = kit_output(nw), *out = kit_output(nv);
     char call[160];
     snprintf(call, sizeof call, "attention() on %s (T=%d, d_k=%d, d_v=%d)",
              label, T, d_k, d_v);
     if (KIT_EXPECT_STATUS(call, attention(Qf, Kf, Vf, out, w, T, d_k, d_v),
-                          KIT_OK)) {
+                          KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "weights", w, nw) &&
+        KIT_EXPECT_IN_BOUNDS(call, "out", out, nv)) {
         char what[200];
         snprintf(what, sizeof what, "%s: weights", call);
         KIT_EXPECT_TENSOR(what, w, want_w, T, T, TOL, mw, N_VARIANTS - 1);
@@ -150,7 +157,8 @@ static void expect_attention(const char *label, const float *Qf,
     }
     for (int v = 0; v < N_VARIANTS - 1; v++)
         free(wbuf[v]), free(obuf[v]);
-    free(Q), free(K), free(V), free(w), free(out);
+    free(Q), free(K), free(V);
+    kit_output_free(w), kit_output_free(out);
 }
 
 /* ---------------------------------------------------------------------
@@ -169,9 +177,14 @@ static void matmul_mistakes(const double *want, const float *prefill, int m,
     }
 }
 
+/* Check C (m, p) against want, after checking that nothing was written
+ * outside C; name the accumulator mistakes, and `extra` if given. */
 static void expect_product(const char *call, const float *C, const double *want,
-                           const float *prefill, int m, int p)
+                           const float *prefill, int m, int p,
+                           const struct kit_mistake *extra)
 {
+    if (!KIT_EXPECT_IN_BOUNDS(call, "C", C, (size_t)m * p))
+        return;
     double added[64], running[64];
     matmul_mistakes(want, prefill, m, p, added, running);
     const struct kit_mistake mistakes[] = {
@@ -183,8 +196,9 @@ static void expect_product(const char *call, const float *C, const double *want,
          "Each C[i][j] carries the sums of the entries before it. Set the "
          "sum to 0 inside the loops, just before the loop over k.",
          running},
+        extra ? *extra : (struct kit_mistake){0},
     };
-    KIT_EXPECT_TENSOR(call, C, want, m, p, TOL, mistakes, 2);
+    KIT_EXPECT_TENSOR(call, C, want, m, p, TOL, mistakes, extra ? 3 : 2);
 }
 
 KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
@@ -192,38 +206,58 @@ KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
     const float A[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
     const float B[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
     const double want[4] = {58, 64, 139, 154};
-    float C[4] = {7, 7, 7, 7}; /* not zero, as a caller's buffer may be */
     const float prefill[4] = {7, 7, 7, 7};
-    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2),
-                           KIT_OK))
-        return;
-    expect_product("matmul(A, B, C, 2, 3, 2)", C, want, prefill, 2, 2);
+    float *C = kit_output(4);
+    for (int i = 0; i < 4; i++)
+        C[i] = prefill[i]; /* not zero, as a caller's buffer may be */
+    if (KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2),
+                          KIT_OK))
+        expect_product("matmul(A, B, C, 2, 3, 2)", C, want, prefill, 2, 2,
+                       NULL);
+    kit_output_free(C);
 }
 
 KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
 {
-    float A[15], B[20], C[12], prefill[12];
+    float A[15], B[20], prefill[12], *C = kit_output(12);
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_B, B, 20);
     for (int i = 0; i < 12; i++)
         C[i] = prefill[i] = 0.5f * (float)i - 2.0f;
-    if (!KIT_EXPECT_STATUS("matmul(A, B, C, 3, 5, 4)", matmul(A, B, C, 3, 5, 4),
-                           KIT_OK))
-        return;
-    expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4);
+    if (KIT_EXPECT_STATUS("matmul(A, B, C, 3, 5, 4)", matmul(A, B, C, 3, 5, 4),
+                          KIT_OK))
+        expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4,
+                       NULL);
+    kit_output_free(C);
 }
 
-KIT_TEST(matmul_bt_golden, "matmul_bt: A B^T against PyTorch's A @ B")
+KIT_TEST(matmul_bt_golden,
+         "matmul_bt: A Bt^T, with Bt = B^T given, against PyTorch's A @ B")
 {
-    float A[15], Bt[20], C[12], prefill[12];
+    float A[15], Bt[20], prefill[12], *C = kit_output(12);
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_Bt, Bt, 20); /* (4, 5): B transposed */
     for (int i = 0; i < 12; i++)
         C[i] = prefill[i] = 3.0f;
-    if (!KIT_EXPECT_STATUS("matmul_bt(A, Bt, C, 3, 5, 4)",
-                           matmul_bt(A, Bt, C, 3, 5, 4), KIT_OK))
-        return;
-    expect_product("matmul_bt(A, Bt, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3, 4);
+    /* The plain product, reading Bt's 20 numbers as if they were (5, 4). */
+    double plain[12];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            double sum = 0;
+            for (int k = 0; k < 5; k++)
+                sum += ch1_mm_A[i * 5 + k] * ch1_mm_Bt[k * 4 + j];
+            plain[i * 4 + j] = sum;
+        }
+    const struct kit_mistake untransposed = {
+        "B read as (n, p) instead of (p, n)",
+        "In matmul_bt() the second matrix is stored by rows of length n: "
+        "C[i][j] = sum over k of A[i][k] * B[j][k], B[j * n + k].",
+        plain};
+    if (KIT_EXPECT_STATUS("matmul_bt(A, Bt, C, 3, 5, 4)",
+                          matmul_bt(A, Bt, C, 3, 5, 4), KIT_OK))
+        expect_product("matmul_bt(A, Bt, C, 3, 5, 4)", C, ch1_mm_C, prefill, 3,
+                       4, &untransposed);
+    kit_output_free(C);
 }
 
 KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
@@ -257,10 +291,12 @@ KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
  * Exercise 1.3: softmax_rows
  * ------------------------------------------------------------------- */
 
-/* The answers of a softmax along the columns, and of one that never
- * divides by the sum (exp(x - max) left as it is). X (rows, cols). */
+/* The answers of a softmax along the columns, of one that never
+ * divides by the sum (exp(x - max) left as it is), and of one whose sum
+ * is not reset between rows. X (rows, cols). */
 static void softmax_mistakes(const double *X, int rows, int cols,
-                             double *by_column, double *unnormalised)
+                             double *by_column, double *unnormalised,
+                             double *carried)
 {
     for (int c = 0; c < cols; c++) {
         double max = X[c], sum = 0;
@@ -278,14 +314,21 @@ static void softmax_mistakes(const double *X, int rows, int cols,
         for (int c = 0; c < cols; c++)
             unnormalised[r * cols + c] = exp(X[r * cols + c] - max);
     }
+    double sum = 0; /* the mistake: one sum for all rows */
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++)
+            sum += unnormalised[r * cols + c];
+        for (int c = 0; c < cols; c++)
+            carried[r * cols + c] = unnormalised[r * cols + c] / sum;
+    }
 }
 
 KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
 {
-    float X[24];
-    double by_column[24], unnormalised[24];
+    float *X = kit_output(24);
+    double by_column[24], unnormalised[24], carried[24];
     kit_to_float(ch1_sm_X, X, 24);
-    softmax_mistakes(ch1_sm_X, 4, 6, by_column, unnormalised);
+    softmax_mistakes(ch1_sm_X, 4, 6, by_column, unnormalised, carried);
     const struct kit_mistake mistakes[] = {
         {"softmax over the wrong axis",
          "Each row must sum to 1: take the max and the sum along the row.",
@@ -293,12 +336,18 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
         {"the division by the row's sum forgotten",
          "After the exponentials, divide each entry by the row's sum.",
          unnormalised},
+        {"a sum that is not reset for each row",
+         "Row 0 is right and the later rows are too small: each row adds "
+         "to the sums of the rows before it. Set the sum to 0 at the start "
+         "of every row.",
+         carried},
     };
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
-                           KIT_OK))
-        return;
-    KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL, mistakes,
-                      2);
+    if (KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
+                          KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS("softmax_rows(X, 4, 6)", "X", X, 24))
+        KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
+                          mistakes, 3);
+    kit_output_free(X);
 }
 
 KIT_TEST(softmax_rows_sum_to_one,
@@ -326,7 +375,10 @@ KIT_TEST(softmax_rows_sum_to_one,
             }
             if (!KIT_CHECK(fabs(sum - 1) < 1e-5,
                            "softmax_rows on a (%d,%d) matrix: row %d sums to "
-                           "%.7g, not 1. Divide each entry by its row's sum.",
+                           "%.7g, not 1. Each row's entries must be divided "
+                           "by the sum of that same row's exponentials, "
+                           "summed before any division; and row r starts "
+                           "at X + r * cols.",
                            rows, cols, i, sum))
                 return;
         }

@@ -80,7 +80,7 @@ static struct {
  * Records: how a child's checks reach the parent
  * ------------------------------------------------------------------- */
 
-enum { REC_CHECK = 1, REC_END = 2 };
+enum { REC_CHECK = 1, REC_END = 2, REC_CALL = 3 };
 
 struct rec_header {
     int kind;
@@ -125,7 +125,15 @@ static struct {
     int checks, failed;
     char first_msg[MSG_MAX];
     char first_where[256];
+    char last_call[512]; /* the student's function being called, if any */
 } cur;
+
+static int current_chapter; /* the chapter of the test running now */
+
+int kit_current_chapter(void)
+{
+    return current_chapter;
+}
 
 static void assert_in_parent(int ok, const char *file, int line,
                              const char *msg)
@@ -142,6 +150,14 @@ static void assert_in_parent(int ok, const char *file, int line,
     /* CUnit copies the message and the file name it is given. */
     CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line, msg, file,
                             "", CU_FALSE);
+}
+
+void kit_about_to_call(const char *call)
+{
+    if (record_fd >= 0)
+        send_record(REC_CALL, 1, "", 0, call);
+    else
+        snprintf(cur.last_call, sizeof cur.last_call, "%.500s", call);
 }
 
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -277,7 +293,15 @@ static void run_forked(const struct kit_test *t)
         }
         file[h.file_len] = '\0';
         msg[h.msg_len] = '\0';
-        assert_in_parent(h.ok, file, h.line, msg);
+        if (h.kind == REC_CALL) {
+            /* keep what fits: a call is short */
+            size_t keep = strlen(msg);
+            if (keep >= sizeof cur.last_call)
+                keep = sizeof cur.last_call - 1;
+            memcpy(cur.last_call, msg, keep);
+            cur.last_call[keep] = '\0';
+        } else
+            assert_in_parent(h.ok, file, h.line, msg);
     }
     close(fds[0]);
 
@@ -287,32 +311,43 @@ static void run_forked(const struct kit_test *t)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
 
-    char why[512];
+    char why[1024];
+    int n;
     if (timed_out) {
         timeouts_so_far++;
-        snprintf(why, sizeof why,
-                 "timed out after %g s%s: the code never finished. Look for "
-                 "a loop whose counter never reaches its bound (a wrong "
-                 "variable in the condition, or i-- for i++).",
-                 limit,
-                 limit < opt.timeout ? " (the limit is shortened once a test "
-                                       "has timed out)"
-                                     : "");
+        n = snprintf(why, sizeof why,
+                     "timed out after %g s%s: the code never finished. Look "
+                     "for a loop whose counter never reaches its bound (a "
+                     "wrong variable in the condition, or i-- for i++).",
+                     limit,
+                     limit < opt.timeout ? " (the limit is shortened once a "
+                                           "test has timed out)"
+                                         : "");
     } else if (WIFSIGNALED(status)) {
-        snprintf(why, sizeof why, "crashed with %s",
-                 signal_words(WTERMSIG(status)));
+        n = snprintf(why, sizeof why, "crashed with %s.",
+                     signal_words(WTERMSIG(status)));
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        snprintf(why, sizeof why,
-                 "the test process exited with status %d before it finished "
-                 "(a sanitizer report above says why, if there is one)",
-                 WEXITSTATUS(status));
+        n = snprintf(why, sizeof why,
+                     "the test process exited with status %d before it "
+                     "finished (a sanitizer report above says why, if there "
+                     "is one).",
+                     WEXITSTATUS(status));
     } else if (!got_end) {
-        snprintf(why, sizeof why,
-                 "the test process stopped before the test finished: does "
-                 "the code call exit()?");
+        n = snprintf(why, sizeof why,
+                     "the test process stopped before the test finished: "
+                     "does the code call exit()?");
     } else {
         return;
     }
+    /* Say which call it was, and how to find the line. */
+    if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
+        n += snprintf(why + n, sizeof why - (size_t)n,
+                      " It happened inside %s.", cur.last_call);
+    if (!timed_out && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n,
+                 " To see the line: make test SAN=1 TEST=%s, or make debug "
+                 "TEST=%s.",
+                 t->name, t->name);
     assert_in_parent(0, t->name, 0, why);
 }
 
@@ -344,6 +379,7 @@ static void run_selected(int i)
 {
     struct selected *s = &sel[i];
     memset(&cur, 0, sizeof cur);
+    current_chapter = s->ch->number;
     double start = now_seconds();
     if (opt.fork)
         run_forked(s->t);
@@ -516,13 +552,22 @@ static void print_progress(void)
             }
         if (total == 0)
             continue;
+        int in_chapter = 0; /* all of the chapter's tests, run or not */
+        for (const struct kit_test *const *t = ch->tests; *t; t++)
+            in_chapter++;
         char bar[21];
         int fill = passed * 20 / total;
         for (int k = 0; k < 20; k++)
             bar[k] = k < fill ? '#' : '.';
         bar[20] = '\0';
-        printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
-               bar, passed, total, passed == total ? "  done" : "");
+        if (total < in_chapter) /* TEST= chose some: no "done" */
+            printf("  Chapter %d  %-42s [%s] %3d/%d passed (%d of its %d "
+                   "tests run)\n",
+                   ch->number, ch->title, bar, passed, total, total,
+                   in_chapter);
+        else
+            printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
+                   bar, passed, total, passed == total ? "  done" : "");
     }
 }
 

@@ -1,5 +1,5 @@
 /*
- * kit.c: status codes as sentences (declared in kit.h). Given code.
+ * kit.c: status codes as sentences and names (kit.h). Given code.
  */
 #include "kit.h"
 
@@ -15,5 +15,19 @@ const char *kit_strerror(int status)
     case KIT_E_FORMAT: return "the file is malformed";
     case KIT_E_TODO: return "not written yet (a starter stub)";
     default: return "unknown status code";
+    }
+}
+
+const char *kit_status_name(int status)
+{
+    switch (status) {
+    case KIT_OK: return "KIT_OK";
+    case KIT_E_SIZE: return "KIT_E_SIZE";
+    case KIT_E_NULL: return "KIT_E_NULL";
+    case KIT_E_HEADS: return "KIT_E_HEADS";
+    case KIT_E_NOMEM: return "KIT_E_NOMEM";
+    case KIT_E_FORMAT: return "KIT_E_FORMAT";
+    case KIT_E_TODO: return "KIT_E_TODO";
+    default: return "an unknown status";
     }
 }
