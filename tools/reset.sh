@@ -1,9 +1,13 @@
 #!/bin/sh
 # reset.sh N: restore chapter N's starter files to the kit's stubs.
+#
 # The student's current files are first copied to a dated folder under
-# build/backups/, and the script says where. Nothing is overwritten
-# without that copy. The stubs come from git: RESET_FROM (default
-# origin/HEAD when it exists, else HEAD).
+# build/backups/, and the script says where: nothing is overwritten
+# without that copy. The stubs come from git history: for each file, the
+# newest committed version in which every function is still a stub (as
+# many "return KIT_E_TODO" lines as "@listing" markers), so a student who
+# commits their work still gets the stubs back. RESET_FROM=<commit>
+# restores from that commit instead.
 set -eu
 ch="${1:-}"
 case "$ch" in
@@ -13,10 +17,19 @@ files=$(ls starter/ch"$ch"_*.c 2>/dev/null || true)
 if [ -z "$files" ]; then
     echo "reset: chapter $ch has no files in starter/"; exit 2
 fi
-from="${RESET_FROM:-}"
-if [ -z "$from" ]; then
-    if git rev-parse -q --verify origin/HEAD >/dev/null 2>&1; then from=origin/HEAD; else from=HEAD; fi
-fi
+
+# The newest commit whose version of $1 is all stubs, or nothing.
+pristine() {
+    for c in $(git log --format=%H -- "$1"); do
+        text=$(git show "$c:$1" 2>/dev/null) || continue
+        todo=$(printf '%s\n' "$text" | grep -c 'return KIT_E_TODO' || true)
+        marks=$(printf '%s\n' "$text" | grep -c '@listing' || true)
+        if [ "$marks" -gt 0 ] && [ "$todo" -eq "$marks" ]; then
+            echo "$c"; return
+        fi
+    done
+}
+
 stamp=$(date +%Y%m%d-%H%M%S)
 dest="build/backups/ch$ch-$stamp"
 mkdir -p "$dest"
@@ -25,10 +38,11 @@ for f in $files; do
 done
 echo "reset: saved your chapter $ch files to $dest/"
 for f in $files; do
-    if git cat-file -e "$from:$f" 2>/dev/null; then
+    from="${RESET_FROM:-$(pristine "$f")}"
+    if [ -n "$from" ] && git cat-file -e "$from:$f" 2>/dev/null; then
         git show "$from:$f" > "$f"
-        echo "reset: restored $f from $from"
+        echo "reset: restored $f (the stubs of commit $(git rev-parse --short "$from"))"
     else
-        echo "reset: $f is not in $from; left as it is"
+        echo "reset: found no committed stubs for $f; left it as it is"
     fi
 done

@@ -1,9 +1,19 @@
 #!/bin/sh
 # starter/ compiles with -Werror, and every chapter's tests fail on the
-# stubs cleanly: no test passes, none crashes, none times out.
+# stubs cleanly: no test passes, none crashes, none times out. Each stub
+# file has one "return KIT_E_TODO" per listing marker, which is how
+# make reset recognises the stubs in git history.
 set -eu
 make --no-print-directory -s kit-tests IMPL=starter
 status=0
+for f in starter/*.c; do
+    todo=$(grep -c 'return KIT_E_TODO' "$f" || true)
+    marks=$(grep -c '@listing' "$f" || true)
+    if [ "$todo" -ne "$marks" ]; then
+        echo "$f: $todo stubs (return KIT_E_TODO) for $marks listings; make reset needs one each"
+        status=1
+    fi
+done
 for ch in $(build/starter/kit_tests --list | sed -n 's/^ch\([0-9]*\) .*/\1/p' | sort -un); do
     out=$(build/starter/kit_tests --chapter "$ch" --impl starter --quiet 2>&1) && {
         echo "chapter $ch: the stubs pass every test; a stub must fail"; status=1; continue; }
