@@ -6,20 +6,20 @@
 # the files' first row and column; ch5_heads.gpi sets each panel's title:
 # the head's mean weight on the token each relation reads (t-1, t-2,
 # x0 = the first token, x1 = the second), over the evaluation sequences.
-size_w = 1500
-size_h = 1250
+size_w = 1200
+size_h = 1120
 load "plots/common.gp"
 load datadir."/ch5_heads.gpi"
 
 set cbrange [0:1]
 set yrange [] reverse
 set size ratio -1
-set tics scale 0 font ",11"
+set tics scale 0 font ",12"
 set xtics offset 0, 0.3
 unset key
-set title font ",12"
+set title font ",13"
 
-set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.92 spacing 0.035, 0.075 \
+set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.89 spacing 0.035, 0.13 \
     title "Attention weights of the trained heads on one sequence\n(rows: 1, 2 and 4 heads)" font ",16"
 
 # the empty corner of the first row explains how to read a panel

@@ -318,11 +318,12 @@ static int write_heads(const char *dir, const struct run *runs,
                 fprintf(f, "\n");
             }
             fclose(f);
-            /* "2 heads: head 1" over its mean weight on each relation */
-            fprintf(g, "title_h%d_i%d = \"%d head%s: head %d\\n", h, i, h,
+            /* "2 heads: head 1" over its mean weight on each relation,
+             * two relations a line so the title fits over its panel */
+            fprintf(g, "title_h%d_i%d = \"%d head%s: head %d", h, i, h,
                     h > 1 ? "s" : "", i);
             for (int j = 0; j < EXP_R; j++)
-                fprintf(g, "%s%s %.2f", j ? "  " : "", short_name[j],
+                fprintf(g, "%s%s %.2f", j % 2 ? "  " : "\\n", short_name[j],
                         r->role[i][j]);
             fprintf(g, "\"\n");
         }
