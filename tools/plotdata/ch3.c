@@ -143,14 +143,14 @@ int main(int argc, char **argv)
         const char *lesson;
         int head, partner;
     } rel[] = {
-        {"positional (the token just before)", 0, NARROW},
-        {"adjectival (described by)", 1, NARROW},
-        {"syntactic (object of)", 2, BLOCKED},
-        {"semantic (delivery truck)", 3, TRUCK},
+        {"positional", 0, NARROW},
+        {"adjectival", 1, NARROW},
+        {"syntactic", 2, BLOCKED},
+        {"semantic", 3, TRUCK},
     };
     FILE *md = data_open("ch3", dir, "ch3_street.md");
-    fprintf(md, "| relation in the lesson | head | key | weight in "
-                "that head | weight in the single head |\n");
+    /* short cells, so that the table keeps one line per row in print */
+    fprintf(md, "| relation | head | key | in its head | in one head |\n");
     fprintf(md, "|---|---|---|--:|--:|\n");
     for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
         const float *row = att4 + (rel[k].head * T + STREET) * T;
@@ -159,8 +159,7 @@ int main(int argc, char **argv)
                 sentence_tokens[rel[k].partner], row[rel[k].partner],
                 s1[rel[k].partner]);
     }
-    fprintf(md, "| (none: attending to itself) | | \"street\" | | %.2f |\n",
-            s1[STREET]);
+    fprintf(md, "| (itself) | | \"street\" | | %.2f |\n", s1[STREET]);
     fclose(md);
 
     /* 3b. why the single head picks what it picks: its score is
@@ -170,8 +169,8 @@ int main(int argc, char **argv)
     data_check("ch3", matmul(X, w.W_k, K, T, D, D), "matmul");
     const int keys[] = {NARROW, BLOCKED, TRUCK, DELIVERY, STREET};
     md = data_open("ch3", dir, "ch3_scores.md");
-    fprintf(md, "| key | head 0 block | head 1 block | head 2 block | "
-                "head 3 block | sum / sqrt(16) | single-head weight |\n");
+    fprintf(md, "| key | head 0 | head 1 | head 2 | head 3 | sum / sqrt(16) "
+                "| one head |\n");
     fprintf(md, "|---|--:|--:|--:|--:|--:|--:|\n");
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         const int j = keys[k], dh = D / HEADS_N;
