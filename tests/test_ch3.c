@@ -281,11 +281,32 @@ KIT_TEST(mha_check_config_errors,
                       KIT_E_NULL);
 }
 
+/* One impossible mha_head_slice call: the documented error, and nothing
+ * written into W_i (n floats, guarded). Returns 1 when both hold. */
+static int slice_error(const char *call, const float *W, float *W_i, size_t n,
+                       int d_model, int n_heads, int i, int want)
+{
+    if (W_i)
+        kit_poison(W_i, n);
+    if (!KIT_EXPECT_STATUS(call, mha_head_slice(W, W_i, d_model, n_heads, i),
+                           want))
+        return 0;
+    int clean = 1;
+    for (size_t k = 0; W_i && k < n; k++)
+        clean &= isnan(W_i[k]) != 0;
+    return KIT_CHECK(clean,
+                     "%s returned the error but wrote into W_i; on error "
+                     "write nothing",
+                     call) &&
+           (!W_i || KIT_EXPECT_IN_BOUNDS(call, "W_i", W_i, n));
+}
+
 KIT_TEST(mha_head_slice_blocks,
          "mha_head_slice: head i gets the contiguous column block i")
 {
     enum { D = 6, H = 3, DH = D / H };
-    float W[D * D], W_i[D * DH];
+    float W[D * D];
+    float *W_i = kit_output(D * DH); /* (D, DH), guarded */
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++)
             W[r * D + c] = (float)(10 * r + c); /* W[r][c] = "rc" */
@@ -302,30 +323,32 @@ KIT_TEST(mha_head_slice_blocks,
         char call[80];
         snprintf(call, sizeof call, "mha_head_slice(W, W_i, 6, 3, %d)", i);
         kit_poison(W_i, D * DH);
-        if (!KIT_EXPECT_STATUS(call, mha_head_slice(W, W_i, D, H, i), KIT_OK))
-            return;
-        if (!KIT_EXPECT_TENSOR(call, W_i, want, D, DH, 0, m, 1))
-            return;
+        if (!KIT_EXPECT_STATUS(call, mha_head_slice(W, W_i, D, H, i), KIT_OK) ||
+            !KIT_EXPECT_IN_BOUNDS(call, "W_i", W_i, D * DH) ||
+            !KIT_EXPECT_TENSOR(call, W_i, want, D, DH, 0, m, 1))
+            goto done;
     }
-    /* errors, and nothing written */
-    kit_poison(W_i, D * DH);
-    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 3, 3): no head 3",
-                      mha_head_slice(W, W_i, D, H, 3), KIT_E_HEADS);
-    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 3, -1)",
-                      mha_head_slice(W, W_i, D, H, -1), KIT_E_HEADS);
-    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 4, 0): 4 does not divide 6",
-                      mha_head_slice(W, W_i, D, 4, 0), KIT_E_HEADS);
-    KIT_EXPECT_STATUS("mha_head_slice(W, W_i, 6, 0, 0)",
-                      mha_head_slice(W, W_i, D, 0, 0), KIT_E_SIZE);
-    KIT_EXPECT_STATUS("mha_head_slice(NULL, W_i, 6, 3, 0)",
-                      mha_head_slice(NULL, W_i, D, H, 0), KIT_E_NULL);
-    KIT_EXPECT_STATUS("mha_head_slice(W, NULL, 6, 3, 0)",
-                      mha_head_slice(W, NULL, D, H, 0), KIT_E_NULL);
-    int untouched = 1;
-    for (int k = 0; k < D * DH; k++)
-        untouched &= isnan(W_i[k]) != 0;
-    KIT_CHECK(untouched, "mha_head_slice wrote into W_i although it returned "
-                         "an error; on error write nothing");
+    /* errors, and nothing written, checked after each call */
+    const struct {
+        const float *W;
+        float *W_i;
+        int n_heads, i, want;
+        const char *call;
+    } bad[] = {
+        {W, W_i, H, 3, KIT_E_HEADS,
+         "mha_head_slice(W, W_i, 6, 3, 3): no head 3"},
+        {W, W_i, H, -1, KIT_E_HEADS, "mha_head_slice(W, W_i, 6, 3, -1)"},
+        {W, W_i, 4, 0, KIT_E_HEADS,
+         "mha_head_slice(W, W_i, 6, 4, 0): 4 does not divide 6"},
+        {W, W_i, 0, 0, KIT_E_SIZE, "mha_head_slice(W, W_i, 6, 0, 0)"},
+        {NULL, W_i, H, 0, KIT_E_NULL, "mha_head_slice(NULL, W_i, 6, 3, 0)"},
+        {W, NULL, H, 0, KIT_E_NULL, "mha_head_slice(W, NULL, 6, 3, 0)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        slice_error(bad[k].call, bad[k].W, bad[k].W_i, D * DH, D,
+                    bad[k].n_heads, bad[k].i, bad[k].want);
+done:
+    kit_output_free(W_i);
 }
 
 /* ---------------------------------------------------------------------
@@ -345,19 +368,20 @@ static void golden_cases(forward_fn forward, int causal)
         struct mha_weights w;
         weights_from_double(&w, &L);
         float *X = kit_alloc(sizeof(float) * (size_t)T * d);
-        float *out = kit_alloc(sizeof(float) * (size_t)T * d);
-        float *att = kit_alloc(sizeof(float) * (size_t)h * T * T);
+        const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
+        float *out = kit_output(n_out); /* (T, d_model), guarded */
+        float *att = kit_output(n_att); /* (h, T, T), guarded */
         kit_to_float(g->X, X, (size_t)T * d);
-        kit_poison(out, (size_t)T * d);
-        kit_poison(att, (size_t)h * T * T);
         struct mistakes M;
         mistakes_build(&M, &L);
         char call[160];
         snprintf(call, sizeof call,
                  "%s(case \"%s\": T %d, d_model %d, %d heads, causal %d)",
                  fn_name(forward), g->name, T, d, h, causal);
-        int ok =
-            KIT_EXPECT_STATUS(call, forward(&cfg, &w, X, out, att, T), KIT_OK);
+        int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &w, X, out, att, T),
+                                   KIT_OK) &&
+                 KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
+                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
         if (ok) {
             char what[200];
             snprintf(what, sizeof what, "%s weights (head, query, key)", call);
@@ -372,7 +396,8 @@ static void golden_cases(forward_fn forward, int causal)
         }
         mistakes_free(&M);
         weights_free(&w);
-        free(X), free(out), free(att);
+        free(X);
+        kit_output_free(out), kit_output_free(att);
         if (!ok)
             return;
     }
@@ -651,63 +676,92 @@ static int untouched(const float *x, int n)
     return 1;
 }
 
+/* One impossible call of forward: the documented status and, whenever it
+ * returns an error, nothing written into out (T, d_model) or weights
+ * (n_att floats), both guarded and poisoned here first. */
+struct bad_call {
+    const struct mha_config *cfg;
+    const struct mha_weights *w;
+    const float *X;
+    int out, att; /* 0: pass NULL instead of the buffer */
+    int T, want;
+    const char *what; /* the arguments, for the message */
+    const char *why;  /* what is wrong with them, or "" */
+};
+
+static void forward_error(forward_fn forward, const struct bad_call *b,
+                          float *out, size_t n_out, float *att, size_t n_att)
+{
+    char call[200];
+    snprintf(call, sizeof call, "%s(%s)%s", fn_name(forward), b->what, b->why);
+    kit_poison(out, n_out), kit_poison(att, n_att);
+    kit_about_to_call(call);
+    int rc = forward(b->cfg, b->w, b->X, b->out ? out : NULL,
+                     b->att ? att : NULL, b->T);
+    KIT_EXPECT_STATUS(call, rc, b->want);
+    if (rc == KIT_OK)
+        return;
+    KIT_CHECK(untouched(out, (int)n_out) && untouched(att, (int)n_att),
+              "%s returned an error but wrote into out or weights; on error "
+              "write nothing: check every argument before the first write",
+              call);
+    KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+    KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att);
+}
+
 static void forward_errors(forward_fn forward)
 {
     enum { T = 3, D = 6 };
     struct random_layer R;
     random_layer(&R, T, D, 2, 0, 851);
-    float out[T * D], att[6 * T * T];
-    kit_poison(out, T * D), kit_poison(att, 6 * T * T);
-    const char *f = fn_name(forward);
+    /* weights sized for the most heads any call below names */
+    const size_t n_out = T * D, n_att = 6 * T * T;
+    float *out = kit_output(n_out), *att = kit_output(n_att);
     char call[160];
     struct mha_config good = {D, 2, 0};
-    snprintf(call, sizeof call, "%s(d_model 6, 2 heads)", f);
+    snprintf(call, sizeof call, "%s(cfg {d_model 6, n_heads 2}, T 3)",
+             fn_name(forward));
     if (!KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, att, T),
                            KIT_OK))
         goto done;
-    kit_poison(out, T * D), kit_poison(att, 6 * T * T);
-    const struct {
-        struct mha_config cfg;
-        int want;
-        const char *what;
-    } bad[] = {
-        {{D, 4, 0}, KIT_E_HEADS, "d_model 6, 4 heads: 4 does not divide 6"},
-        {{D, 5, 1}, KIT_E_HEADS, "d_model 6, 5 heads, causal"},
-        {{D, 0, 0}, KIT_E_SIZE, "d_model 6, 0 heads"},
-        {{D, -3, 0}, KIT_E_SIZE, "d_model 6, -3 heads"},
-        {{0, 2, 0}, KIT_E_SIZE, "d_model 0, 2 heads"},
-        {{-6, 2, 0}, KIT_E_SIZE, "d_model -6, 2 heads"},
-    };
-    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        snprintf(call, sizeof call, "%s(%s)", f, bad[k].what);
-        KIT_EXPECT_STATUS(call, forward(&bad[k].cfg, &R.w, R.X, out, att, T),
-                          bad[k].want);
-    }
-    snprintf(call, sizeof call, "%s(..., T = 0)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, att, 0), KIT_E_SIZE);
-    snprintf(call, sizeof call, "%s(cfg = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(NULL, &R.w, R.X, out, att, T), KIT_E_NULL);
-    snprintf(call, sizeof call, "%s(w = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, NULL, R.X, out, att, T), KIT_E_NULL);
-    snprintf(call, sizeof call, "%s(X = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, &R.w, NULL, out, att, T),
-                      KIT_E_NULL);
-    snprintf(call, sizeof call, "%s(out = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, NULL, att, T),
-                      KIT_E_NULL);
-    snprintf(call, sizeof call, "%s(weights = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, &R.w, R.X, out, NULL, T),
-                      KIT_E_NULL);
+    const struct mha_config c4 = {D, 4, 0}, c5 = {D, 5, 1}, c0 = {D, 0, 0};
+    const struct mha_config cm3 = {D, -3, 0}, d0 = {0, 2, 0}, dm6 = {-6, 2, 0};
     struct mha_weights holes = R.w;
     holes.W_o = NULL;
-    snprintf(call, sizeof call, "%s(w->W_o = NULL)", f);
-    KIT_EXPECT_STATUS(call, forward(&good, &holes, R.X, out, att, T),
-                      KIT_E_NULL);
-    KIT_CHECK(untouched(out, T * D) && untouched(att, 6 * T * T),
-              "%s wrote into out or weights although it returned an error; "
-              "on error write nothing",
-              f);
+    const struct bad_call bad[] = {
+        {&c4, &R.w, R.X, 1, 1, T, KIT_E_HEADS,
+         "cfg {d_model 6, n_heads 4}, w, X, out, weights, T 3",
+         " (4 does not divide 6)"},
+        {&c5, &R.w, R.X, 1, 1, T, KIT_E_HEADS,
+         "cfg {d_model 6, n_heads 5, causal 1}, w, X, out, weights, T 3", ""},
+        {&c0, &R.w, R.X, 1, 1, T, KIT_E_SIZE,
+         "cfg {d_model 6, n_heads 0}, w, X, out, weights, T 3", ""},
+        {&cm3, &R.w, R.X, 1, 1, T, KIT_E_SIZE,
+         "cfg {d_model 6, n_heads -3}, w, X, out, weights, T 3", ""},
+        {&d0, &R.w, R.X, 1, 1, T, KIT_E_SIZE,
+         "cfg {d_model 0, n_heads 2}, w, X, out, weights, T 3", ""},
+        {&dm6, &R.w, R.X, 1, 1, T, KIT_E_SIZE,
+         "cfg {d_model -6, n_heads 2}, w, X, out, weights, T 3", ""},
+        {&good, &R.w, R.X, 1, 1, 0, KIT_E_SIZE,
+         "cfg {d_model 6, n_heads 2}, w, X, out, weights, T 0", ""},
+        {NULL, &R.w, R.X, 1, 1, T, KIT_E_NULL,
+         "cfg NULL, w, X, out, weights, T 3", ""},
+        {&good, NULL, R.X, 1, 1, T, KIT_E_NULL,
+         "cfg {d_model 6, n_heads 2}, w NULL, X, out, weights, T 3", ""},
+        {&good, &R.w, NULL, 1, 1, T, KIT_E_NULL,
+         "cfg {d_model 6, n_heads 2}, w, X NULL, out, weights, T 3", ""},
+        {&good, &R.w, R.X, 0, 1, T, KIT_E_NULL,
+         "cfg {d_model 6, n_heads 2}, w, X, out NULL, weights, T 3", ""},
+        {&good, &R.w, R.X, 1, 0, T, KIT_E_NULL,
+         "cfg {d_model 6, n_heads 2}, w, X, out, weights NULL, T 3", ""},
+        {&good, &holes, R.X, 1, 1, T, KIT_E_NULL,
+         "cfg {d_model 6, n_heads 2}, w with W_o NULL, X, out, weights, T 3",
+         ""},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        forward_error(forward, &bad[k], out, n_out, att, n_att);
 done:
+    kit_output_free(out), kit_output_free(att);
     random_layer_free(&R);
 }
 
