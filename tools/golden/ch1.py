@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from golden.common import c_array, rng, uniform, write_header
+from golden.common import attention_cases, c_array, rng, uniform, write_header
 
 # (name, T, d_k, d_v): square and not, d_k != d_v, and T = 1.
 ATTENTION_CASES = [
@@ -36,17 +36,9 @@ def generate(out_dir):
     parts += [c_array("ch1_sm_X", X), c_array("ch1_sm_Y", torch.softmax(X, dim=-1))]
 
     # attention cases
-    rows = []
+    cases = []
     for name, T, d_k, d_v in ATTENTION_CASES:
         Q, K, V = uniform(g, T, d_k, lo=-2, hi=2), uniform(g, T, d_k, lo=-2, hi=2), uniform(g, T, d_v)
-        out, w = attention(Q, K, V)
-        for label, t in (("Q", Q), ("K", K), ("V", V), ("out", out), ("weights", w)):
-            parts.append(c_array(f"ch1_{name}_{label}", t))
-        rows.append(f'    {{"{name}", {T}, {d_k}, {d_v}, ch1_{name}_Q, ch1_{name}_K, '
-                    f'ch1_{name}_V, ch1_{name}_out, ch1_{name}_weights}},')
-    parts.append(
-        "struct ch1_golden_case {\n    const char *name;\n    int T, d_k, d_v;\n"
-        "    const double *Q, *K, *V, *out, *weights;\n};\n\n"
-        "static const struct ch1_golden_case ch1_golden_cases[] = {\n"
-        + "\n".join(rows) + "\n};\n")
+        cases.append((name, T, d_k, d_v, Q, K, V, *attention(Q, K, V)))
+    parts += attention_cases("ch1", cases)
     return write_header(out_dir, "ch1_golden", "CH1_GOLDEN_H", parts, "tools/golden/ch1.py")

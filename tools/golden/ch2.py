@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from golden.common import c_array, rng, uniform, write_header
+from golden.common import attention_cases, rng, uniform, write_header
 
 # (name, T, d_k, d_v, input range): square and not, d_k != d_v, T = 1,
 # and "huge", whose scores reach thousands, so exp() overflows unless the
@@ -32,19 +32,11 @@ def causal_attention(Q, K, V):
 
 def generate(out_dir):
     g = rng(20261202)
-    parts, rows = [], []
+    cases = []
     for name, T, d_k, d_v, r in CASES:
         Q = uniform(g, T, d_k, lo=-r, hi=r)
         K = uniform(g, T, d_k, lo=-r, hi=r)
         V = uniform(g, T, d_v)
-        out, w = causal_attention(Q, K, V)
-        for label, t in (("Q", Q), ("K", K), ("V", V), ("out", out), ("weights", w)):
-            parts.append(c_array(f"ch2_{name}_{label}", t))
-        rows.append(f'    {{"{name}", {T}, {d_k}, {d_v}, ch2_{name}_Q, ch2_{name}_K, '
-                    f'ch2_{name}_V, ch2_{name}_out, ch2_{name}_weights}},')
-    parts.append(
-        "struct ch2_golden_case {\n    const char *name;\n    int T, d_k, d_v;\n"
-        "    const double *Q, *K, *V, *out, *weights;\n};\n\n"
-        "static const struct ch2_golden_case ch2_golden_cases[] = {\n"
-        + "\n".join(rows) + "\n};\n")
+        cases.append((name, T, d_k, d_v, Q, K, V, *causal_attention(Q, K, V)))
+    parts = attention_cases("ch2", cases)
     return write_header(out_dir, "ch2_golden", "CH2_GOLDEN_H", parts, "tools/golden/ch2.py")

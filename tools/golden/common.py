@@ -35,3 +35,24 @@ def write_header(out_dir, stem, guard, parts, script):
             f"#ifndef {guard}\n#define {guard}\n\n")
     path.write_text(head + "\n".join(parts) + f"\n#endif\n")
     return path
+
+
+def attention_cases(prefix, cases):
+    """C arrays and a case table for attention golden values.
+
+    cases: (name, T, d_k, d_v, Q, K, V, out, weights) tuples. Writes the
+    arrays PREFIX_NAME_Q ... and `struct PREFIX_golden_case
+    PREFIX_golden_cases[]`, one row per case."""
+    labels = ("Q", "K", "V", "out", "weights")
+    parts, rows = [], []
+    for name, T, d_k, d_v, *tensors in cases:
+        for label, t in zip(labels, tensors):
+            parts.append(c_array(f"{prefix}_{name}_{label}", t))
+        rows.append(f'    {{"{name}", {T}, {d_k}, {d_v}, '
+                    + ", ".join(f"{prefix}_{name}_{l}" for l in labels) + "},")
+    parts.append(
+        f"struct {prefix}_golden_case {{\n    const char *name;\n    int T, d_k, d_v;\n"
+        "    const double *Q, *K, *V, *out, *weights;\n};\n\n"
+        f"static const struct {prefix}_golden_case {prefix}_golden_cases[] = {{\n"
+        + "\n".join(rows) + "\n};\n")
+    return parts
