@@ -81,7 +81,7 @@ list: $(TESTS_BIN)
 ## debug: run one test in-process under gdb, built at -O0 (TEST=name is required)
 debug:
 	@test -n "$(TEST)" || { echo "make debug needs TEST=name (see make list)"; exit 2; }
-	@$(MAKE) --no-print-directory -s kit-tests DEBUG=1
+	@$(MAKE) --no-print-directory -s kit-tests DEBUG=1 SAN=
 	@echo "gdb: type 'run' to start; after a crash 'bt' shows the calls and"
 	@echo "'frame N' then 'info locals' shows one of them. 'break matmul' stops"
 	@echo "at a function before 'run'. 'quit' leaves."
@@ -190,7 +190,7 @@ check:
 
 ## valgrind: run the solutions' tests in-process under valgrind
 valgrind:
-	@$(MAKE) --no-print-directory kit-tests IMPL=solutions
+	@$(MAKE) --no-print-directory kit-tests IMPL=solutions SAN= DEBUG=
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(B)/solutions/kit_tests --no-fork --quiet --impl solutions --timeout 600
 

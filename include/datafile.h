@@ -13,6 +13,10 @@
  * and exit(1). Never returns NULL. */
 FILE *data_open(const char *prog, const char *dir, const char *name);
 
+/* Close f; if anything written to it was lost (a full disk, say), print
+ * "PROG: cannot write a data file" and exit(1). */
+void data_close(const char *prog, FILE *f);
+
 /* Unless status is KIT_OK, print "PROG: WHAT failed: <reason>" and
  * exit(1). */
 void data_check(const char *prog, int status, const char *what);

@@ -51,6 +51,8 @@ int attention_backward(const float *Q, const float *K, const float *V,
                        int causal);
 
 /* mha_forward() backward. Recomputes what it needs from X and w.
+ * On KIT_E_NOMEM (scratch space could not be allocated) d_X and d_w may
+ * already hold part of the sums: the one case where an error writes.
  * X (T, d_model), d_out (T, d_model).
  * Adds into: d_X (T, d_model, may be NULL) and the four matrices of d_w
  * (each (d_model, d_model), laid out as in mha.h). */

@@ -8,18 +8,21 @@
  *
  * Arrays are flat, row-major and allocated by the caller. A matrix X of
  * shape (R, C) stores X[r][c] at X[r * C + c].
+ *
+ * Sizes are ints. The kit is for small, readable examples: the product
+ * of any two sizes (T * T, m * p, d_model * d_model, ...) must stay below
+ * INT_MAX, and index arithmetic is done in int on that understanding.
  */
 #ifndef KIT_H
 #define KIT_H
 
 enum kit_status {
     KIT_OK = 0,
-    KIT_E_SIZE = -1,   /* a size is zero or negative                  */
-    KIT_E_NULL = -2,   /* a required pointer is NULL                  */
-    KIT_E_HEADS = -3,  /* d_model is not a multiple of n_heads, etc.  */
-    KIT_E_NOMEM = -4,  /* out of memory for scratch space             */
-    KIT_E_FORMAT = -5, /* a file is malformed                         */
-    KIT_E_TODO = -99,  /* a starter stub: the exercise is not written */
+    KIT_E_SIZE = -1,  /* a size is zero or negative                  */
+    KIT_E_NULL = -2,  /* a required pointer is NULL                  */
+    KIT_E_HEADS = -3, /* d_model is not a multiple of n_heads, etc.  */
+    KIT_E_NOMEM = -4, /* out of memory for scratch space             */
+    KIT_E_TODO = -99, /* a starter stub: the exercise is not written */
 };
 
 /* A short English sentence for a status code. Never returns NULL. */

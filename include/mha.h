@@ -54,7 +54,8 @@ int mha_weights_alloc(struct mha_weights *w, const struct mha_config *cfg);
 void mha_weights_free(struct mha_weights *w);
 
 /* Fill w with random weights, uniform in [-1/sqrt(d_model), 1/sqrt(d_model)],
- * from a fixed seed: the same seed always gives the same weights. */
+ * from a fixed seed: the same seed always gives the same weights.
+ * Returns KIT_OK, KIT_E_NULL (w, cfg or a matrix is NULL) or KIT_E_SIZE. */
 int mha_weights_randomize(struct mha_weights *w, const struct mha_config *cfg,
                           unsigned long long seed);
 
@@ -78,7 +79,11 @@ int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads, int i);
  *                     head_i = attention(Q_i, K_i, V_i)  (causal if set)
  *   out = concat(head_0, ..., head_{h-1}) W_o
  * X (T, d_model), out (T, d_model), weights (n_heads, T, T): head i's
- * attention weights are the T x T block starting at weights + i*T*T. */
+ * attention weights are the T x T block starting at weights + i*T*T.
+ * Returns KIT_OK; KIT_E_NULL for a NULL pointer (w's four matrices
+ * included); an error of mha_check_config(); KIT_E_SIZE when T <= 0;
+ * KIT_E_NOMEM when scratch space cannot be allocated. On an error it
+ * writes nothing. */
 int mha_forward(const struct mha_config *cfg, const struct mha_weights *w,
                 const float *X, float *out, float *weights, int T);
 

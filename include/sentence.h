@@ -42,7 +42,8 @@ enum sentence_feature {
 /* The tokens, in order: sentence_tokens[t] for t in 0..SENTENCE_T-1. */
 extern const char *const sentence_tokens[SENTENCE_T];
 
-/* Angular frequency of position pair f (f in 0..FEAT_POS_PAIRS-1):
+/* Angular frequency of position pair f (f in 0..FEAT_POS_PAIRS-1; 0 for
+ * any other f):
  * feature FEAT_POS + 2f is cos(t * w_f), FEAT_POS + 2f + 1 is sin(t * w_f). */
 double sentence_pos_freq(int f);
 

@@ -234,10 +234,14 @@ int mha_backward(const struct mha_config *cfg, const struct mha_weights *w,
         matmul(X, W_qi, Q_i, T, d_model, d_head); /* 2. */
         matmul(X, W_ki, K_i, T, d_model, d_head);
         matmul(X, W_vi, V_i, T, d_model, d_head);
-        if (cfg->causal) /* 3. */
-            causal_attention(Q_i, K_i, V_i, head, weights_i, T, d_head, d_head);
-        else
-            attention(Q_i, K_i, V_i, head, weights_i, T, d_head, d_head);
+        rc = cfg->causal /* 3. (it can run out of scratch memory) */
+                 ? causal_attention(Q_i, K_i, V_i, head, weights_i, T, d_head,
+                                    d_head)
+                 : attention(Q_i, K_i, V_i, head, weights_i, T, d_head, d_head);
+        if (rc != KIT_OK) {
+            free(buf); /* nothing written yet */
+            return rc;
+        }
         for (int t = 0; t < T; t++) /* 4. */
             for (int c = 0; c < d_head; c++)
                 concat[t * d_model + i * d_head + c] = head[t * d_head + c];
@@ -257,8 +261,12 @@ int mha_backward(const struct mha_config *cfg, const struct mha_weights *w,
                 head[t * d_head + c] = d_concat[t * d_model + i * d_head + c];
         /* 3. "attention(Q_i, K_i, V_i, head, weights_i, ...)" */
         memset(d_Q_i, 0, 3 * tsz * sizeof *d_Q_i); /* d_Q_i, d_K_i, d_V_i */
-        attention_backward(Q_i, K_i, V_i, weights_i, head, d_Q_i, d_K_i, d_V_i,
-                           T, d_head, d_head, cfg->causal);
+        rc = attention_backward(Q_i, K_i, V_i, weights_i, head, d_Q_i, d_K_i,
+                                d_V_i, T, d_head, d_head, cfg->causal);
+        if (rc != KIT_OK) {
+            free(buf); /* out of memory: d_w and d_X hold partial sums */
+            return rc;
+        }
         /* 2. "matmul(X, W_qi, Q_i, T, d_model, d_head)", and K_i, V_i.
          *    X is used 3 * n_heads times: d_X adds up every use */
         mha_head_slice(w->W_q, W_qi, d_model, n_heads, i);

@@ -128,8 +128,4 @@ void *kit_alloc(size_t bytes);
 void kit_to_double(const float *x, double *y, size_t n);
 void kit_to_float(const double *x, float *y, size_t n);
 
-/* Print a (rows, cols) matrix into buf, for messages. */
-void kit_format_matrix(char *buf, size_t size, const float *x, int rows,
-                       int cols);
-
 #endif

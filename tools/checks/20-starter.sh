@@ -4,6 +4,7 @@
 # file has one "return KIT_E_TODO" per listing marker, which is how
 # make reset recognises the stubs in git history.
 set -eu
+B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=starter
 status=0
 for f in starter/*.c; do
@@ -14,8 +15,8 @@ for f in starter/*.c; do
         status=1
     fi
 done
-for ch in $(build/starter/kit_tests --list | sed -n 's/^ch\([0-9]*\) .*/\1/p' | sort -un); do
-    out=$(build/starter/kit_tests --chapter "$ch" --impl starter --quiet 2>&1) && {
+for ch in $("$B"/starter/kit_tests --list | sed -n 's/^ch\([0-9]*\) .*/\1/p' | sort -un); do
+    out=$("$B"/starter/kit_tests --chapter "$ch" --impl starter --quiet 2>&1) && {
         echo "chapter $ch: the stubs pass every test; a stub must fail"; status=1; continue; }
     last=$(printf '%s\n' "$out" | tail -n 1)
     case "$last" in
@@ -23,7 +24,7 @@ for ch in $(build/starter/kit_tests --list | sed -n 's/^ch\([0-9]*\) .*/\1/p' | 
         *) echo "chapter $ch: some tests pass on the stubs ($last):"
            printf '%s\n' "$out" | grep -E '^  ok ' || true
            # --quiet hides passes; list them by running verbose
-           build/starter/kit_tests --chapter "$ch" --impl starter 2>&1 | grep -E '^  ok ' || true
+           "$B"/starter/kit_tests --chapter "$ch" --impl starter 2>&1 | grep -E '^  ok ' || true
            status=1 ;;
     esac
     if printf '%s\n' "$out" | grep -E 'crashed with|timed out after|exited with status' >/dev/null; then

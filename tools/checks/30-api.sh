@@ -2,6 +2,7 @@
 # starter/ and solutions/ define the same files and the same public
 # functions, so the API cannot drift between them.
 set -eu
+B=${B:-build}
 a=$(cd starter && ls *.c | sort)
 b=$(cd solutions && ls *.c | sort)
 if [ "$a" != "$b" ]; then
@@ -14,8 +15,8 @@ make --no-print-directory -s kit-tests IMPL=solutions
 status=0
 for f in $a; do
     o=${f%.c}.o
-    sa=$(nm -g --defined-only "build/starter/starter/$o" | awk '{print $3}' | sort)
-    sb=$(nm -g --defined-only "build/solutions/solutions/$o" | awk '{print $3}' | sort)
+    sa=$(nm -g --defined-only "$B/starter/starter/$o" | awk '{print $3}' | sort)
+    sb=$(nm -g --defined-only "$B/solutions/solutions/$o" | awk '{print $3}' | sort)
     if [ "$sa" != "$sb" ]; then
         echo "$f: starter and solutions define different public functions:"
         echo "  starter:   $(echo $sa)"

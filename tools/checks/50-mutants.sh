@@ -29,12 +29,12 @@ for table in tools/mutants/*.tsv; do
         objs=""
         for c in "$dir"/src/*.c; do
             o="$dir/obj/$(basename "${c%.c}").o"
-            if ! cc $cflags -Wno-unused-variable -Wno-unused-but-set-variable -Wno-unused-parameter -Wno-unused-function -c -o "$o" "$c" 2>"$dir/cc.log"; then
+            if ! ${CC:-cc} $cflags -Wno-unused-variable -Wno-unused-but-set-variable -Wno-unused-parameter -Wno-unused-function -c -o "$o" "$c" 2>"$dir/cc.log"; then
                 echo "FAIL $name: the mutant does not compile:"; cat "$dir/cc.log"; bad=$((bad + 1)); continue 2
             fi
             objs="$objs $o"
         done
-        cc -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
+        ${CC:-cc} -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
         out=$("$dir/kit_tests" --impl solutions --test "$test" --timeout 5 2>&1)
         rc=$?
         if [ $rc -eq 0 ]; then

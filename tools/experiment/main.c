@@ -186,7 +186,8 @@ static int write_csv(const char *dir, const struct run *runs)
         fprintf(f, ",%.6f,%.6f,%.2f\n", r->score.mean_accuracy, r->score.loss,
                 r->seconds);
     }
-    return fclose(f) == 0;
+    data_close("experiment", f);
+    return 1;
 }
 
 static int write_markdown(const char *dir, const struct run *runs)
@@ -203,7 +204,8 @@ static int write_markdown(const char *dir, const struct run *runs)
         fprintf(f, " **%.1f%%** | %.3f | %.1f |\n",
                 100 * r->score.mean_accuracy, r->score.loss, r->seconds);
     }
-    return fclose(f) == 0;
+    data_close("experiment", f);
+    return 1;
 }
 
 /* The relation head i of a run attends to most, and how much. */
@@ -269,7 +271,8 @@ static int write_values(const char *dir, const struct run *runs, double total)
             if (h == 1)
                 fprintf(f, "ch5.weight_1head_%s=%.2f\n", key[j], r->role[0][j]);
     }
-    return fclose(f) == 0;
+    data_close("experiment", f);
+    return 1;
 }
 
 static int write_loss(const char *dir, const struct run *runs)
@@ -290,7 +293,8 @@ static int write_loss(const char *dir, const struct run *runs)
         }
         fprintf(f, "\n");
     }
-    return fclose(f) == 0;
+    data_close("experiment", f);
+    return 1;
 }
 
 /* One file per head, for gnuplot's `matrix rowheaders columnheaders`:
@@ -317,7 +321,7 @@ static int write_heads(const char *dir, const struct run *runs,
                     fprintf(f, " %.4f", r->weights[(i * T + t) * T + j]);
                 fprintf(f, "\n");
             }
-            fclose(f);
+            data_close("experiment", f);
             /* "2 heads: head 1" over its mean weight on each relation,
              * two relations a line so the title fits over its panel */
             fprintf(g, "title_h%d_i%d = \"%d head%s: head %d", h, i, h,
@@ -328,7 +332,8 @@ static int write_heads(const char *dir, const struct run *runs,
             fprintf(g, "\"\n");
         }
     }
-    return fclose(g) == 0;
+    data_close("experiment", g);
+    return 1;
 }
 
 int main(int argc, char **argv)

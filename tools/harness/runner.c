@@ -214,7 +214,8 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
         if (left <= 0)
             return -1;
         struct pollfd pfd = {fd, POLLIN, 0};
-        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        double ms = left * 1000 + 1;
+        int r = poll(&pfd, 1, ms > 60000 ? 60000 : (int)ms); /* loop on */
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
@@ -305,7 +306,10 @@ static void run_forked(const struct kit_test *t)
     }
     close(fds[0]);
 
-    if (timed_out)
+    /* A child that timed out, or whose records stopped making sense, may
+     * still be running: stop it before waiting for it. (Killing a child
+     * that has already exited does nothing.) */
+    if (timed_out || !got_end)
         kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -488,9 +492,9 @@ static int parse_args(int argc, char **argv, int *list)
             return 0;
         }
     }
-    if (!(opt.timeout > 0)) {
-        fprintf(stderr, "kit_tests: the timeout must be a positive number "
-                        "of seconds\n");
+    if (!(opt.timeout > 0) || opt.timeout > 86400) {
+        fprintf(stderr, "kit_tests: the timeout must be a number of seconds "
+                        "between 0 and 86400\n");
         return 0;
     }
     return 1;

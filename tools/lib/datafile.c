@@ -10,13 +10,25 @@
 FILE *data_open(const char *prog, const char *dir, const char *name)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        fprintf(stderr, "%s: the path %s/%s is too long\n", prog, dir, name);
+        exit(1);
+    }
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "%s: cannot write %s\n", prog, path);
         exit(1);
     }
     return f;
+}
+
+void data_close(const char *prog, FILE *f)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "%s: cannot write a data file\n", prog);
+        exit(1);
+    }
 }
 
 void data_check(const char *prog, int status, const char *what)

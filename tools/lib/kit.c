@@ -10,9 +10,9 @@ const char *kit_strerror(int status)
     case KIT_E_SIZE: return "a size is zero or negative";
     case KIT_E_NULL: return "a required pointer is NULL";
     case KIT_E_HEADS:
-        return "impossible head count: n_heads must divide d_model";
+        return "impossible heads: n_heads must divide d_model, and a head "
+               "index must be 0 .. n_heads - 1";
     case KIT_E_NOMEM: return "out of memory";
-    case KIT_E_FORMAT: return "the file is malformed";
     case KIT_E_TODO: return "not written yet (a starter stub)";
     default: return "unknown status code";
     }
@@ -26,7 +26,6 @@ const char *kit_status_name(int status)
     case KIT_E_NULL: return "KIT_E_NULL";
     case KIT_E_HEADS: return "KIT_E_HEADS";
     case KIT_E_NOMEM: return "KIT_E_NOMEM";
-    case KIT_E_FORMAT: return "KIT_E_FORMAT";
     case KIT_E_TODO: return "KIT_E_TODO";
     default: return "an unknown status";
     }

@@ -15,7 +15,7 @@ double sentence_pos_freq(int f)
 {
     /* from one full turn over the sentence down to slow drifts */
     static const double w[FEAT_POS_PAIRS] = {1.0, 0.5, 0.25, 0.125};
-    return w[f];
+    return f >= 0 && f < FEAT_POS_PAIRS ? w[f] : 0.0; /* no such pair: 0 */
 }
 
 /* @listing sentence_features */

@@ -51,7 +51,7 @@ static void sentence_heatmap(const char *dir, FILE *values)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
         fprintf(f, "\n");
     }
-    fclose(f);
+    data_close("ch1", f);
     /* the token labels, as gnuplot tic commands a figure can load */
     f = data_open("ch1", dir, "sentence_tics.gp");
     for (int axis = 0; axis < 2; axis++) {
@@ -60,7 +60,7 @@ static void sentence_heatmap(const char *dir, FILE *values)
             fprintf(f, "%s\"%s\" %d", t ? ", " : "", sentence_tokens[t], t);
         fprintf(f, ")%s\n", axis ? "" : " rotate by 45 right");
     }
-    fclose(f);
+    data_close("ch1", f);
 
     /* the row of "street", the sentence's last token */
     const float *street = w + (T - 1) * T;
@@ -122,7 +122,7 @@ static void scale_measurement(const char *dir, FILE *values)
     }
     fprintf(values, "ch1.scale_keys=%d\nch1.scale_trials=%d\n", T, TRIALS);
     fprintf(values, "ch1.uniform_weight=%.4f\n", 1.0 / T);
-    fclose(f);
+    data_close("ch1", f);
 }
 
 int main(int argc, char **argv)
@@ -135,6 +135,6 @@ int main(int argc, char **argv)
     worked_example(values);
     sentence_heatmap(argv[1], values);
     scale_measurement(argv[1], values);
-    fclose(values);
+    data_close("ch1", values);
     return 0;
 }

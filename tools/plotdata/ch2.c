@@ -107,7 +107,8 @@ static void compare_costs(int T, int d_k, int d_v, struct cost *fill,
         out[m] = malloc(nv * sizeof(float));
         w[m] = malloc(nw * sizeof(float));
     }
-    if (!Q || !K || !V || !out[2] || !w[2]) {
+    if (!Q || !K || !V || !out[0] || !out[1] || !out[2] || !w[0] || !w[1] ||
+        !w[2]) {
         fprintf(stderr, "ch2: out of memory\n");
         exit(1);
     }
@@ -161,7 +162,7 @@ static void cost_table(const char *dir, FILE *values)
         fprintf(values, "ch2.saved_pct_%d=%.2f\n", T, saved);
     }
     fprintf(values, "ch2.cost_dk=%d\n", D_K);
-    fclose(f);
+    data_close("ch2", f);
 }
 
 /* ---------------------------------------------------------------------
@@ -176,7 +177,7 @@ static void write_map(const char *dir, const char *name, const float *w, int T)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
         fprintf(f, "\n");
     }
-    fclose(f);
+    data_close("ch2", f);
 }
 
 static void sentence_maps(const char *dir, FILE *values)
@@ -231,6 +232,6 @@ int main(int argc, char **argv)
     FILE *values = data_open("ch2", argv[1], "ch2.values");
     sentence_maps(argv[1], values);
     cost_table(argv[1], values);
-    fclose(values);
+    data_close("ch2", values);
     return 0;
 }

@@ -63,7 +63,7 @@ static void write_map(const char *dir, const char *name, const float *w)
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++)
             fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
-    fclose(f);
+    data_close("ch3", f);
 }
 
 /* Parameters of a layer: h heads of W_q^i, W_k^i, W_v^i (d_model,
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
             fprintf(tics, "%s\"%s\" %d", t ? ", " : "", sentence_tokens[t], t);
         fprintf(tics, ")%s\n", axis ? "" : " rotate by 60 right");
     }
-    fclose(tics);
+    data_close("ch3", tics);
 
     /* 3. the row of "street" (the last token): each relation's partner,
      *    in its own head and in the single head */
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
                 s1[rel[k].partner]);
     }
     fprintf(md, "| (itself) | | \"street\" | | %.2f |\n", s1[STREET]);
-    fclose(md);
+    data_close("ch3", md);
 
     /* 3b. why the single head picks what it picks: its score is
      *     q_t . k_j over all 16 columns, the sum of the four blocks */
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
         }
         fprintf(md, " %.2f | %.2f |\n", sum / sqrtf((float)D), s1[j]);
     }
-    fclose(md);
+    data_close("ch3", md);
 
     /* 4. parameter counts: h heads cost what one wide head costs */
     char b1[32];
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
                 layers[k].d_model, layers[k].n_heads,
                 layers[k].d_model / layers[k].n_heads,
                 grouped(mha_params(layers[k].d_model, layers[k].n_heads), b1));
-    fclose(md);
+    data_close("ch3", md);
 
     /* 5. the numbers the prose quotes */
     FILE *v = data_open("ch3", dir, "ch3.values");
@@ -236,7 +236,7 @@ int main(int argc, char **argv)
     fprintf(v, "ch3.random_min=%.3f\nch3.random_max=%.3f\n", lo, hi);
     fprintf(v, "ch3.random_seed=%llu\n", RANDOM_SEED);
     fprintf(v, "ch3.uniform=%.2f\n", 1.0 / T);
-    fclose(v);
+    data_close("ch3", v);
 
     mha_weights_free(&w);
     mha_weights_free(&wr);

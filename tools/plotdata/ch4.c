@@ -185,7 +185,7 @@ int main(int argc, char **argv)
         if (ed < best_d)
             best_d = ed, best_d_h = h;
     }
-    fclose(dat);
+    data_close("ch4", dat);
 
     FILE *v = data_open("ch4", argv[1], "ch4.values");
     put_sci(v, "ch4.fd_h", h_test, 0);
@@ -195,6 +195,6 @@ int main(int argc, char **argv)
     put_sci(v, "ch4.float_fd_best_err", best_f, 1);
     put_sci(v, "ch4.float_fd_best_h", best_f_h, 0);
     put_sci(v, "ch4.float_fd_err_at_test_h", at_test_h, 1);
-    fclose(v);
+    data_close("ch4", v);
     return 0;
 }
