@@ -17,6 +17,16 @@ FILE *data_open(const char *prog, const char *dir, const char *name);
  * "PROG: cannot write a data file" and exit(1). */
 void data_close(const char *prog, FILE *f);
 
+/* Write DIR/NAME: a (T, T) weight map w as "row col weight" lines, a
+ * blank line after each row, as gnuplot's `with image` reads it. */
+void data_write_map(const char *prog, const char *dir, const char *name,
+                    const float *w, int T);
+
+/* Write DIR/NAME: gnuplot commands that label positions 0 .. n-1 of both
+ * axes with labels[0 .. n-1], the x labels turned by `rotate` degrees. */
+void data_write_tics(const char *prog, const char *dir, const char *name,
+                     const char *const *labels, int n, int rotate);
+
 /* Unless status is KIT_OK, print "PROG: WHAT failed: <reason>" and
  * exit(1). */
 void data_check(const char *prog, int status, const char *what);

@@ -39,3 +39,31 @@ void data_check(const char *prog, int status, const char *what)
         exit(1);
     }
 }
+
+void data_write_map(const char *prog, const char *dir, const char *name,
+                    const float *w, int T)
+{
+    FILE *f = data_open(prog, dir, name);
+    for (int i = 0; i < T; i++) {
+        for (int j = 0; j < T; j++)
+            fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
+        fprintf(f, "\n");
+    }
+    data_close(prog, f);
+}
+
+void data_write_tics(const char *prog, const char *dir, const char *name,
+                     const char *const *labels, int n, int rotate)
+{
+    FILE *f = data_open(prog, dir, name);
+    for (int axis = 0; axis < 2; axis++) {
+        fprintf(f, "set %ctics (", axis ? 'y' : 'x');
+        for (int t = 0; t < n; t++)
+            fprintf(f, "%s\"%s\" %d", t ? ", " : "", labels[t], t);
+        if (axis)
+            fprintf(f, ")\n");
+        else
+            fprintf(f, ") rotate by %d right\n", rotate);
+    }
+    data_close(prog, f);
+}

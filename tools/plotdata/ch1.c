@@ -45,22 +45,9 @@ static void sentence_heatmap(const char *dir, FILE *values)
     sentence_embedding(X);
     data_check("ch1", attention(X, X, X, out, w, T, D, D), "attention");
 
-    FILE *f = data_open("ch1", dir, "ch1_heatmap.dat");
-    for (int i = 0; i < T; i++) {
-        for (int j = 0; j < T; j++)
-            fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
-        fprintf(f, "\n");
-    }
-    data_close("ch1", f);
-    /* the token labels, as gnuplot tic commands a figure can load */
-    f = data_open("ch1", dir, "sentence_tics.gp");
-    for (int axis = 0; axis < 2; axis++) {
-        fprintf(f, "set %ctics (", axis ? 'y' : 'x');
-        for (int t = 0; t < T; t++)
-            fprintf(f, "%s\"%s\" %d", t ? ", " : "", sentence_tokens[t], t);
-        fprintf(f, ")%s\n", axis ? "" : " rotate by 45 right");
-    }
-    data_close("ch1", f);
+    data_write_map("ch1", dir, "ch1_heatmap.dat", w, T);
+    /* the token labels, as gnuplot tic commands the figures load */
+    data_write_tics("ch1", dir, "sentence_tics.gp", sentence_tokens, T, 45);
 
     /* the row of "street", the sentence's last token */
     const float *street = w + (T - 1) * T;

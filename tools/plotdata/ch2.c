@@ -169,17 +169,6 @@ static void cost_table(const char *dir, FILE *values)
  * The example sentence, without and with the mask
  * ------------------------------------------------------------------- */
 
-static void write_map(const char *dir, const char *name, const float *w, int T)
-{
-    FILE *f = data_open("ch2", dir, name);
-    for (int i = 0; i < T; i++) {
-        for (int j = 0; j < T; j++)
-            fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
-        fprintf(f, "\n");
-    }
-    data_close("ch2", f);
-}
-
 static void sentence_maps(const char *dir, FILE *values)
 {
     enum { T = SENTENCE_T, D = SENTENCE_D };
@@ -188,8 +177,8 @@ static void sentence_maps(const char *dir, FILE *values)
     data_check("ch2", attention(X, X, X, out, full, T, D, D), "attention");
     data_check("ch2", causal_attention(X, X, X, out, causal, T, D, D),
                "causal_attention");
-    write_map(dir, "ch2_full.dat", full, T);
-    write_map(dir, "ch2_causal.dat", causal, T);
+    data_write_map("ch2", dir, "ch2_full.dat", full, T);
+    data_write_map("ch2", dir, "ch2_causal.dat", causal, T);
 
     /* how much weight the unmasked head gave to the future, per row and
      * on average: the mass the mask takes away and the softmax hands back

@@ -56,16 +56,6 @@ static void run(const struct mha_config *cfg, const struct mha_weights *w,
         }
 }
 
-/* One (T, T) map as "row col weight" lines. */
-static void write_map(const char *dir, const char *name, const float *w)
-{
-    FILE *f = data_open("ch3", dir, name);
-    for (int i = 0; i < T; i++)
-        for (int j = 0; j < T; j++)
-            fprintf(f, "%d %d %.6f\n", i, j, w[i * T + j]);
-    data_close("ch3", f);
-}
-
 /* Parameters of a layer: h heads of W_q^i, W_k^i, W_v^i (d_model,
  * d_head) each, and W_o (d_model, d_model). */
 static long long mha_params(long long d_model, long long n_heads)
@@ -117,23 +107,16 @@ int main(int argc, char **argv)
     run(&single, &wr, X, att1r);
 
     char name[64];
-    write_map(dir, "ch3_single.dat", att1);
-    write_map(dir, "ch3_random_single.dat", att1r);
+    data_write_map("ch3", dir, "ch3_single.dat", att1, T);
+    data_write_map("ch3", dir, "ch3_random_single.dat", att1r, T);
     for (int i = 0; i < HEADS_N; i++) {
         snprintf(name, sizeof name, "ch3_head%d.dat", i);
-        write_map(dir, name, att4 + i * T * T);
+        data_write_map("ch3", dir, name, att4 + i * T * T, T);
         snprintf(name, sizeof name, "ch3_random_head%d.dat", i);
-        write_map(dir, name, att4r + i * T * T);
+        data_write_map("ch3", dir, name, att4r + i * T * T, T);
     }
 
-    FILE *tics = data_open("ch3", dir, "ch3_tics.gp");
-    for (int axis = 0; axis < 2; axis++) {
-        fprintf(tics, "set %ctics (", axis ? 'y' : 'x');
-        for (int t = 0; t < T; t++)
-            fprintf(tics, "%s\"%s\" %d", t ? ", " : "", sentence_tokens[t], t);
-        fprintf(tics, ")%s\n", axis ? "" : " rotate by 60 right");
-    }
-    data_close("ch3", tics);
+    data_write_tics("ch3", dir, "ch3_tics.gp", sentence_tokens, T, 60);
 
     /* 3. the row of "street" (the last token): each relation's partner,
      *    in its own head and in the single head */
