@@ -658,9 +658,9 @@ static int write_junit(const char *path)
 }
 
 /* The results as a table, for graders (tools/grade/): a header line,
- * then one line per test that ran, tab-separated: chapter, test name,
- * passed or failed, seconds, the first failure's message (tabs and line
- * breaks turned into spaces). Written by this process, the parent, from
+ * then one line per test that ran, tab-separated: chapter, the student's
+ * file, test name, passed or failed, seconds, the first failure's message
+ * (tabs and line breaks turned into spaces). Written by this process, the parent, from
  * what it recorded; the test bodies run in children and never see it. */
 static int write_results(const char *path)
 {
@@ -669,12 +669,13 @@ static int write_results(const char *path)
         fprintf(stderr, "kit_tests: cannot write %s\n", path);
         return 0;
     }
-    fprintf(f, "chapter\ttest\tstatus\tseconds\tmessage\n");
+    fprintf(f, "chapter\tfile\ttest\tstatus\tseconds\tmessage\n");
     for (int i = 0; i < n_sel; i++) {
         if (!sel[i].ran)
             continue;
-        fprintf(f, "%d\t%s\t%s\t%.3f\t", sel[i].ch->number, sel[i].t->name,
-                sel[i].passed ? "passed" : "failed", sel[i].seconds);
+        fprintf(f, "%d\t%s\t%s\t%s\t%.3f\t", sel[i].ch->number, sel[i].ch->file,
+                sel[i].t->name, sel[i].passed ? "passed" : "failed",
+                sel[i].seconds);
         for (const char *m = sel[i].message; m && *m; m++)
             fputc((unsigned char)*m < 0x20 ? ' ' : *m, f);
         fputc('\n', f);
