@@ -92,7 +92,7 @@ END {
             if (f in note) msg = note[f] "\n\n" msg
             if (match(msg, /Likely mistake: [^.]*[^. ]/)) {
                 m = substr(msg, RSTART + 16, RLENGTH - 16)
-                if (!((c SUBSEP m) in seen)) { seen[c, m] = 1; mistakes = mistakes (mistakes ? "; " : "") "ch" c ": " m }
+                if (!((c SUBSEP m) in seen)) { seen[c, m] = 1; nmis++; mch[nmis] = c; mname[nmis] = m; mistakes = mistakes (mistakes ? "; " : "") "ch" c ": " m }
             }
             if (match(msg, /crashed with SIG[A-Z]+/)) reason = reason (reason ? "; " : "") "ch" c " " t " crashed (" substr(msg, RSTART + 13, RLENGTH - 13) ")"
             else if (msg ~ /timed out after/) reason = reason (reason ? "; " : "") "ch" c " " t " hung (timed out)"
@@ -108,4 +108,5 @@ END {
     printf "{\n  \"score\": %s,\n  \"output\": \"%s\",\n  \"visibility\": \"visible\",\n  \"stdout_visibility\": \"hidden\",\n  \"tests\": [\n%s\n  ]\n}\n", fmt(total), esc(head), out > json
     for (c = 1; c <= 99; c++) if (c in chs) printf "ch%d\t%s\t%s\n", c, fmt(chs_sc[c]), fmt(chs_mx[c]) > summary
     printf "total\t%s\t%s\nreason\t%s\nmistakes\t%s\n", fmt(total), fmt(maxt), reason, mistakes > summary
+    for (i = 1; i <= nmis; i++) printf "mistake\t%s\t%s\n", mch[i], mname[i] > summary
 }
