@@ -37,7 +37,9 @@ KIT=$AG/source
 mkdir -p "$AG/results"
 rm -f "$AG/results/results.json"
 rm -rf "$AG/grading"
-if ! POINTS="$KIT/tools/grade/points.tsv" bash "$KIT/tools/grade/grade.sh" \
+# The kit's objects are built once per container (PREP), before any
+# student's file is compiled.
+if ! PREP="$AG/prep" POINTS="$KIT/tools/grade/points.tsv" bash "$KIT/tools/grade/grade.sh" \
     "$AG/submission" "$AG/grading"; then
     echo "run_autograder: grading failed; no results were written" >&2
     exit 1

@@ -91,7 +91,12 @@ END {
             msg = (t in rmsg) ? rmsg[t] : (status != "ran" ? "The tests did not run: " status "." : "This test did not run.")
             if (f in note) msg = note[f] "\n\n" msg
             if (match(msg, /Likely mistake: [^.]*[^. ]/)) {
+                # The mistake's name: the words after "Likely mistake: ",
+                # up to the first period, colon or parenthesis that
+                # follows a word (issue 10 may give a sharper marker).
                 m = substr(msg, RSTART + 16, RLENGTH - 16)
+                if ((k = index(m, ": ")) > 0) m = substr(m, 1, k - 1)
+                if ((k = index(m, " (")) > 0) m = substr(m, 1, k - 1)
                 if (!((c SUBSEP m) in seen)) { seen[c, m] = 1; nmis++; mch[nmis] = c; mname[nmis] = m; mistakes = mistakes (mistakes ? "; " : "") "ch" c ": " m }
             }
             if (match(msg, /crashed with SIG[A-Z]+/)) reason = reason (reason ? "; " : "") "ch" c " " t " crashed (" substr(msg, RSTART + 13, RLENGTH - 13) ")"

@@ -6,6 +6,7 @@
 # compile, crashes or hangs gets its row with the reason; none stops the
 # batch. Refuses to run at all when the sandbox cannot start.
 set -u
+BWRAP=${BWRAP:-bwrap}
 here=$(cd "$(dirname "$0")" && pwd)
 KIT=$(cd "${KIT:-$here/../..}" && pwd)
 [ $# -eq 2 ] || { echo "usage: grade-all.sh SUBMISSIONS OUT" >&2; exit 2; }
@@ -14,17 +15,12 @@ mkdir -p "$2" && OUT=$(cd "$2" && pwd)
 case "$OUT/" in "$SUBS/"*) echo "grade-all: the output folder must not be inside $SUBS" >&2; exit 2 ;; esac
 
 # The sandbox must work before any student's code is touched.
-if ! command -v bwrap >/dev/null; then
-    echo "grade-all: bubblewrap (bwrap) is not installed, and students' code is never run" >&2
-    echo "outside a sandbox. Install it with: make deps" >&2
-    exit 1
-fi
-if ! err=$(bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
-    --tmpfs /tmp true 2>&1); then
-    echo "grade-all: the bubblewrap sandbox cannot start here: $err" >&2
-    echo "Students' code is never run outside a sandbox, so nothing was graded. bwrap needs" >&2
-    echo "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or" >&2
-    echo "a container started with them allowed)." >&2
+. "$here/sandbox.sh"
+if ! why=$(sandbox_ready); then
+    echo "grade-all: $why." >&2
+    echo "grade-all: refusing to grade: students' code is never built or run outside the" >&2
+    echo "sandbox. bwrap needs unprivileged user namespaces (on Debian they are on by" >&2
+    echo "default; in a container, start it with them allowed)." >&2
     exit 1
 fi
 
@@ -32,21 +28,21 @@ students=$(cd "$SUBS" && find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' | s
 [ -n "$students" ] || { echo "grade-all: $SUBS has no subfolders (one per student)" >&2; exit 2; }
 n=$(printf '%s\n' "$students" | wc -l)
 jobs=${JOBS:-$(nproc)}
-rm -rf "$OUT/students" "$OUT/prep"
+rm -rf "$OUT/students" "$OUT/prep" && mkdir -p "$OUT/students"
 echo "grade-all: preparing the kit's objects"
 bash "$here/prepare.sh" "$KIT" "$OUT/prep" >/dev/null || exit 2
 POINTS=${POINTS:-$KIT/tools/grade/points.tsv}
 awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
     "$POINTS" "$OUT/prep/tests.tsv" /dev/null /dev/null /dev/null || exit 2
 echo "grade-all: $n submissions, $jobs at a time, each in a sandbox"
-export KIT POINTS PREP="$OUT/prep" SANDBOX=bwrap HIDE="$OUT" HIDE_SUB="$SUBS"
+export KIT POINTS BWRAP PREP="$OUT/prep" SANDBOX=bwrap HIDE="$OUT" HIDE_SUB="$SUBS"
 export RUN_TIMEOUT=${RUN_TIMEOUT:-120} TEST_TIMEOUT=${TEST_TIMEOUT:-5}
 printf '%s\n' "$students" | tr '\n' '\0' |
     xargs -0 -P "$jobs" -I{} bash -c '
-        bash "$0/grade.sh" "$1/$2" "$3/students/$2" >/dev/null 2>"$3/students.$2.err" || true
-        printf "  %-24s %s\n" "$2" "$(awk -F"\t" "\$1 == \"total\" { print \$2 \" of \" \$3 }" "$3/students/$2/summary.tsv" 2>/dev/null)"
-    ' "$here" "$SUBS" "$OUT" {}
-rm -f "$OUT"/students.*.err
+        bash "$1/grade.sh" "$2/$4" "$3/students/$4" >/dev/null 2>"$3/students/$4.err" || true
+        printf "  %-24s %s\n" "$4" "$(awk -F"\t" "\$1 == \"total\" { print \$2 \" of \" \$3 }" "$3/students/$4/summary.tsv" 2>/dev/null)"
+    ' _ "$here" "$SUBS" "$OUT" {}
+
 
 # The gradebook: one row per student.
 csv() { # quote one CSV field
@@ -62,7 +58,7 @@ chapters=$(awk -F'\t' 'NR > 1 { print $1 }' "$OUT/prep/tests.tsv" | sort -un)
         csv "$s"
         if [ ! -s "$sum" ]; then
             for c in $chapters; do printf ',0'; done
-            printf ',0,,%s,\n' "$(csv "the grader failed on this submission")"
+            printf ',0,,%s,\n' "$(csv "the grader failed on this submission: $(head -c 200 "$OUT/students/$s.err" 2>/dev/null | tr '\n' ' ')")"
             continue
         fi
         for c in $chapters; do printf ',%s' "$(awk -F'\t' -v k="ch$c" '$1 == k { print $2 }' "$sum")"; done
@@ -96,7 +92,11 @@ done | sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, ""); split($0, f, "\t")
     echo
     echo "## Submissions that did not build or run cleanly"
     echo
-    awk -F, 'NR > 1 && $0 ~ /(compile|missing|refused|crashed|hung|did not|stopped)/ { print "- " $1 }' "$OUT/gradebook.csv" | head -n 200
+    for s in $students; do
+        why=$(awk -F'\t' '$1 == "reason" { print $2 }' "$OUT/students/$s/summary.tsv" 2>/dev/null)
+        [ -f "$OUT/students/$s/summary.tsv" ] || why="the grader failed on this submission"
+        [ -z "$why" ] || echo "- **$s**: $why"
+    done
     echo
     echo "The reasons are in gradebook.csv; each student's Gradescope-style results are in students/NAME/results.json."
 } >"$OUT/report.md"

@@ -20,6 +20,8 @@ PREP=${PREP:-$OUT/prep}
 POINTS=${POINTS:-$KIT/tools/grade/points.tsv}
 SANDBOX=${SANDBOX:-none}
 
+# The prepared kit is reused when it is there (make grade-all prepares it
+# once for the class; the autograder once per container).
 if [ ! -s "$PREP/tests.tsv" ]; then
     bash "$here/prepare.sh" "$KIT" "$PREP" >/dev/null || exit 2
 fi
@@ -33,16 +35,9 @@ rm -rf "$work" && mkdir -p "$work"
 case "$SANDBOX" in
 none) bash "$here/build.sh" "$SUB" "$work" "$PREP" "$KIT" ;;
 bwrap)
-    # Everything read-only, no network, a private /tmp, the other
-    # students' folders and results hidden; only this student's work
-    # folder is writable.
-    bwrap --unshare-all --die-with-parent --new-session \
-        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
-        ${HIDE:+--tmpfs "$HIDE"} ${HIDE_SUB:+--tmpfs "$HIDE_SUB"} \
-        --ro-bind "$SUB" "$SUB" --ro-bind "$PREP" "$PREP" --bind "$work" "$work" \
-        --chdir "$work" \
-        bash "$here/build.sh" "$SUB" "$work" "$PREP" "$KIT" 2>"$OUT/sandbox.log" ||
-        echo "the sandbox did not start: $(head -c 300 "$OUT/sandbox.log")" >"$work/status.txt"
+    . "$here/sandbox.sh"
+    sandbox "$SUB" "$work" "$PREP" bash "$here/build.sh" "$SUB" "$work" "$PREP" "$KIT" 2>"$OUT/sandbox.log" ||
+        echo "the sandbox did not start: $(head -c 300 "$OUT/sandbox.log" | tr '\n' ' ')" >"$work/status.txt"
     ;;
 *) echo "grade: SANDBOX must be none or bwrap, not '$SANDBOX'" >&2; exit 2 ;;
 esac
