@@ -12,6 +12,7 @@
 # A file that is missing, does not compile or is refused is replaced by
 # its stub, so the other chapters are still graded.
 set -u
+export LC_ALL=C # the compiler's messages in plain ASCII
 SUB=$1 OUT=$2 PREP=$3 KIT=$4
 CC=${CC:-cc}
 TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)

@@ -90,7 +90,11 @@ END {
         if (!ok) {
             msg = (t in rmsg) ? rmsg[t] : (status != "ran" ? "The tests did not run: " status "." : "This test did not run.")
             if (f in note) msg = note[f] "\n\n" msg
-            if (match(msg, /Likely mistake: [^.]*[^. ]/)) {
+            # A mistake is named only when every file up to this chapter
+            # was graded: behind an earlier chapter's stub, a later
+            # chapter's output can look like a mistake it does not have.
+            if (!(c in behind)) { behind[c] = 0; for (cc in tfile) if (cc + 0 <= c + 0 && (tfile[cc] in note)) behind[c] = 1 }
+            if (!behind[c] && match(msg, /Likely mistake: [^.]*[^. ]/)) {
                 # The mistake's name: the words after "Likely mistake: ",
                 # up to the first period, colon or parenthesis that
                 # follows a word (issue 10 may give a sharper marker).
@@ -99,14 +103,25 @@ END {
                 if ((k = index(m, " (")) > 0) m = substr(m, 1, k - 1)
                 if (!((c SUBSEP m) in seen)) { seen[c, m] = 1; nmis++; mch[nmis] = c; mname[nmis] = m; mistakes = mistakes (mistakes ? "; " : "") "ch" c ": " m }
             }
-            if (match(msg, /crashed with SIG[A-Z]+/)) reason = reason (reason ? "; " : "") "ch" c " " t " crashed (" substr(msg, RSTART + 13, RLENGTH - 13) ")"
-            else if (msg ~ /timed out after/) reason = reason (reason ? "; " : "") "ch" c " " t " hung (timed out)"
+            # Crashes and hangs, one entry per chapter, kind and function.
+            kind = ""
+            if (match(msg, /crashed with SIG[A-Z]+/)) kind = "crashed (" substr(msg, RSTART + 13, RLENGTH - 13) ")"
+            else if (msg ~ /timed out after/) kind = "hung (timed out)"
+            if (kind != "") {
+                fn = ""
+                if (match(msg, /It happened inside [A-Za-z_0-9]+/)) fn = " in " substr(msg, RSTART + 19, RLENGTH - 19)
+                key = "ch" c ": " kind fn
+                if (!(key in nbad)) order[++nkeys] = key
+                nbad[key]++
+            }
         }
         sc = ok ? mx : 0
         total += sc; maxt += mx; chs_sc[c] += sc; chs_mx[c] += mx
         out = out (i > 1 ? ",\n" : "") sprintf("    {\"name\": \"ch%s %s\", \"number\": \"%s.%d\", \"score\": %s, \"max_score\": %s, \"status\": \"%s\", \"output\": \"%s\", \"visibility\": \"visible\"}",
             c, t, c, ++num[c], fmt(sc), fmt(mx), ok ? "passed" : "failed", esc(msg))
     }
+    for (i = 1; i <= nkeys; i++)
+        reason = reason (reason ? "; " : "") order[i] " (" nbad[order[i]] " test" (nbad[order[i]] > 1 ? "s" : "") ")"
     line = ""
     for (c = 1; c <= 99; c++) if (c in chs) line = line sprintf("%sChapter %d: %s of %s", line ? ", " : "", c, fmt(chs_sc[c]), fmt(chs_mx[c]))
     head = head "Score by chapter: " line "."
