@@ -4,6 +4,7 @@
 # students.
 h = 120 + 30 * (n > 0 ? n : 1)
 if (fmt eq 'svg') set terminal svg size 900, h font 'Helvetica,12'; else set terminal pngcairo size 900, h font 'Helvetica,11'
+set termoption noenhanced
 set output outfile
 set title sprintf('Named mistakes in the class (%d students)', students)
 set xlabel 'students who made it'
