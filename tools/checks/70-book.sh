@@ -266,11 +266,12 @@ for ch in chapters/[0-9][0-9]-*.md; do
     grep -A3 -E '^:::+ *(instructor-only|\{[^}]*\.instructor-only)' "$ch" | grep -q 'In class:' ||
         fail "$ch: no instructor-only block saying 'In class:' how long the chapter takes"
     # Each answer's paragraphs as plain text; from each, six plain words
-    # in a row as a probe.
+    # in a row as a probe (words of two letters or more: a single letter
+    # is usually mathematics, which the HTML renders as MathML).
     awk '/^:::+ *(\{[^}]*\.answer[ }]|answer *$)/ { ina = 1; print ""; next }
          ina && /^:::+ *$/ { ina = 0; print ""; next }
-         ina' "$ch" | pandoc -f markdown -t plain --wrap=none |
-        awk '{ n = 0; for (i = 1; i <= NF; i++) { if ($i ~ /^[A-Za-z]+,?$/) { w[++n] = $i; if (n == 6) break } else n = 0 }
+         ina' "$ch" | pandoc -f markdown -t plain --wrap=none 2>/dev/null |
+        awk '{ n = 0; for (i = 1; i <= NF; i++) { if ($i ~ /^[A-Za-z][A-Za-z]+,?$/) { w[++n] = $i; if (n == 6) break } else n = 0 }
                if (n == 6) print w[1], w[2], w[3], w[4], w[5], w[6] }' >"$work/probes.txt"
     while read -r probe; do
         n_ans=$((n_ans + 1))
@@ -278,6 +279,6 @@ for ch in chapters/[0-9][0-9]-*.md; do
         grep -qF -- "$probe" "$work/instructor.flat" || fail "$ch: answer text is missing from the instructor edition: '$probe'"
     done <"$work/probes.txt"
 done
-echo "  answers: $n_ans answer paragraphs probed; none in the student edition, all in the instructor edition"
+echo "  answers: $n_ans answer paragraphs probed in both editions"
 
 exit $status

@@ -184,6 +184,13 @@ hostile exit0 'does the code call exit()?'
 h golden
 sed -i "1i #include \"$AG/source/tests/golden/ch1_golden.h\"" "$s/golden/ch1_attention.c"
 hostile golden "may include only the kit's headers"
+# ... and through the kit's own include folder, or the system's
+h golden-rel
+sed -i '1i #include "../tests/golden/ch1_golden.h"' "$s/golden-rel/ch1_attention.c"
+hostile golden-rel "may include only the kit's headers"
+h golden-sys
+sed -i "1i #include <../..$AG/source/tests/golden/ch1_golden.h>" "$s/golden-sys/ch1_attention.c"
+hostile golden-sys "may include only the kit's headers"
 # (f) replacing a kit header by one of the same name in the submission
 #     (if it were used, the #error would stop the build)
 h shadow

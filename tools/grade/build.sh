@@ -52,8 +52,10 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     fi
     # Every header comes from the kit's include/ or the system.
     local bad
-    bad=$(sed -n 's/^\.\+ //p' "$OUT/log/$base.cc" |
-        awk -v k="$KIT/include/" 'index($0, k) != 1 && $0 !~ "^/usr/(include|lib)/"' | head -n 1)
+    # (Paths are made canonical first: "../tests/golden/x.h" found
+    # through include/ is a path inside include/ only in name.)
+    bad=$(sed -n 's/^\.\+ //p' "$OUT/log/$base.cc" | while read -r h; do readlink -f -- "$h" || echo "$h"; done |
+        awk -v k="$(readlink -f "$KIT/include")/" 'index($0, k) != 1 && $0 !~ "^/usr/(include|lib)/"' | head -n 1)
     [ -z "$bad" ] || { echo "refused"; echo "it includes $bad; a submission may include only the kit's headers (include/) and the C library's"; return 1; }
     # No assembly and no pragmas in the student's own lines.
     timeout 60 $CC -std=c11 -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
