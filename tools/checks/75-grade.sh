@@ -229,15 +229,17 @@ done
 mkdir -p "$work/class/one" "$work/class/two" "$work/out/one" "$work/out/prep"
 echo secret >"$work/class/two/ch1_attention.c"
 marker=$(mktemp /tmp/kit-sandbox-XXXXXX)
-probe=$(HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/one" "$work/out/one" "$work/out/prep" sh -c "
+probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/one" "$work/out/one" "$work/out/prep" sh -c "
     touch '$KIT/sandbox-was-here' 2>/dev/null && echo kit-writable
     touch '$work/out/one/x' && echo work-writable
     [ -e '$marker' ] && echo tmp-shared
     [ -e '$work/class/two/ch1_attention.c' ] && echo other-student-visible
+    [ -e '$KIT/tests/kit_test.h' ] && echo kit-tests-visible
+    [ -e '$KIT/solutions/ch1_attention.c' ] && echo solutions-visible
     sed -n 's/^ *\\([a-z0-9]*\\):.*/\\1/p' /proc/net/dev | tr '\n' ' '" 2>&1)
 rm -f "$marker" "$KIT/sandbox-was-here"
 if [ "$(printf '%s\n' "$probe" | tr '\n' ' ' | sed 's/ *$//')" = "work-writable lo" ]; then
-    ok "sandbox: kit read-only, only the work folder writable, private /tmp, other students hidden, no network but lo"
+    ok "sandbox: kit read-only, its tests and solutions hidden, only the work folder writable, private /tmp, other students hidden, no network but lo"
 else bad "sandbox probe said: $probe"; fi
 out=$(BWRAP="bwrap --no-such-option" bash tools/grade/grade-all.sh "$work/class" "$work/out" 2>&1)
 rc=$?

@@ -100,9 +100,9 @@ done <"$OUT/files.tsv"
 mv "$OUT/files.new" "$OUT/files.tsv"
 
 # 3. Link and run. The runner's parent writes results.tsv.
-objs=""
-while read -r f; do objs="$objs $OUT/obj/${f%.c}.o"; done <"$PREP/files.txt"
-if ! $CC -o "$OUT/kit_tests" "$PREP"/kit/*.o $objs \
+objs=()
+while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
+if ! $CC -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0

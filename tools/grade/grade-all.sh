@@ -44,6 +44,9 @@ printf '%s\n' "$students" | tr '\n' '\0' |
     ' _ "$here" "$SUBS" "$OUT" {}
 
 
+# From here on, lists are split at line ends only (a student's folder
+# name may hold blanks).
+IFS=$'\n'
 # The gradebook: one row per student.
 csv() { # quote one CSV field
     case "$1" in *[,\"]*) printf '"%s"' "$(printf '%s' "$1" | sed 's/"/""/g')" ;; *) printf '%s' "$1" ;; esac

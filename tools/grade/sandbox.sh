@@ -4,17 +4,23 @@
 #   sandbox SUB WORK PREP COMMAND...
 #
 # Everything is read-only; there is no network (and no other namespace
-# is shared); /tmp is private; the folders named by HIDE (all students'
+# is shared); /tmp is private; KIT's solutions/ and tests/ are hidden;
+# the folders named by HIDE (all students'
 # results) and HIDE_SUB (all submissions) are replaced by empty ones, and
 # only this student's submission (read-only), the prepared kit
 # (read-only) and WORK (writable) are put back. The sandbox ends with its
 # parent, and every process in it with the sandbox.
 # BWRAP names the program (default bwrap).
 sandbox() {
-    local sub=$1 work=$2 prep=$3
+    local sub=$1 work=$2 prep=$3 hide_kit=() d
     shift 3
+    # The kit's tests (and golden values) and its solutions are not needed
+    # once the kit's objects are prepared: they are hidden too.
+    for d in solutions tests; do
+        [ -n "${KIT:-}" ] && [ -d "$KIT/$d" ] && hide_kit+=(--tmpfs "$KIT/$d")
+    done
     ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session \
-        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "${hide_kit[@]}" \
         ${HIDE:+--tmpfs "$HIDE"} ${HIDE_SUB:+--tmpfs "$HIDE_SUB"} \
         --ro-bind "$sub" "$sub" --ro-bind "$prep" "$prep" --bind "$work" "$work" \
         --chdir "$work" "$@"
