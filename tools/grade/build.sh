@@ -67,7 +67,7 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     [ -z "$bad" ] || { echo "refused"; echo "it has code that runs outside the tests (a constructor or destructor, section $bad)"; return 1; }
     # Calls only what computing needs: no files, processes or signals.
     bad=$(nm -u "$obj" | awk '{ print $NF }' | grep -vxF -f "$PREP/allowed.txt" | sort -u | head -n 5 | tr '\n' ' ')
-    [ -z "$bad" ] || { echo "refused"; echo "it calls ${bad% }, which a submission may not use (allowed: arithmetic, memory and printf)"; return 1; }
+    [ -z "$bad" ] || { echo "refused"; echo "it calls ${bad% }, which a submission may not use: only arithmetic, memory functions and printf are allowed (debugging output to stderr or a file must go before you submit)"; return 1; }
     # Defines nothing that the kit, the C library or another file defines.
     local defs
     defs=$(nm -g --defined-only "$obj" | awk 'NF == 3 { print $3 }' | sort -u)
