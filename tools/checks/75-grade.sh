@@ -176,6 +176,23 @@ __attribute__((constructor)) static void before_main(void)
 EOF
 trick constructor "$work/p.c" ''
 hostile constructor 'a constructor or destructor'
+# (c') the same from an ifunc resolver, which runs while the program loads
+cat >"$work/p.c" <<'EOF'
+#include <stdio.h>
+int attention_fast(void);
+static int real_fast(void)
+{
+    return 1;
+}
+static int (*resolve_fast(void))(void)
+{
+    printf("66 passed, 0 failed\n");
+    return real_fast;
+}
+int attention_fast(void) __attribute__((ifunc("resolve_fast")));
+EOF
+trick ifunc "$work/p.c" ''
+hostile ifunc 'indirect function (ifunc)'
 # (d) exit(0) inside a test, before any check can fail
 printf '#include <stdlib.h>\n' >"$work/p.c"
 trick exit0 "$work/p.c" 'exit(0);'

@@ -65,6 +65,10 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # No code that runs before main() or after it: no constructors.
     bad=$(objdump -h "$obj" | awk '{ print $2 }' | grep -E '^\.(init_array|fini_array|preinit_array|ctors|dtors|init|fini)($|\.)' | head -n 1)
     [ -z "$bad" ] || { echo "refused"; echo "it has code that runs outside the tests (a constructor or destructor, section $bad)"; return 1; }
+    # No indirect function (ifunc): its resolver runs while the program
+    # loads, in the runner's parent, like a constructor.
+    bad=$(nm "$obj" | awk '$2 == "i" { print $3; exit }')
+    [ -z "$bad" ] || { echo "refused"; echo "it defines $bad as an indirect function (ifunc), whose resolver runs outside the tests"; return 1; }
     # Calls only what computing needs: no files, processes or signals.
     bad=$(nm -u "$obj" | awk '{ print $NF }' | grep -vxF -f "$PREP/allowed.txt" | sort -u | head -n 5 | tr '\n' ' ')
     [ -z "$bad" ] || { echo "refused"; echo "it calls ${bad% }, which a submission may not use: only arithmetic, memory functions and printf are allowed (debugging output to stderr or a file must go before you submit)"; return 1; }
