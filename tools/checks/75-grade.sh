@@ -228,6 +228,14 @@ unsigned int CU_get_number_of_tests_failed(void)
 EOF
 hostile interpose 'a name the kit or the C library already uses'
 
+# make grade: the working tree's starter/ (the stubs here), in
+# Gradescope's format, every test with the fields Gradescope reads.
+if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
+    grep -q '"score": 0.00,' "$B/grade/results.json" &&
+    [ "$(grep -c '"name": .*"score": .*"max_score": .*"status": "failed", "output": ".*", "visibility": "visible"' "$B/grade/results.json")" -eq "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" ]; then
+    ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
+else bad "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
+
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
 # ---------------------------------------------------------------------
