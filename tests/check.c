@@ -450,6 +450,29 @@ static double constant_offset(const float *got, const double *want, size_t n,
     return c;
 }
 
+/* Is every row of got the same row of want times a factor of that row,
+ * with at least two different factors? */
+static int row_factors(const float *got, const double *want, int rows,
+                       int cols, double tol)
+{
+    double first = NAN;
+    int differ = 0;
+    for (int r = 0; r < rows; r++) {
+        const float *g = got + (size_t)r * cols;
+        const double *w = want + (size_t)r * cols;
+        double f = constant_factor(g, w, (size_t)cols, tol);
+        if (isnan(f)) {
+            if (!all_close(g, w, (size_t)cols, tol))
+                return 0;
+            f = 1;
+        }
+        if (isnan(first))
+            first = f;
+        differ |= fabs(f - first) > 1e-4 * fabs(first);
+    }
+    return differ;
+}
+
 /* Is got the transpose of want? Both (rows, cols), read in blocks of
  * rb rows (a (h, T, T) tensor is h blocks of T rows); each block
  * (rb, cols) is compared as a (cols, rb) matrix with want's block
@@ -546,6 +569,12 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                " Your output is the transpose of the right one: entry "
                "[i][j] holds what belongs at [j][i]%s.",
                n_rblocks > 1 ? ", within each block" : "");
+
+    else if (n_bad > 1 && cols > 1 && row_factors(got, want, rows, cols, tol))
+        append(msg, size, used,
+               " Each wrong row is the right row times a number of its own: "
+               "the proportions within each row are right, the row's total "
+               "is not.");
 
     if (n_rblocks > 1) {
         char what[40], whats[48];
