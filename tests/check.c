@@ -355,8 +355,12 @@ static void append_where(char *msg, size_t size, int *used, const char *flag,
     else {
         append(msg, size, used, " Only %s ", k == 1 ? what : whats);
         append_set(msg, size, used, flag, n);
-        append(msg, size, used, " %s wrong; the other %d %s right.",
-               k == 1 ? "is" : "are", n - k, n - k == 1 ? "is" : "are");
+        if (n - k == 1)
+            append(msg, size, used, " %s wrong; the other %s is right.",
+                   k == 1 ? "is" : "are", what);
+        else
+            append(msg, size, used, " %s wrong; the other %d %s are right.",
+                   k == 1 ? "is" : "are", n - k, whats);
     }
 }
 
@@ -540,10 +544,12 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                "overflowed.");
         goto done;
     }
-    append(msg, size, used, " %zu of %zu %s wrong.", n_bad, n,
-           n == 1 ? "entry is" : "entries are");
-    if (n_bad == 1)
-        append(msg, size, used, " Only that one entry is wrong.");
+    if (n_bad == n && n > 1)
+        append(msg, size, used, " Every entry is wrong.");
+    else if (n_bad == 1 && n > 1)
+        append(msg, size, used, " Only that one entry of %zu is wrong.", n);
+    else if (n > 1)
+        append(msg, size, used, " %zu of %zu entries are wrong.", n_bad, n);
 
     double f = constant_factor(got, want, n, tol);
     double off = isnan(f) ? constant_offset(got, want, n, tol) : NAN;
@@ -576,20 +582,24 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                "the proportions within each row are right, the row's total "
                "is not.");
 
-    if (n_rblocks > 1) {
+    if (n_bad == 1)
+        ; /* its place is already said */
+    else if (n_rblocks > 1) {
         char what[40], whats[48];
         snprintf(what, sizeof what, "%s", block);
         snprintf(whats, sizeof whats, "%ss", block);
         append_where(msg, size, used, bad_rblock, n_rblocks, what, whats);
     }
-    if (n_cblocks > 1) {
+    if (n_cblocks > 1 && n_bad > 1) {
         char what[64], whats[64];
         snprintf(what, sizeof what, "column block (%s)", block);
         snprintf(whats, sizeof whats, "column blocks (%ss)", block);
         append_where(msg, size, used, bad_cblock, n_cblocks, what, whats);
     }
-    append_where(msg, size, used, bad_row, rb, "row", "rows");
-    append_where(msg, size, used, bad_col, cols, "column", "columns");
+    if (n_bad > 1) {
+        append_where(msg, size, used, bad_row, rb, "row", "rows");
+        append_where(msg, size, used, bad_col, cols, "column", "columns");
+    }
     if (rb == cols && rb > 1 && n_bad > 1) {
         if (above && !on && !below)
             append(msg, size, used,
