@@ -456,8 +456,8 @@ static double constant_offset(const float *got, const double *want, size_t n,
 
 /* Is every row of got the same row of want times a factor of that row,
  * with at least two different factors? */
-static int row_factors(const float *got, const double *want, int rows,
-                       int cols, double tol)
+static int row_factors(const float *got, const double *want, int rows, int cols,
+                       double tol)
 {
     double first = NAN;
     int differ = 0;

@@ -116,8 +116,8 @@ static void ref_attention(enum variant v, const double *Q, const double *K,
         for (int c = 0; c < d_v; c++) {
             double s = 0;
             for (int j = 0; j < T; j++)
-                s += weights[v == WT_V ? j * T + i : i * T + j] *
-                     V[j * d_v + c];
+                s +=
+                    weights[v == WT_V ? j * T + i : i * T + j] * V[j * d_v + c];
             out[i * d_v + c] = s;
         }
 }
@@ -272,8 +272,8 @@ static void expect_product(const char *call, const float *C, const double *want,
     struct kit_mistake mistakes[MM_N - 1];
     for (int v = 1; v < MM_N; v++) {
         mm_variant((enum mm_variant)v, A, B, prefill, bt, m, n, p, values[v]);
-        mistakes[v - 1] = (struct kit_mistake){mm_name[v], mm_advice[v],
-                                               values[v]};
+        mistakes[v - 1] =
+            (struct kit_mistake){mm_name[v], mm_advice[v], values[v]};
     }
     mistakes[MM_B_OTHER - 1].name =
         bt ? "B read as (n, p) instead of (p, n)"
