@@ -546,7 +546,9 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
                       4, TOL, mistakes, 1);
 }
 
-KIT_TEST(softmax_minus_infinity, "softmax_rows: -INFINITY becomes exactly 0")
+KIT_TEST(softmax_minus_infinity,
+         "softmax_rows: -INFINITY becomes exactly 0; a row of only -INFINITY, "
+         "or one holding +INFINITY, becomes NaN (attention.h)")
 {
     float X[4] = {1.0f, -INFINITY, 1.0f, -INFINITY};
     if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 4)", softmax_rows(X, 1, 4),
@@ -558,6 +560,19 @@ KIT_TEST(softmax_minus_infinity, "softmax_rows: -INFINITY becomes exactly 0")
               "expected [0.5, 0, 0.5, 0]. Chapter 2's mask relies on "
               "exp(-inf - max) being exactly 0.",
               X[0], X[1], X[2], X[3]);
+    /* the two exceptions attention.h documents: the formula itself gives
+     * NaN there (-inf - -inf, +inf - +inf), and no row is special-cased */
+    float Y[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                  1.0f,      INFINITY,  0.0f,      -INFINITY};
+    const double nan_rows[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    if (!KIT_EXPECT_STATUS("softmax_rows(Y, 2, 4)", softmax_rows(Y, 2, 4),
+                           KIT_OK))
+        return;
+    KIT_EXPECT_TENSOR("softmax_rows() on the rows [-inf, -inf, -inf, -inf] "
+                      "and [1, +inf, 0, -inf], which attention.h says become "
+                      "NaN (max - max is NaN when max is infinite; follow "
+                      "the formula, with no special case)",
+                      Y, nan_rows, 2, 4, 0.0, NULL, 0);
 }
 
 KIT_TEST(softmax_bad_input, "softmax_rows: bad sizes and NULL are errors")
