@@ -153,9 +153,11 @@ static void expect_attention(const char *label, const float *Qf,
             same_w = fabs(mw[v].value[i] - want_w[i]) <= TOL;
         for (size_t i = 0; i < nv && same_o; i++)
             same_o = fabs(mo[v].value[i] - want_out[i]) <= TOL;
+        /* out is checked only when the weights are right, so only a
+         * mistake whose weights are right can explain a wrong out */
         if (same_w)
             mw[v].value = NULL;
-        if (same_w && same_o)
+        if (!same_w || same_o)
             mo[v].value = NULL;
     }
 
@@ -615,17 +617,17 @@ KIT_TEST(attention_by_hand, "attention: chapter 1's worked example")
                                 e2 / (e2 + 1)};
     const double by_dk[4] = {h / (h + 1), 1 / (h + 1), 1 / (h + 1),
                              h / (h + 1)};
-    const double uniform[4] = {0.5, 0.5, 0.5, 0.5};
+    /* (uniform weights, which integer division gives, are not listed:
+     * on two tokens too many mistakes give 0.5 everywhere) */
     const struct kit_mistake mistakes[] = {
         {variant_name[NO_SCALE], variant_advice[NO_SCALE], no_scale},
         {variant_name[SCALE_DK], variant_advice[SCALE_DK], by_dk},
-        {variant_name[INT_DIV], variant_advice[INT_DIV], uniform},
     };
-    KIT_EXPECT_TENSOR("the worked example's weights", w, want, 2, 2, TOL,
-                      mistakes, 3);
-    KIT_EXPECT_TENSOR("the worked example's out (V is the identity, so out "
-                      "= weights)",
-                      out, want, 2, 2, TOL, mistakes, 3);
+    if (KIT_EXPECT_TENSOR("the worked example's weights", w, want, 2, 2, TOL,
+                          mistakes, 2))
+        KIT_EXPECT_TENSOR("the worked example's out (V is the identity, so "
+                          "out = weights)",
+                          out, want, 2, 2, TOL, NULL, 0);
 }
 
 KIT_TEST(attention_golden, "attention: four shapes against PyTorch, "
@@ -724,7 +726,7 @@ KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")
     /* the right answer, and the one a softmax without the max subtraction
      * gives in float: expf() above FLT_MAX is inf, inf / inf is NaN */
     double Qd[T * d_k], Kd[T * d_k], Vd[T * d_v];
-    double want_w[T * T], want_out[T * d_v], naive_w[T * T], naive_out[T * d_v];
+    double want_w[T * T], want_out[T * d_v], naive_w[T * T];
     kit_to_double(Q, Qd, T * d_k);
     kit_to_double(K, Kd, T * d_k);
     kit_to_double(V, Vd, T * d_v);
@@ -741,24 +743,19 @@ KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")
         for (int j = 0; j < T; j++)
             naive_w[i * T + j] /= sum;
     }
-    for (int i = 0; i < T; i++)
-        for (int c = 0; c < d_v; c++) {
-            double s = 0;
-            for (int j = 0; j < T; j++)
-                s += naive_w[i * T + j] * Vd[j * d_v + c];
-            naive_out[i * d_v + c] = s;
-        }
     const char *name = "no max subtraction in softmax_rows(), which "
                        "overflows to inf or NaN";
     const char *advice = "expf(7000) is infinite in float. Subtract each "
                          "row's maximum before expf(): every exponent is "
                          "then <= 0, and the answer does not change.";
     const struct kit_mistake mw[] = {{name, advice, naive_w}};
-    const struct kit_mistake mo[] = {{name, advice, naive_out}};
+    /* out is checked only once the weights are right, and then the
+     * softmax is not what went wrong: no mistake is named for it */
     if (KIT_EXPECT_TENSOR("attention() with scores near 7000: weights", w,
                           want_w, T, T, TOL, mw, 1))
-        KIT_EXPECT_TENSOR("attention() with scores near 7000: out", out,
-                          want_out, T, d_v, TOL, mo, 1);
+        KIT_EXPECT_TENSOR("attention() with scores near 7000: out (the "
+                          "weights are right)",
+                          out, want_out, T, d_v, TOL, NULL, 0);
 }
 
 KIT_TEST(attention_bad_input, "attention: bad sizes and NULL are errors")

@@ -60,7 +60,7 @@ static const char *const mistake_name[N_VARIANTS] = {
     "slicing W_q, W_k, W_v)",
     "the causal flag ignored (query t sees keys after t)",
     "a missing 1/sqrt(d_head) scale",
-    "scores scaled by 1/d_head: the 1/sqrt(d_head) scale applied twice",
+    "scores scaled by 1/d_head instead of 1/sqrt(d_head)",
     "W_o used transposed (out = concat W_o^T)",
     "W_q, W_k and W_v read transposed, in PyTorch's (out, in) layout "
     "(Q = X W_q^T)",
@@ -83,8 +83,9 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "j > t with -INFINITY before the softmax.",
     "Each head is an attention of width d_head: divide its scores by "
     "sqrtf((float)d_head).",
-    "Scale once: attention() already divides by sqrt(d_k), so do not "
-    "scale Q_i or K_i yourself as well.",
+    "The scale is 1/sqrt(d_head), applied once. Dividing by d_head, or "
+    "scaling Q_i or K_i yourself before attention() (which divides by "
+    "sqrt(d_k) already), gives 1/d_head.",
     "out = concat W_o: W_o[r][c] is W_o[r * d_model + c], which "
     "matmul(concat, W_o, out, T, d_model, d_model) reads.",
     "mha.h stores W as (d_model in, d_model out), by rows: Q = X W, "
@@ -451,6 +452,16 @@ static void golden_cases(forward_fn forward, int causal)
                                           N_VARIANTS - 1);
         }
         if (ok) {
+            /* the weights are right: only a mistake whose weights are
+             * right too can explain a wrong out */
+            for (int v = 1; v < N_VARIANTS; v++)
+                for (size_t k = 0; k < n_att; k++) {
+                    double a = M.weights[v][k], b = g->weights[causal][k];
+                    if (!(fabs(a - b) <= 1e-5 + 1e-5 * fabs(b))) {
+                        M.m_out[v - 1].value = NULL;
+                        break;
+                    }
+                }
             char what[200];
             snprintf(what, sizeof what, "%s out", call);
             ok = KIT_EXPECT_TENSOR_SHAPED(what, out, g->out[causal], T, d,
