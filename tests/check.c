@@ -681,7 +681,13 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
     /* No known mistake gives these numbers: say what is wrong instead. */
     size_t n_nan =
         describe(msg, sizeof msg, &used, got, want, rows, cols, tol, shape);
-    if (n_nan)
+    int any_inf = 0;
+    for (size_t i = 0; i < n && !any_inf; i++)
+        any_inf = isinf(got[i]) != 0;
+    if (n_nan && any_inf)
+        append(msg, sizeof msg, &used,
+               " NaN comes from inf - inf, 0 * inf or 0/0.");
+    else if (n_nan)
         append(msg, sizeof msg, &used,
                " NaN comes from 0/0, inf - inf or 0 * inf, or from reading "
                "memory that was never set, as past the end of an array "
