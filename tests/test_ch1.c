@@ -371,7 +371,8 @@ KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
 static void softmax_mistakes(const double *X, int rows, int cols,
                              double *by_column, double *unnormalised,
                              double *carried, double *last_undivided,
-                             double *exp_short)
+                             double *exp_short, double *first_undivided,
+                             double *exp_late)
 {
     for (int c = 0; c < cols; c++) {
         double max = X[c], sum = 0;
@@ -391,12 +392,13 @@ static void softmax_mistakes(const double *X, int rows, int cols,
     }
     for (int r = 0; r < rows; r++) {
         const double *x = X + r * cols;
-        double max = x[0], all = 0, short_sum = 0;
+        double max = x[0], all = 0, short_sum = 0, late_sum = 0;
         for (int c = 1; c < cols; c++)
             max = fmax(max, x[c]);
         for (int c = 0; c < cols; c++) {
             all += exp(x[c] - max);
             short_sum += c < cols - 1 ? exp(x[c] - max) : 0;
+            late_sum += c > 0 ? exp(x[c] - max) : 0;
         }
         for (int c = 0; c < cols; c++) {
             /* the division loop stops one short */
@@ -406,6 +408,9 @@ static void softmax_mistakes(const double *X, int rows, int cols,
              * divided as it is, and left out of the sum */
             exp_short[r * cols + c] =
                 (c < cols - 1 ? exp(x[c] - max) : x[c]) / short_sum;
+            /* the same two loops starting at c = 1 */
+            first_undivided[r * cols + c] = exp(x[c] - max) / (c ? all : 1);
+            exp_late[r * cols + c] = (c ? exp(x[c] - max) : x[c]) / late_sum;
         }
     }
     double sum = 0; /* the mistake: one sum for all rows */
@@ -421,10 +426,10 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
 {
     float *X = kit_output(24);
     double by_column[24], unnormalised[24], carried[24], undivided[24];
-    double exp_short[24];
+    double exp_short[24], first_undivided[24], exp_late[24];
     kit_to_float(ch1_sm_X, X, 24);
     softmax_mistakes(ch1_sm_X, 4, 6, by_column, unnormalised, carried,
-                     undivided, exp_short);
+                     undivided, exp_short, first_undivided, exp_late);
     const struct kit_mistake mistakes[] = {
         {"softmax over the wrong axis",
          "Each row must sum to 1: take the max and the sum along the row.",
@@ -446,12 +451,21 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
          "Take exp(x - max) of every entry and add every one to the sum: "
          "loop while c < cols.",
          exp_short},
+        {"the division loop starting at 1, so the first entry of each row "
+         "is never divided by the sum",
+         "Divide every entry, c = 0 .. cols-1: start at c = 0.",
+         first_undivided},
+        {"the exponential loop starting at 1, so the first entry of each "
+         "row is neither exponentiated nor counted in the sum",
+         "Take exp(x - max) of every entry, c = 0 .. cols-1: start at "
+         "c = 0.",
+         exp_late},
     };
     if (KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS("softmax_rows(X, 4, 6)", "X", X, 24))
         KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
-                          mistakes, 5);
+                          mistakes, 7);
     kit_output_free(X);
 }
 

@@ -79,6 +79,6 @@ for table in tools/mutants/*.tsv; do
 done
 echo "$((n - bad)) of $n planted mistakes behave as their line says"
 if [ $n_cat -gt 0 ]; then
-    echo "named: $named of $n_cat catalogued mistakes ($((100 * named / n_cat))%); misnamed: $misnamed of $n ($n_none planted mistakes are not in the catalogue)"
+    echo "named: $named of $n_cat catalogued mistakes ($((100 * named / n_cat))%); misnamed: $misnamed of $n planted ($n_none of them deliberately not in the catalogue)"
 fi
 [ $n -gt 0 ] && [ $bad -eq 0 ]
