@@ -910,8 +910,8 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
             {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_W[x] : NULL},
             {"the 1/sqrt(d_head) scale left out of the backward pass",
              NO_SCALE_FIX, x < 2 ? ns : NULL},
-            {"d_W_o never computed (no d_B passed to matmul_backward for "
-             "out = concat W_o)",
+            {"d_w.W_o left as it was, so d_W_o was never computed (no d_B "
+             "passed to matmul_backward() for out = concat W_o)",
              "Step 5 gives two gradients: d_concat and d_w->W_o. Pass both "
              "to matmul_backward().",
              x == 3 ? none : NULL},
