@@ -575,7 +575,6 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                " Your output is the transpose of the right one: entry "
                "[i][j] holds what belongs at [j][i]%s.",
                n_rblocks > 1 ? ", within each block" : "");
-
     else if (n_bad > 1 && cols > 1 && row_factors(got, want, rows, cols, tol))
         append(msg, size, used,
                " Each wrong row is the right row times a number of its own: "

@@ -307,9 +307,9 @@ KIT_TEST(causal_mask_hides_future,
         m[N_MISTAKES] = (struct kit_mistake){
             "the mask filled with a large finite negative number instead of "
             "-INFINITY",
-            "exp(-1e9 - max) happens to be 0 in float, but a finite "
-            "number is not a promise: a large enough score gets weight "
-            "back, and the sum of two such scores overflows. Write "
+            "causal_mask() promises -INFINITY (attention.h): it hides a "
+            "key whatever the other scores are, where a finite number "
+            "hides it only while the real scores stay far above it. Write "
             "-INFINITY (from <math.h>).",
             isfinite(fill) && fill <= -100 ? finite : NULL};
         KIT_EXPECT_TENSOR(call, scores, want, T, T, 0.0, m, N_MISTAKES + 1);
