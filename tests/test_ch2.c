@@ -522,8 +522,8 @@ static int future_case(struct rng *r, const char *label, int T, int d_k,
                           "%s, T = %d: %s[%d][%d] changed when only rows "
                           "%d..%d of K and V did: it was %.9g (%a) and is "
                           "now %.9g (%a), a difference of %.3g. The "
-                          "future's weights are exactly 0, so the future "
-                          "adds exact zeros to row %d and must leave it "
+                          "future's weights must be exactly 0, so that the "
+                          "future adds exact zeros to row %d and leaves it "
                           "bit-for-bit the same (see causal_attention() in "
                           "attention.h).",
                           label, T, k ? "weights" : "out", t, c, t + 1, T - 1,
