@@ -393,7 +393,7 @@ static void append_factor_name(char *msg, size_t size, int *used, double f,
             }
     }
     if (n_names) {
-        append(msg, size, used, " (%s)", names);
+        append(msg, size, used, " (= %s)", names);
         return;
     }
     for (int k = 2; k <= 4096; k++) {
@@ -401,15 +401,15 @@ static void append_factor_name(char *msg, size_t size, int *used, double f,
         if (fabs(f - k) <= 1e-5 * k && k <= 64)
             return; /* a whole number says it all */
         if (fabs(f - s) <= 1e-5 * s) {
-            append(msg, size, used, " (sqrt(%d))", k);
+            append(msg, size, used, " (= sqrt(%d))", k);
             return;
         }
         if (fabs(f - 1 / s) <= 1e-5 / s) {
-            append(msg, size, used, " (1/sqrt(%d))", k);
+            append(msg, size, used, " (= 1/sqrt(%d))", k);
             return;
         }
         if (fabs(f - 1.0 / k) <= 1e-5 / k) {
-            append(msg, size, used, " (1/%d)", k);
+            append(msg, size, used, " (= 1/%d)", k);
             return;
         }
     }
@@ -452,6 +452,39 @@ static double constant_offset(const float *got, const double *want, size_t n,
             fabs(got[i] - want[i] - c) > t + t * fabs(want[i]))
             return NAN;
     return c;
+}
+
+/* The factor f (not 1) that every wrong block of got shares with the
+ * same block of want, or NAN. Blocks are row blocks of rb rows (rb <
+ * rows) or column blocks of cb columns (cb < cols). */
+static double block_factor(const float *got, const double *want, int rows,
+                           int cols, int rb, int cb, double tol)
+{
+    int n_rb = rows / rb, n_cb = cols / cb;
+    size_t bs = (size_t)rb * cb;
+    float *g = kit_alloc(bs * sizeof *g);
+    double *w = kit_alloc(bs * sizeof *w);
+    double common = NAN;
+    int ok = 1;
+    for (int br = 0; br < n_rb && ok; br++)
+        for (int bc = 0; bc < n_cb && ok; bc++) {
+            size_t k = 0;
+            for (int r = br * rb; r < (br + 1) * rb; r++)
+                for (int c = bc * cb; c < (bc + 1) * cb; c++, k++) {
+                    g[k] = got[(size_t)r * cols + c];
+                    w[k] = want[(size_t)r * cols + c];
+                }
+            if (all_close(g, w, bs, tol))
+                continue;
+            double f = constant_factor(g, w, bs, tol);
+            if (isnan(f) ||
+                (!isnan(common) && fabs(f - common) > 1e-4 * fabs(common)))
+                ok = 0;
+            else
+                common = f;
+        }
+    free(g), free(w);
+    return ok ? common : NAN;
 }
 
 /* Is every row of got the same row of want times a factor of that row,
@@ -580,6 +613,15 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                " Each wrong row is the right row times a number of its own: "
                "the proportions within each row are right, the row's total "
                "is not.");
+    else if (n_bad > 1 && (n_rblocks > 1 || n_cblocks > 1) &&
+             !isnan(f = block_factor(got, want, rows, cols, rb, cb, tol))) {
+        append(msg, size, used,
+               " In each wrong %s's block, every entry is the right one "
+               "times the same factor, %.6g",
+               block, f);
+        append_factor_name(msg, size, used, f, shape);
+        append(msg, size, used, ".");
+    }
 
     if (n_bad == 1)
         ; /* its place is already said */
@@ -589,15 +631,20 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
         snprintf(whats, sizeof whats, "%ss", block);
         append_where(msg, size, used, bad_rblock, n_rblocks, what, whats);
     }
-    if (n_cblocks > 1 && n_bad > 1) {
-        char what[64], whats[64];
-        snprintf(what, sizeof what, "column block (%s)", block);
-        snprintf(whats, sizeof whats, "column blocks (%ss)", block);
-        append_where(msg, size, used, bad_cblock, n_cblocks, what, whats);
+    int k_cb = count_set(bad_cblock, n_cblocks);
+    if (n_cblocks > 1 && n_bad > 1 && k_cb < n_cblocks) {
+        append(msg, size, used, " Only the columns of %s%s ", block,
+               k_cb == 1 ? "" : "s");
+        append_set(msg, size, used, bad_cblock, n_cblocks);
+        append(msg, size, used,
+               " %s wrong (a %s's block is %d columns wide); the others "
+               "are right.",
+               "are", block, cb);
     }
     if (n_bad > 1) {
         append_where(msg, size, used, bad_row, rb, "row", "rows");
-        append_where(msg, size, used, bad_col, cols, "column", "columns");
+        if (n_cblocks == 1 || k_cb == n_cblocks)
+            append_where(msg, size, used, bad_col, cols, "column", "columns");
     }
     if (rb == cols && rb > 1 && n_bad > 1) {
         if (above && !on && !below)
