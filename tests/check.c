@@ -637,9 +637,9 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
                k_cb == 1 ? "" : "s");
         append_set(msg, size, used, bad_cblock, n_cblocks);
         append(msg, size, used,
-               " %s wrong (a %s's block is %d columns wide); the others "
-               "are right.",
-               "are", block, cb);
+               " are wrong (a %s's block is %d columns wide); the others are "
+               "right.",
+               block, cb);
     }
     if (n_bad > 1) {
         append_where(msg, size, used, bad_row, rb, "row", "rows");
