@@ -255,7 +255,16 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                     s += c->G[i * p + j] * c->B[j * p + k];
                 no_t[i * n + k] = s;
             }
+    /* d_A right, but stored transposed: entry [i][k] at k * m + i */
+    double *tr_A = kit_alloc((size_t)m * n * sizeof *tr_A);
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k < n; k++)
+            tr_A[k * m + i] = c->d_A[i * n + k] + fill;
     const struct kit_mistake mA[] = {
+        {"d_A written transposed (d_A[k * m + i] instead of d_A[i * n + k])",
+         "d_A has A's shape (m, n), stored by rows: the gradient of A[i][k] "
+         "goes to d_A[i * n + k].",
+         m > 1 && n > 1 ? tr_A : NULL},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_A : NULL},
         {"B used where B^T belongs (d_A = d_C B)",
          "d_A[i][k] sums d_C[i][j] * B[k][j] over j: B is read along its row "
@@ -283,13 +292,13 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_A", d_A, (size_t)m * n) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_B", d_B, (size_t)n * p) &&
-        KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 2)) {
+        KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 3)) {
         what[strlen(what) - 1] = 'B';
         ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 2);
     }
     kit_output_free(A), kit_output_free(B), kit_output_free(G);
     kit_output_free(d_A), kit_output_free(d_B);
-    free(want_A), free(want_B), free(no_t), free(no_tB);
+    free(want_A), free(want_B), free(no_t), free(no_tB), free(tr_A);
     return ok;
 }
 
