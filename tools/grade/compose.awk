@@ -95,9 +95,10 @@ END {
             # chapter's output can look like a mistake it does not have.
             if (!(c in behind)) { behind[c] = 0; for (cc in tfile) if (cc + 0 <= c + 0 && (tfile[cc] in note)) behind[c] = 1 }
             if (!behind[c] && match(msg, /Likely mistake: [^.]*[^. ]/)) {
-                # The mistake's name: the words after "Likely mistake: ",
-                # up to the first period, colon or parenthesis that
-                # follows a word (issue 10 may give a sharper marker).
+                # The mistake's name: every naming starts with the words
+                # KIT_NAMING_MARK (tests/kit_test.h), "Likely mistake: NAME.";
+                # the name ends at its first period, colon or parenthesis.
+                # "Likely mistakes:" (several fit, none sure) is not counted.
                 m = substr(msg, RSTART + 16, RLENGTH - 16)
                 if ((k = index(m, ": ")) > 0) m = substr(m, 1, k - 1)
                 if ((k = index(m, " (")) > 0) m = substr(m, 1, k - 1)
