@@ -21,9 +21,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "kit_test.h"
+#define KIT_LEAKCHECK_NO_MACROS /* the runner calls the real allocator */
+#include "leakcheck.h"
 
 #include <CUnit/CUnit.h>
 #include <CUnit/TestRun.h>
+
+#include <fcntl.h>
 
 #include <errno.h>
 #include <math.h>
@@ -36,6 +40,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Built with AddressSanitizer (make test SAN=1)? */
+#if defined(__SANITIZE_ADDRESS__)
+#define KIT_SAN 1
+#include <sanitizer/lsan_interface.h>
+#else
+#define KIT_SAN 0
+#endif
 
 /* ---------------------------------------------------------------------
  * Registration
@@ -67,14 +79,22 @@ static int by_number(const void *a, const void *b)
  * ------------------------------------------------------------------- */
 
 static struct {
-    int chapter;       /* 0: all                            */
-    const char *test;  /* NULL: all                         */
-    int fork;          /* run each body in a child          */
-    double timeout;    /* seconds per test                  */
-    const char *junit; /* path of the JUnit XML, or NULL  */
-    const char *impl;  /* "starter" or "solutions", for hints */
-    int verbose;       /* print every test, not only failures */
-} opt = {0, NULL, 1, 5.0, NULL, "starter", 1};
+    int chapter;           /* 0: all                            */
+    const char *test;      /* NULL: all                         */
+    int fork;              /* run each body in a child          */
+    double timeout;        /* seconds per test                  */
+    const char *junit;     /* path of the JUnit XML, or NULL  */
+    const char *impl;      /* "starter" or "solutions", for hints */
+    int verbose;           /* print every test, not only failures */
+    const char *san_log;   /* SAN=1: where the sanitizers' reports go */
+    const char *exercises; /* build/exercises.tsv: the book's exercises */
+    int progress_only;     /* print only the progress view */
+} opt = {0, NULL, 1, 5.0, NULL, "starter", 1, NULL, NULL, 0};
+
+/* Chapters that did not compile, so are not in this binary (--broken
+ * "N|title|file"): the progress view still shows them. */
+static const char *broken[32];
+static int n_broken;
 
 /* ---------------------------------------------------------------------
  * Records: how a child's checks reach the parent
@@ -91,6 +111,7 @@ struct rec_header {
 };
 
 static int record_fd = -1; /* write end, in a child; -1 in-process */
+static int child_failed;   /* checks failed so far, in a child */
 
 static void write_all(int fd, const void *buf, size_t n)
 {
@@ -128,7 +149,8 @@ static struct {
     char last_call[512]; /* the student's function being called, if any */
 } cur;
 
-static int current_chapter; /* the chapter of the test running now */
+static int current_chapter;       /* the chapter of the test running now */
+static const char *cur_name = ""; /* and its name */
 
 int kit_current_chapter(void)
 {
@@ -163,6 +185,7 @@ void kit_about_to_call(const char *call)
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
 {
     char msg[MSG_MAX];
+    child_failed += !ok;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -236,9 +259,75 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
 #define SHORT_LIMIT 1.0
 static int timeouts_so_far;
 
+/* SAN=1: the log every child's stderr goes to, and the part of it that
+ * the current test wrote. */
+static int san_fd = -1;
+
+/* Under AddressSanitizer, LeakSanitizer looks for blocks nobody can
+ * reach any more, allocated anywhere (the counting wrappers only see the
+ * student's malloc calls). Its report goes to the log. */
+static void lsan_check(void)
+{
+#if KIT_SAN
+    if (__lsan_do_recoverable_leak_check())
+        kit_check(0, "runner.c", __LINE__,
+                  "LeakSanitizer found memory that was allocated during "
+                  "this test and never freed. Its report in the sanitizer "
+                  "log shows where each block was allocated.");
+#endif
+}
+
+/* The "SUMMARY:" line of the sanitizer report the current test wrote to
+ * the log (from byte `from` on), and the first stack frame in the
+ * student's code, appended to why. */
+static void san_explain(off_t from, char *why, size_t size, int *n)
+{
+    if (san_fd < 0 || *n < 0 || (size_t)*n >= size)
+        return;
+    FILE *f = fopen(opt.san_log, "r");
+    if (!f)
+        return;
+    fseeko(f, from, SEEK_SET);
+    char line[1024], summary[512] = "", frame[512] = "", ub[512] = "";
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s/", opt.impl);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *p = line + strspn(line, " ");
+        if (!*summary && strncmp(p, "SUMMARY: ", 9) == 0)
+            snprintf(summary, sizeof summary, "%s", p + 9);
+        else if (!*ub && strstr(p, "runtime error:"))
+            snprintf(ub, sizeof ub, "%s", p);
+        else if (!*frame && p[0] == '#' && strstr(p, " in ") &&
+                 strstr(p, dir)) {
+            /* "#0 0x5555 in matmul /path/starter/ch1_attention.c:30" */
+            const char *fn = strstr(p, " in ") + 4;
+            const char *src = strstr(p, dir);
+            int fn_len = (int)strcspn(fn, " ");
+            snprintf(frame, sizeof frame, "%s in %.*s()", src, fn_len, fn);
+        }
+    }
+    fclose(f);
+    if (*summary)
+        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", summary);
+    else if (*ub && (size_t)*n < size)
+        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", ub);
+    if (*frame && (size_t)*n < size)
+        *n += snprintf(why + *n, size - (size_t)*n,
+                       " First line of your code in the report: %s.", frame);
+    if ((*summary || *ub) && (size_t)*n < size)
+        *n += snprintf(why + *n, size - (size_t)*n,
+                       " Full report: %s (search for 'test %s').", opt.san_log,
+                       cur_name);
+    if (*n > (int)size - 1)
+        *n = (int)size - 1;
+}
+
 static void run_forked(const struct kit_test *t)
 {
     int fds[2];
+    off_t san_from = san_fd >= 0 ? lseek(san_fd, 0, SEEK_END) : 0;
+    cur_name = t->name;
     if (pipe(fds) != 0) {
         assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
         return;
@@ -255,7 +344,15 @@ static void run_forked(const struct kit_test *t)
     if (pid == 0) {
         close(fds[0]);
         record_fd = fds[1];
+        if (san_fd >= 0) {
+            /* The sanitizers' reports go to the log, not the screen. */
+            dprintf(san_fd, "\n==== test %s ====\n", t->name);
+            dup2(san_fd, STDERR_FILENO);
+        }
+        kit_leak_reset();
         t->body();
+        if (!kit_leak_check() && !child_failed)
+            lsan_check();
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
@@ -333,9 +430,11 @@ static void run_forked(const struct kit_test *t)
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         n = snprintf(why, sizeof why,
                      "the test process exited with status %d before it "
-                     "finished (a sanitizer report above says why, if there "
-                     "is one).",
-                     WEXITSTATUS(status));
+                     "finished%s.",
+                     WEXITSTATUS(status),
+                     KIT_SAN ? ": a sanitizer stopped it"
+                             : " (a sanitizer report above says why, if "
+                               "there is one)");
     } else if (!got_end) {
         n = snprintf(why, sizeof why,
                      "the test process stopped before the test finished: "
@@ -347,11 +446,18 @@ static void run_forked(const struct kit_test *t)
     if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
         n += snprintf(why + n, sizeof why - (size_t)n,
                       " It happened inside %s.", cur.last_call);
-    if (!timed_out && n > 0 && (size_t)n < sizeof why)
-        snprintf(why + n, sizeof why - (size_t)n,
-                 " To see the line: make test SAN=1 TEST=%s, or make debug "
-                 "TEST=%s.",
-                 t->name, t->name);
+    if (!timed_out)
+        san_explain(san_from, why, sizeof why, &n);
+    if (!timed_out && n > 0 && (size_t)n < sizeof why) {
+        if (KIT_SAN) /* SAN=1 is on already: only the debugger is left */
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " To stop at the line: make debug TEST=%s.", t->name);
+        else
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " To see the line: make test SAN=1 TEST=%s, or make "
+                     "debug TEST=%s.",
+                     t->name, t->name);
+    }
     assert_in_parent(0, t->name, 0, why);
 }
 
@@ -369,7 +475,8 @@ struct selected {
     int passed;
     int ran;
     double seconds;
-    char *message; /* first failure, or NULL */
+    char *message;  /* first failure, or NULL */
+    char call[128]; /* the student's call it failed in, if known */
 };
 
 static struct selected sel[MAX_TESTS];
@@ -387,8 +494,11 @@ static void run_selected(int i)
     double start = now_seconds();
     if (opt.fork)
         run_forked(s->t);
-    else
+    else {
+        kit_leak_reset();
         s->t->body();
+        kit_leak_check();
+    }
     if (cur.checks == 0)
         assert_in_parent(0, s->t->name, 0,
                          "this test made no checks, so it proves nothing");
@@ -397,7 +507,9 @@ static void run_selected(int i)
     s->passed = cur.failed == 0;
     if (!s->passed)
         s->message = strdup(cur.first_msg);
-    if (s->passed) {
+    if (opt.progress_only)
+        ; /* print nothing per test */
+    else if (s->passed) {
         if (opt.verbose)
             printf("  ok    ch%d %s\n", s->ch->number, s->t->name);
     } else {
@@ -406,6 +518,9 @@ static void run_selected(int i)
         if (cur.failed > 1)
             printf("        (and %d more failed check%s in this test)\n",
                    cur.failed - 1, cur.failed > 2 ? "s" : "");
+    }
+    if (!s->passed) {
+        snprintf(s->call, sizeof s->call, "%.127s", cur.last_call);
         if (first_failure < 0) {
             first_failure = i;
             snprintf(first_failure_msg, sizeof first_failure_msg, "%s",
@@ -447,7 +562,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kit_tests [--chapter N] [--test NAME] [--no-fork]\n"
             "                 [--timeout SECONDS] [--junit FILE.xml]\n"
-            "                 [--impl starter|solutions] [--quiet] [--list]\n");
+            "                 [--impl starter|solutions] [--quiet] [--list]\n"
+            "                 [--san-log FILE] [--exercises FILE.tsv]\n"
+            "                 [--broken 'N|title|file'] [--progress]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -476,6 +593,19 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(a, "--impl") == 0 && v) {
             opt.impl = v;
             i++;
+        } else if (strcmp(a, "--san-log") == 0 && v) {
+            opt.san_log = *v ? v : NULL;
+            i++;
+        } else if (strcmp(a, "--exercises") == 0 && v) {
+            opt.exercises = v;
+            i++;
+        } else if (strcmp(a, "--broken") == 0 && v) {
+            if (n_broken < (int)(sizeof broken / sizeof broken[0]))
+                broken[n_broken++] = v;
+            i++;
+        } else if (strcmp(a, "--progress") == 0) {
+            opt.progress_only = 1;
+            opt.verbose = 0;
         } else if (strcmp(a, "--no-fork") == 0) {
             opt.fork = 0;
         } else if (strcmp(a, "--quiet") == 0) {
@@ -498,6 +628,63 @@ static int parse_args(int argc, char **argv, int *list)
         return 0;
     }
     return 1;
+}
+
+/* Edit distance between a and b (both short), for "did you mean". */
+static int distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (int j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] =
+                sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+/* Print the test names nearest to name (up to three), or all chapters. */
+static void did_you_mean(const char *name)
+{
+    int best = 99;
+    for (int c = 0; c < n_chapters; c++)
+        for (const struct kit_test *const *t = chapters[c]->tests; *t; t++) {
+            int d = distance(name, (*t)->name);
+            if (strstr((*t)->name, name))
+                d = d < 2 ? d : 2;
+            best = d < best ? d : best;
+        }
+    int limit = (int)strlen(name) / 2 + 1;
+    if (best > limit) {
+        fprintf(
+            stderr,
+            "  No test name is close. Run 'make list' to see every test.\n");
+        return;
+    }
+    fprintf(stderr, "  Did you mean:");
+    int shown = 0;
+    for (int d = best; d <= best + 1 && shown < 3; d++)
+        for (int c = 0; c < n_chapters; c++)
+            for (const struct kit_test *const *t = chapters[c]->tests;
+                 *t && shown < 3; t++) {
+                int e = distance(name, (*t)->name);
+                if (strstr((*t)->name, name))
+                    e = e < 2 ? e : 2;
+                if (e == d) {
+                    fprintf(stderr, "%s TEST=%s (ch%d)", shown ? "," : "",
+                            (*t)->name, chapters[c]->number);
+                    shown++;
+                }
+            }
+    fprintf(stderr, "?\n");
 }
 
 static int select_tests(void)
@@ -543,11 +730,88 @@ static int register_with_cunit(void)
     return 1;
 }
 
+/* The book's exercise for a function, from --exercises (a TSV written
+ * from the chapters' Markdown: function, exercise number, section, chapter file,
+ * the student's file that defines the function).
+ * Returns 1 and fills the fields when found. */
+static int find_exercise(const char *func, char *ex, char *section, char *md,
+                         char *src, size_t size)
+{
+    FILE *f = opt.exercises ? fopen(opt.exercises, "r") : NULL;
+    if (!f)
+        return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *fields[5] = {line, NULL, NULL, NULL, NULL};
+        for (int k = 1; k < 5; k++) {
+            char *tab = fields[k - 1] ? strchr(fields[k - 1], '\t') : NULL;
+            if (tab) {
+                *tab = '\0';
+                fields[k] = tab + 1;
+            }
+        }
+        if (fields[4] && strcmp(fields[0], func) == 0) {
+            snprintf(ex, size, "%s", fields[1]);
+            snprintf(section, size, "%s", fields[2]);
+            snprintf(md, size, "%s", fields[3]);
+            snprintf(src, size, "%s", fields[4]);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The function a failed test is about: the student's call it failed in,
+ * else the longest exercise function its name starts with. */
+static void function_of(const struct selected *s, char *func, size_t size)
+{
+    size_t n = strcspn(s->call, "(");
+    if (n > 0 && s->call[n] == '(') {
+        snprintf(func, size, "%.*s", (int)n, s->call);
+        return;
+    }
+    *func = '\0';
+    FILE *f = opt.exercises ? fopen(opt.exercises, "r") : NULL;
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        size_t k = strcspn(line, "\t");
+        if (k < size && k > strlen(func) && strncmp(s->t->name, line, k) == 0)
+            snprintf(func, size, "%.*s", (int)k, line);
+    }
+    fclose(f);
+}
+
+static void print_broken(int number)
+{
+    for (int b = 0; b < n_broken; b++) {
+        char title[128] = "", file[128] = "";
+        int n = 0;
+        if (sscanf(broken[b], "%d|%127[^|]|%127s", &n, title, file) < 1 ||
+            n != number)
+            continue;
+        printf("  Chapter %d  %-42s [%s] does not compile: %s\n", n, title,
+               "--------------------", file);
+    }
+}
+
 static void print_progress(void)
 {
     printf("\nProgress\n");
+    int shown_broken[32] = {0};
     for (int c = 0; c < n_chapters; c++) {
         const struct kit_chapter *ch = chapters[c];
+        for (int b = 0; b < n_broken; b++) {
+            int n = atoi(broken[b]);
+            if (n < ch->number && !shown_broken[b]) {
+                print_broken(n);
+                shown_broken[b] = 1;
+            }
+        }
         int total = 0, passed = 0;
         for (int i = 0; i < n_sel; i++)
             if (sel[i].ch == ch && sel[i].ran) {
@@ -573,6 +837,26 @@ static void print_progress(void)
             printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
                    bar, passed, total, passed == total ? "  done" : "");
     }
+    for (int b = 0; b < n_broken; b++)
+        if (!shown_broken[b])
+            print_broken(atoi(broken[b]));
+
+    /* The next exercise: the one the first failing test is about. */
+    if (first_failure < 0) {
+        if (n_broken)
+            printf("Next: make the file above compile; the compiler's "
+                   "message is at the top.\n");
+        return;
+    }
+    const struct selected *s = &sel[first_failure];
+    char func[128], ex[128], section[128], md[128], src[128];
+    function_of(s, func, sizeof func);
+    if (*func && find_exercise(func, ex, section, md, src, sizeof ex))
+        printf("Next: Exercise %s, %s() in %s/%s. Read section %s "
+               "(%s, or the book: make book-html).\n",
+               ex, func, opt.impl, src, section, md);
+    else
+        printf("Next: %s, in %s/%s.\n", s->t->name, opt.impl, s->ch->file);
 }
 
 static void print_first_failure(void)
@@ -584,8 +868,10 @@ static void print_first_failure(void)
            *first_failure_where ? " (" : "", first_failure_where,
            *first_failure_where ? ")" : "");
     printf("  %s\n", first_failure_msg);
-    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s\n", opt.impl,
-           s->ch->file, s->ch->number, s->t->name);
+    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s%s%s\n", opt.impl,
+           s->ch->file, s->ch->number, s->t->name, KIT_SAN ? " SAN=1" : "",
+           strcmp(opt.impl, "starter") ? " IMPL=solutions" : "");
+    printf("  Stuck? make hint TEST=%s shows a hint.\n", s->t->name);
 }
 
 static void xml_escaped(FILE *f, const char *s)
@@ -668,10 +954,25 @@ int main(int argc, char **argv)
     if (!select_tests())
         return 2;
     if (n_sel == 0) {
-        fprintf(stderr,
-                "kit_tests: no test matches CH=%d TEST=%s. "
-                "Run 'make list' to see every test.\n",
-                opt.chapter, opt.test ? opt.test : "");
+        int known = 0;
+        for (int c = 0; c < n_chapters; c++)
+            known |= chapters[c]->number == opt.chapter;
+        if (opt.chapter && !known) {
+            fprintf(stderr,
+                    "kit_tests: there is no chapter %d. The chapters are:",
+                    opt.chapter);
+            for (int c = 0; c < n_chapters; c++)
+                fprintf(stderr, " %d", chapters[c]->number);
+            fprintf(stderr, ".\n");
+        } else if (opt.chapter) {
+            fprintf(stderr, "kit_tests: chapter %d has no test named '%s'.\n",
+                    opt.chapter, opt.test ? opt.test : "");
+            did_you_mean(opt.test ? opt.test : "");
+        } else {
+            fprintf(stderr, "kit_tests: there is no test named '%s'.\n",
+                    opt.test ? opt.test : "");
+            did_you_mean(opt.test ? opt.test : "");
+        }
         return 2;
     }
     if (!register_with_cunit()) {
@@ -679,17 +980,47 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (opt.san_log && opt.fork) {
+        san_fd =
+            open(opt.san_log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+        if (san_fd < 0)
+            fprintf(stderr,
+                    "kit_tests: cannot write %s; the sanitizers' "
+                    "reports go to the screen\n",
+                    opt.san_log);
+    }
+
     /* CUnit runs the suites; the wrappers print each test's line. */
+    double start = now_seconds();
     CU_run_all_tests();
+    double wall = now_seconds() - start;
     if (opt.junit && !write_junit(opt.junit))
         return 2;
 
     print_progress();
+    if (opt.progress_only) {
+        CU_cleanup_registry();
+        return 0;
+    }
     print_first_failure();
 
+    /* CUnit's summary, but its "Elapsed time" counts only the CPU time of
+     * this process, not the tests' children or the time waited for a
+     * test that hung: it says the wall-clock time instead. */
     char *summary = CU_get_run_results_string();
-    printf("\n%s\n", summary ? summary : "");
+    char *el = summary ? strstr(summary, "Elapsed time") : NULL;
+    if (el) {
+        char *end = strchr(el, '\n');
+        printf("\n%.*sElapsed time = %8.3f seconds (wall clock)%s\n",
+               (int)(el - summary), summary, wall, end ? end : "");
+    } else
+        printf("\n%s\n", summary ? summary : "");
     free(summary);
+    if (san_fd >= 0) {
+        close(san_fd);
+        if (CU_get_number_of_tests_failed())
+            printf("Sanitizer reports, in full: %s\n", opt.san_log);
+    }
 
     unsigned ran = CU_get_number_of_tests_run();
     unsigned failed = CU_get_number_of_tests_failed();
