@@ -308,11 +308,16 @@ static void san_explain(off_t from, char *why, size_t size, int *n)
         }
     }
     fclose(f);
-    if (*summary)
-        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", summary);
-    else if (*ub && (size_t)*n < size)
+    /* UBSan's "file:line: runtime error: ..." says more than its
+     * summary; ASan's summary names the error and the line. */
+    if (*ub)
         *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", ub);
-    if (*frame && (size_t)*n < size)
+    else if (*summary)
+        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", summary);
+    /* The frame, unless the summary already names the same line. */
+    char at[512];
+    snprintf(at, sizeof at, "%.*s", (int)strcspn(frame, " "), frame);
+    if (*frame && !strstr(*ub ? ub : summary, at) && (size_t)*n < size)
         *n += snprintf(why + *n, size - (size_t)*n,
                        " First line of your code in the report: %s.", frame);
     if ((*summary || *ub) && (size_t)*n < size)
