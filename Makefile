@@ -104,7 +104,9 @@ all:
 # The student's loop is tools/loop/*.sh; these are the variables it reads.
 LOOP_ENV = MAKE="$(MAKE)" B="$(B)" OUT="$(OUT)" IMPL="$(IMPL)" CH="$(CH)" \
   TEST="$(TEST)" SAN="$(SAN)" STRICT="$(STRICT)" CHAPTER_NUMS="$(CHAPTER_NUMS)" \
-  RUN_ARGS="$(RUN_ARGS)"
+  RUN_ARGS="$(RUN_ARGS)" GDB="$(GDB)" INOTIFYWAIT="$(INOTIFYWAIT)"
+GDB ?= gdb
+INOTIFYWAIT ?= inotifywait
 
 ## test: build and run the tests on starter/ (CH=N, TEST=name, IMPL=solutions, SAN=1)
 test:
@@ -128,7 +130,7 @@ hint:
 
 ## debug: run one test in-process under gdb, built at -O0 (TEST=name is required)
 debug:
-	@command -v gdb >/dev/null || { echo "make debug needs gdb, which is not installed."; \
+	@command -v $(GDB) >/dev/null || { echo "make debug needs gdb, which is not installed."; \
 	  echo "Install it with: make deps   (or: sudo apt-get install gdb)"; exit 2; }
 	@test -n "$(TEST)" || { echo "make debug needs TEST=name (see make list)"; exit 2; }
 	@$(LOOP_ENV) DEBUG=1 OUT="$(B)/$(IMPL)-debug" SAN= sh tools/loop/test.sh debug
@@ -149,7 +151,7 @@ $(TESTS_BIN): $(call set_objs,$(CHAPTER_NUMS))
 $(OUT)/kit_tests-%: $$(call set_objs,$$(subst -, ,$$*))
 	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(LIBKIT): $(IMPL_OBJ) $(LIB_OBJ)
+$(LIBKIT): $(IMPL_OBJ) $(LIB_OBJ) $(OUT)/tools/harness/leakcheck.o
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -14,6 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The plots and the experiment link the student's code (build/.../
+ * libkit.a) without the test runner: there kit_check is absent and the
+ * wrappers only count. */
+#pragma weak kit_check
+
 #define MAX_BLOCKS 4096
 
 struct block {
@@ -95,7 +100,7 @@ void kit_leak_free(void *p)
 
 int kit_leak_check(void)
 {
-    if (n_blocks == 0 || overflowed)
+    if (n_blocks == 0 || overflowed || !kit_check)
         return 0;
     /* Name the oldest block still allocated; count the rest. */
     const struct block *b = &blocks[0];

@@ -857,9 +857,12 @@ static void print_progress(void)
     char func[128], ex[128], section[128], md[128], src[128];
     function_of(s, func, sizeof func);
     if (*func && find_exercise(func, ex, section, md, src, sizeof ex))
-        printf("Next: Exercise %s, %s() in %s/%s. Read section %s "
-               "(%s, or the book: make book-html).\n",
-               ex, func, opt.impl, src, section, md);
+        printf("Next: Exercise %s, %s() in %s/%s. Read section %.*s, "
+               "\"%s\", in %s (or in the book: make book-html).\n",
+               ex, func, opt.impl, src, (int)strcspn(section, " "), section,
+               section + strcspn(section, " ") +
+                   (section[strcspn(section, " ")] != 0),
+               md);
     else
         printf("Next: %s, in %s/%s.\n", s->t->name, opt.impl, s->ch->file);
 }

@@ -42,8 +42,10 @@ nearest() {
         }
         { e = dist(w, $2); if (index($2, w) && e > 2) e = 2; name[NR] = $2; ch[NR] = $1; dd[NR] = e }
         END {
-            limit = int(length(w) / 2) + 1; out = ""; shown = 0
-            for (e = 0; e <= limit && shown < 3; e++)
+            limit = int(length(w) / 2) + 1; out = ""; shown = 0; best = limit + 1
+            for (i = 1; i <= NR; i++) if (dd[i] < best) best = dd[i]
+            if (best + 1 < limit) limit = best + 1
+            for (e = best; e <= limit && shown < 3; e++)
                 for (i = 1; i <= NR && shown < 3; i++)
                     if (dd[i] == e) { out = out (shown ? ", " : "") name[i] " (ch" ch[i] ")"; shown++ }
             print out

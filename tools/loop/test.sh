@@ -102,5 +102,5 @@ debug)
     echo "gdb: type 'run' to start; after a crash 'bt' shows the calls and"
     echo "'frame N' then 'info locals' shows one of them. 'break matmul' stops"
     echo "at a function before 'run'. 'quit' leaves."
-    exec gdb -q --args "$bin" --no-fork --impl "$IMPL" --test "$TEST" ;;
+    exec "${GDB:-gdb}" -q --args "$bin" --no-fork --impl "$IMPL" --test "$TEST" ;;
 esac

@@ -6,7 +6,8 @@
 set -u
 . tools/loop/lib.sh
 check_ch
-if ! command -v inotifywait >/dev/null 2>&1; then
+INOTIFYWAIT=${INOTIFYWAIT:-inotifywait} # the checks set another name
+if ! command -v "$INOTIFYWAIT" >/dev/null 2>&1; then
     echo "make watch needs inotifywait, from the inotify-tools package, which is not installed."
     echo "Install it with: make deps   (or: sudo apt-get install inotify-tools)"
     exit 2
@@ -20,7 +21,7 @@ while :; do
     $MAKE -s --no-print-directory test CH="$ch" TEST="${TEST:-}" 2>&1 | grep -v -E '^make(\[[0-9]+\])?: \*\*\*'
     # Wait for the next save. Editors write in several ways (in place,
     # or a new file renamed over the old one): any of them counts.
-    changed=$(inotifywait -q -r -e close_write -e moved_to -e create --format '%w%f' \
+    changed=$("$INOTIFYWAIT" -q -r -e close_write -e moved_to -e create --format '%w%f' \
         --exclude '(~|\.swp|\.swx|#)$' "$IMPL" tests include 2>/dev/null) || exit 0
     if [ -z "${CH:-}" ]; then
         case "$(basename "$changed")" in
