@@ -263,17 +263,25 @@ static int timeouts_so_far;
  * the current test wrote. */
 static int san_fd = -1;
 
+static void san_explain(off_t from, char *why, size_t size, int *n);
+
 /* Under AddressSanitizer, LeakSanitizer looks for blocks nobody can
  * reach any more, allocated anywhere (the counting wrappers only see the
- * student's malloc calls). Its report goes to the log. */
-static void lsan_check(void)
+ * student's malloc, calloc and realloc calls). Its report goes to the
+ * log; the failure quotes its summary and the student's frame. */
+static void lsan_check(off_t from)
 {
 #if KIT_SAN
-    if (__lsan_do_recoverable_leak_check())
-        kit_check(0, "runner.c", __LINE__,
-                  "LeakSanitizer found memory that was allocated during "
-                  "this test and never freed. Its report in the sanitizer "
-                  "log shows where each block was allocated.");
+    if (__lsan_do_recoverable_leak_check()) {
+        char why[MSG_MAX];
+        int n = snprintf(why, sizeof why,
+                         "memory leak: LeakSanitizer found memory that was "
+                         "allocated during this test and never freed.");
+        san_explain(from, why, sizeof why, &n);
+        kit_check(0, "runner.c", __LINE__, "%s", why);
+    }
+#else
+    (void)from;
 #endif
 }
 
@@ -308,6 +316,8 @@ static void san_explain(off_t from, char *why, size_t size, int *n)
         }
     }
     fclose(f);
+    for (char *t = summary + strlen(summary); t > summary && t[-1] == '.';)
+        *--t = '\0'; /* its own full stop: ours follows */
     /* UBSan's "file:line: runtime error: ..." says more than its
      * summary; ASan's summary names the error and the line. */
     if (*ub)
@@ -357,7 +367,7 @@ static void run_forked(const struct kit_test *t)
         kit_leak_reset();
         t->body();
         if (!kit_leak_check() && !child_failed)
-            lsan_check();
+            lsan_check(san_from);
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
