@@ -122,7 +122,7 @@ progress:
 
 ## watch: rerun the tests of the chapter you are editing on every save (CH=N)
 watch:
-	@$(LOOP_ENV) sh tools/loop/watch.sh
+	@$(LOOP_ENV) exec sh tools/loop/watch.sh
 
 ## hint: the next hint for a test (TEST=name, or CH=N: its first failing test)
 hint:

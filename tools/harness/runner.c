@@ -92,7 +92,9 @@ static struct {
 } opt = {0, NULL, 1, 5.0, NULL, "starter", 1, NULL, NULL, 0};
 
 /* Chapters that did not compile, so are not in this binary (--broken
- * "N|title|file"): the progress view still shows them. */
+ * "N|title|file|test test ..."): the progress view still shows them,
+ * the JUnit report counts their tests as failed, and the last line says
+ * how many tests could not run. */
 static const char *broken[32];
 static int n_broken;
 
@@ -579,7 +581,7 @@ static void usage(FILE *f)
             "                 [--timeout SECONDS] [--junit FILE.xml]\n"
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
-            "                 [--broken 'N|title|file'] [--progress]\n");
+            "                 [--broken 'N|title|file|tests'] [--progress]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -801,12 +803,36 @@ static void function_of(const struct selected *s, char *func, size_t size)
     fclose(f);
 }
 
+/* The tests of broken chapter b: the words after its third '|'. */
+static const char *broken_tests(int b)
+{
+    const char *p = broken[b];
+    for (int k = 0; k < 3 && p; k++) {
+        p = strchr(p, '|');
+        p = p ? p + 1 : NULL;
+    }
+    return p ? p : "";
+}
+
+static int count_broken_tests(void)
+{
+    int n = 0;
+    for (int b = 0; b < n_broken; b++)
+        for (const char *p = broken_tests(b); *p;) {
+            p += strspn(p, " ");
+            if (*p)
+                n++;
+            p += strcspn(p, " ");
+        }
+    return n;
+}
+
 static void print_broken(int number)
 {
     for (int b = 0; b < n_broken; b++) {
         char title[128] = "", file[128] = "";
         int n = 0;
-        if (sscanf(broken[b], "%d|%127[^|]|%127s", &n, title, file) < 1 ||
+        if (sscanf(broken[b], "%d|%127[^|]|%127[^|]", &n, title, file) < 1 ||
             n != number)
             continue;
         printf("  Chapter %d  %-42s [%s] does not compile: %s\n", n, title,
@@ -920,6 +946,8 @@ static int write_junit(const char *path)
         total += sel[i].ran;
         failed += sel[i].ran && !sel[i].passed;
     }
+    total += count_broken_tests();
+    failed += count_broken_tests();
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"kit\" tests=\"%d\" failures=\"%d\">\n",
             total, failed);
@@ -949,6 +977,27 @@ static int write_junit(const char *path)
             fprintf(f, "\">");
             xml_escaped(f, sel[i].t->what);
             fprintf(f, "</failure>\n    </testcase>\n");
+        }
+        fprintf(f, "  </testsuite>\n");
+    }
+    /* Chapters that did not compile: each test is a failure. */
+    for (int b = 0; b < n_broken; b++) {
+        char title[128] = "", file[128] = "";
+        int number = 0;
+        sscanf(broken[b], "%d|%127[^|]|%127[^|]", &number, title, file);
+        fprintf(f, "  <testsuite name=\"ch%d ", number);
+        xml_escaped(f, title);
+        fprintf(f, "\">\n");
+        for (const char *p = broken_tests(b); *p;) {
+            p += strspn(p, " ");
+            int len = (int)strcspn(p, " ");
+            if (len)
+                fprintf(f,
+                        "    <testcase classname=\"ch%d\" name=\"%.*s\" "
+                        "time=\"0\">\n      <failure message=\"%s does not "
+                        "compile\">not run</failure>\n    </testcase>\n",
+                        number, len, p, file);
+            p += len;
         }
         fprintf(f, "  </testsuite>\n");
     }
@@ -1042,7 +1091,13 @@ int main(int argc, char **argv)
 
     unsigned ran = CU_get_number_of_tests_run();
     unsigned failed = CU_get_number_of_tests_failed();
-    printf("%u passed, %u failed\n", ran - failed, failed);
+    int not_run = count_broken_tests();
+    if (not_run)
+        printf("%u passed, %u failed, %d not run (their chapters do not "
+               "compile)\n",
+               ran - failed, failed, not_run);
+    else
+        printf("%u passed, %u failed\n", ran - failed, failed);
     CU_cleanup_registry();
     for (int i = 0; i < n_sel; i++)
         free(sel[i].message);

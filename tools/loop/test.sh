@@ -52,7 +52,7 @@ for n in $want; do
         ok="$ok $n"
     else
         broken="$broken $n"
-        set -- "$@" --broken "$n|$(chapter_title "$n")|$miss"
+        set -- "$@" --broken "$n|$(chapter_title "$n")|$miss|$(tests_of "$n" | tr '\n' ' ')"
     fi
 done
 shift # the mode
