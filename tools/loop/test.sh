@@ -80,7 +80,14 @@ fi
 # 5. Link the binary of the chapters that can run, and use it.
 all=$(echo $CHAPTER_NUMS)
 if [ "$ok" = "$all" ]; then bin="$OUT/kit_tests"; else bin="$OUT/kit_tests-$(echo $ok | tr ' ' '-')"; fi
-$MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" || exit 2
+if ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" >"$OUT/link.log" 2>&1; then
+    missing=$(sed -n "s/.*undefined reference to [\`']\([A-Za-z_0-9]*\)'.*/\1/p" "$OUT/link.log" | sort -u | tr '\n' ' ' | sed 's/ $//')
+    echo "error: the tests of chapter(s) $ok could not be linked${missing:+: no function defines $missing}."
+    echo "       Did you rename or delete a function, or make it static? Each function in"
+    echo "       the stubs must stay, with its name and signature. The linker says:"
+    grep -v '^make' "$OUT/link.log" | sed 's/^/  | /' | head -n 20
+    exit 2
+fi
 
 case "$mode" in
 run)
