@@ -29,6 +29,7 @@
 
 #include <fcntl.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -785,9 +786,13 @@ static int find_exercise(const char *func, char *ex, char *section, char *md,
  * else the longest exercise function its name starts with. */
 static void function_of(const struct selected *s, char *func, size_t size)
 {
-    size_t n = strcspn(s->call, "(");
-    if (n > 0 && s->call[n] == '(') {
-        snprintf(func, size, "%.*s", (int)n, s->call);
+    /* the identifier just before the first '(': "case 1: f(x)" -> f */
+    size_t n = strcspn(s->call, "("), from = n;
+    while (from > 0 && (isalnum((unsigned char)s->call[from - 1]) ||
+                        s->call[from - 1] == '_'))
+        from--;
+    if (n > from && s->call[n] == '(') {
+        snprintf(func, size, "%.*s", (int)(n - from), s->call + from);
         return;
     }
     *func = '\0';
