@@ -90,7 +90,8 @@ static struct {
     const char *san_log;   /* SAN=1: where the sanitizers' reports go */
     const char *exercises; /* build/exercises.tsv: the book's exercises */
     int progress_only;     /* print only the progress view */
-} opt = {0, NULL, 1, 5.0, NULL, "starter", 1, NULL, NULL, 0};
+    const char *state;     /* where each chapter's last result is kept */
+} opt = {0, NULL, 1, 5.0, NULL, "starter", 1, NULL, NULL, 0, NULL};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -582,7 +583,8 @@ static void usage(FILE *f)
             "                 [--timeout SECONDS] [--junit FILE.xml]\n"
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
-            "                 [--broken 'N|title|file|tests'] [--progress]\n");
+            "                 [--broken 'N|title|file|tests'] [--progress]\n"
+            "                 [--state DIR]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -620,6 +622,9 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(a, "--broken") == 0 && v) {
             if (n_broken < (int)(sizeof broken / sizeof broken[0]))
                 broken[n_broken++] = v;
+            i++;
+        } else if (strcmp(a, "--state") == 0 && v) {
+            opt.state = v;
             i++;
         } else if (strcmp(a, "--progress") == 0) {
             opt.progress_only = 1;
@@ -845,47 +850,91 @@ static void print_broken(int number)
     }
 }
 
+static void make_bar(char bar[21], int passed, int total)
+{
+    int fill = total ? passed * 20 / total : 0;
+    for (int k = 0; k < 20; k++)
+        bar[k] = k < fill ? '#' : '.';
+    bar[20] = '\0';
+}
+
+/* --state DIR: each chapter whose every test ran leaves "passed total
+ * title" in DIR/chN.txt, so that a later run of another chapter can show
+ * its bar too, marked as from an earlier run. */
+static void save_state(const struct kit_chapter *ch, int passed, int total)
+{
+    if (!opt.state)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/ch%d.txt", opt.state, ch->number);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "%d %d %s\n", passed, total, ch->title);
+    fclose(f);
+}
+
+static void print_saved(int number)
+{
+    if (!opt.state)
+        return;
+    char path[1024], title[128] = "", bar[21];
+    int passed = 0, total = 0;
+    snprintf(path, sizeof path, "%s/ch%d.txt", opt.state, number);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int got = fscanf(f, "%d %d %127[^\n]", &passed, &total, title);
+    fclose(f);
+    if (got != 3 || total <= 0)
+        return;
+    make_bar(bar, passed, total);
+    printf("  Chapter %d  %-42s [%s] %3d/%d%s (from an earlier "
+           "run)\n",
+           number, title, bar, passed, total, passed == total ? "  done" : "");
+}
+
 static void print_progress(void)
 {
     printf("\nProgress\n");
-    int shown_broken[32] = {0};
-    for (int c = 0; c < n_chapters; c++) {
-        const struct kit_chapter *ch = chapters[c];
-        for (int b = 0; b < n_broken; b++) {
-            int n = atoi(broken[b]);
-            if (n < ch->number && !shown_broken[b]) {
-                print_broken(n);
-                shown_broken[b] = 1;
-            }
+    for (int number = 1; number < 100; number++) {
+        const struct kit_chapter *ch = NULL;
+        for (int c = 0; c < n_chapters; c++)
+            if (chapters[c]->number == number)
+                ch = chapters[c];
+        int is_broken = 0;
+        for (int b = 0; b < n_broken; b++)
+            is_broken |= atoi(broken[b]) == number;
+        if (is_broken) {
+            print_broken(number);
+            continue;
         }
         int total = 0, passed = 0;
-        for (int i = 0; i < n_sel; i++)
+        for (int i = 0; ch && i < n_sel; i++)
             if (sel[i].ch == ch && sel[i].ran) {
                 total++;
                 passed += sel[i].passed;
             }
-        if (total == 0)
+        if (total == 0) {
+            print_saved(number);
             continue;
+        }
         int in_chapter = 0; /* all of the chapter's tests, run or not */
         for (const struct kit_test *const *t = ch->tests; *t; t++)
             in_chapter++;
         char bar[21];
-        int fill = passed * 20 / total;
-        for (int k = 0; k < 20; k++)
-            bar[k] = k < fill ? '#' : '.';
-        bar[20] = '\0';
+        make_bar(bar, passed, total);
         if (total < in_chapter) /* TEST= chose some: no "done" */
             printf("  Chapter %d  %-42s [%s] %3d/%d passed (%d of its %d "
                    "tests run)\n",
                    ch->number, ch->title, bar, passed, total, total,
                    in_chapter);
-        else
+        else {
             printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
                    bar, passed, total, passed == total ? "  done" : "");
+            save_state(ch, passed, total);
+        }
     }
-    for (int b = 0; b < n_broken; b++)
-        if (!shown_broken[b])
-            print_broken(atoi(broken[b]));
 
     /* The next exercise: the one the first failing test is about. */
     if (first_failure < 0) {

@@ -77,6 +77,8 @@ else
     done
 fi
 
+mkdir -p "$OUT/progress" # each chapter's last result (the progress view)
+
 # 5. Link the binary of the chapters that can run, and use it.
 all=$(echo $CHAPTER_NUMS)
 if [ "$ok" = "$all" ]; then bin="$OUT/kit_tests"; else bin="$OUT/kit_tests-$(echo $ok | tr ' ' '-')"; fi
