@@ -27,7 +27,7 @@ fi
 
 # 1. Compile what the wanted chapters need; keep going past failures.
 #    Make's own "Error 1" lines say nothing cc.sh has not said.
-$MAKE -k -s --no-print-directory objects WANT="$want" DEBUG="${DEBUG:-}" 2>&1 |
+$MAKE -k -s --no-print-directory objects WANT="$want" DEBUG="${DEBUG:-}" SAN="${SAN:-}" 2>&1 |
     grep -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
 
 # 2. The kit's own code must have compiled.
@@ -82,7 +82,7 @@ mkdir -p "$OUT/progress" # each chapter's last result (the progress view)
 # 5. Link the binary of the chapters that can run, and use it.
 all=$(echo $CHAPTER_NUMS)
 if [ "$ok" = "$all" ]; then bin="$OUT/kit_tests"; else bin="$OUT/kit_tests-$(echo $ok | tr ' ' '-')"; fi
-if ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" >"$OUT/link.log" 2>&1; then
+if ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" >"$OUT/link.log" 2>&1; then
     missing=$(sed -n "s/.*undefined reference to [\`']\([A-Za-z_0-9]*\)'.*/\1/p" "$OUT/link.log" | sort -u | tr '\n' ' ' | sed 's/ $//')
     echo "error: the tests of chapter(s) $ok could not be linked${missing:+: no function defines $missing}."
     echo "       Did you rename or delete a function, or make it static? Each function in"
