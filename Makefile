@@ -144,13 +144,17 @@ kit-tests: $(TESTS_BIN)
 # make -k, so each file that compiles is compiled), then one binary.
 objects: $(call set_objs,$(WANT)) $(EXERCISES)
 
+# A failed link leaves no binary behind. LINK_LOG=file (tools/loop/test.sh)
+# sends the linker's messages there, for the kit to explain them.
+LINK_TO = $(if $(LINK_LOG),>$(LINK_LOG) 2>&1) || { rm -f $@; exit 1; }
+
 $(TESTS_BIN): $(call set_objs,$(CHAPTER_NUMS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(LINK_TO)
 
 # A binary for some chapters only: kit_tests-1-2 holds chapters 1 and 2.
 .SECONDEXPANSION:
 $(OUT)/kit_tests-%: $$(call set_objs,$$(subst -, ,$$*))
-	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(LINK_TO)
 
 $(LIBKIT): $(IMPL_OBJ) $(LIB_OBJ) $(OUT)/tools/harness/leakcheck.o
 	@rm -f $@
@@ -160,7 +164,9 @@ $(LIBTOOLS): $(LIB_OBJ)
 	@rm -f $@
 	@ar rcs $@ $^
 
-$(EXERCISES): $(wildcard chapters/*.md starter/*.c) tools/loop/exercises.sh
+# (Not remade when starter/ changes: the student edits it all the time,
+# and which file defines an exercise's function does not change.)
+$(EXERCISES): $(wildcard chapters/*.md) tools/loop/exercises.sh
 	@mkdir -p $(dir $@)
 	@sh tools/loop/exercises.sh >$@.tmp && mv $@.tmp $@
 

@@ -4,6 +4,7 @@
 #     nor chapters 1 and 2 of make test, and the kit explains it in one
 #     line (file, function) above the compiler's message;
 #   - a warning stops nothing for a student, but fails under STRICT=1;
+#   - a stub renamed by mistake: the kit names the missing function;
 #   - a misspelt TEST and an unknown CH are named, with the nearest tests;
 #   - make progress names the next exercise and its book section;
 #   - under SAN=1 a planted out-of-bounds read shows the sanitizer's
@@ -52,6 +53,14 @@ out=$(m test CH=3 STRICT=1)
 has "$out" "make check requires none" && ok "STRICT=1 (make check) makes the warning an error" ||
     fail "STRICT=1 let a warning through: $(printf '%s\n' "$out" | tail -n 1)"
 cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
+
+# 2b. A stub function renamed: the kit explains the linker's message.
+sed -i 's/^int matmul_bt(/int matmul_bt_renamed(/' "$kit/starter/ch1_attention.c"
+out=$(m test CH=1)
+if has "$out" "could not be linked: no function defines matmul_bt" && has "$out" "undefined reference"; then
+    ok "a renamed stub: the kit names the missing function above the linker's message"
+else fail "a renamed stub function:"; printf '%s\n' "$out" | head -n 6; fi
+cp starter/ch1_attention.c "$kit/starter/ch1_attention.c"
 
 # 3. Misspelt names.
 out=$(m test TEST=matmul_goldne)

@@ -13,6 +13,7 @@ log="$obj.log"
 echo "  cc  $src"
 "$@" 2>"$log"
 rc=$?
+[ $rc -eq 0 ] && ! grep -q 'warning:' "$log" && exit 0 # the usual case, quickly
 # The function the first message is in, from gcc's "In function 'f':".
 func=$(sed -n "s/.*In function ‘\([^’]*\)’.*/\1/p; s/.*In function '\([^']*\)'.*/\1/p" "$log" | head -n 1)
 where=${func:+, in $func()}

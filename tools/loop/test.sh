@@ -25,9 +25,19 @@ if [ -n "${TEST:-}" ]; then
     want=$tch
 fi
 
-# 1. Compile what the wanted chapters need; keep going past failures.
-#    Make's own "Error 1" lines say nothing cc.sh has not said.
-$MAKE -k -s --no-print-directory objects WANT="$want" DEBUG="${DEBUG:-}" SAN="${SAN:-}" 2>&1 |
+# The binary of a set of chapters: kit_tests for all of them.
+binary() {
+    if [ "$1" = "$(echo $CHAPTER_NUMS)" ]; then echo "$OUT/kit_tests"
+    else echo "$OUT/kit_tests-$(echo $1 | tr ' ' '-')"; fi
+}
+
+# 1. Compile what the wanted chapters need, keeping going past failures,
+#    and link them in the same make when all compile (make -k links
+#    nothing whose objects failed). Make's own "Error 1" lines say
+#    nothing cc.sh has not said.
+want=$(echo $want)
+$MAKE -k -s --no-print-directory objects "$(binary "$want")" WANT="$want" \
+    DEBUG="${DEBUG:-}" SAN="${SAN:-}" LINK_LOG="$OUT/link.log" 2>&1 |
     grep -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
 
 # 2. The kit's own code must have compiled.
@@ -40,7 +50,7 @@ for o in "$OUT/tools/harness/runner.o" "$OUT/tools/harness/leakcheck.o" \
 done
 
 # 3. Which chapters can run.
-ok="" broken="" broken_args=""
+ok="" broken=""
 for n in $want; do
     miss=""
     [ -e "$OUT/tests/test_ch$n.o" ] || miss="tests/test_ch$n.c"
@@ -80,9 +90,11 @@ fi
 mkdir -p "$OUT/progress" # each chapter's last result (the progress view)
 
 # 5. Link the binary of the chapters that can run, and use it.
-all=$(echo $CHAPTER_NUMS)
-if [ "$ok" = "$all" ]; then bin="$OUT/kit_tests"; else bin="$OUT/kit_tests-$(echo $ok | tr ' ' '-')"; fi
-if ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" >"$OUT/link.log" 2>&1; then
+bin=$(binary "$ok")
+if [ "$ok" = "$want" ] && [ -x "$bin" ]; then
+    : # linked in step 1
+elif ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" \
+    LINK_LOG="$OUT/link.log" >>"$OUT/link.log" 2>&1; then
     missing=$(sed -n "s/.*undefined reference to [\`']\([A-Za-z_0-9]*\)'.*/\1/p" "$OUT/link.log" | sort -u | tr '\n' ' ' | sed 's/ $//')
     echo "error: the tests of chapter(s) $ok could not be linked${missing:+: no function defines $missing}."
     echo "       Did you rename or delete a function, or make it static? Each function in"
