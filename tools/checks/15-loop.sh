@@ -81,8 +81,8 @@ else fail "make progress: $out"; fi
 sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k <= n; k++)/' "$kit/solutions/ch1_attention.c"
 out=$(m test IMPL=solutions SAN=1 TEST=matmul_golden STRICT=)
 log="$kit/build/solutions-san/sanitizer.log"
-if has "$out" "Sanitizer: AddressSanitizer:" && has "$out" "ch1_attention.c:" &&
-   has "$out" "Full report: build/solutions-san/sanitizer.log" && [ -s "$log" ]; then
+if has "$out" "SUMMARY: AddressSanitizer:" && has "$out" "ch1_attention.c:" &&
+   has "$out" "full report: build/solutions-san/sanitizer.log" && [ -s "$log" ]; then
     ok "SAN=1: the sanitizer's summary and the line, the full report in build/solutions-san/sanitizer.log"
 else fail "SAN=1 did not show the summary and the log:"; printf '%s\n' "$out" | head -n 5; fi
 if has "$out" "make test SAN=1 TEST"; then fail "SAN=1 is on, yet the message suggests SAN=1"

@@ -151,6 +151,7 @@ static struct {
     char first_msg[MSG_MAX];
     char first_where[256];
     char last_call[512]; /* the student's function being called, if any */
+    int san;             /* a sanitizer's report explains the failure */
 } cur;
 
 static int current_chapter;       /* the chapter of the test running now */
@@ -267,7 +268,7 @@ static int timeouts_so_far;
  * the current test wrote. */
 static int san_fd = -1;
 
-static void san_explain(off_t from, char *why, size_t size, int *n);
+static int san_explain(off_t from, char *why, size_t size, int *n);
 
 /* Under AddressSanitizer, LeakSanitizer looks for blocks nobody can
  * reach any more, allocated anywhere (the counting wrappers only see the
@@ -282,6 +283,11 @@ static void lsan_check(off_t from)
                          "memory leak: LeakSanitizer found memory that was "
                          "allocated during this test and never freed.");
         san_explain(from, why, sizeof why, &n);
+        if ((size_t)n < sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " Its full report, with where each block was "
+                     "allocated: %s.",
+                     opt.san_log);
         kit_check(0, "runner.c", __LINE__, "%s", why);
     }
 #else
@@ -290,15 +296,17 @@ static void lsan_check(off_t from)
 }
 
 /* The "SUMMARY:" line of the sanitizer report the current test wrote to
- * the log (from byte `from` on), and the first stack frame in the
- * student's code, appended to why. */
-static void san_explain(off_t from, char *why, size_t size, int *n)
+ * the log (from byte `from` on), or UBSan's "runtime error:" line, and
+ * the first stack frame in the student's code, appended to why. Returns
+ * 0 when the log holds no report for this test. The log's path is given
+ * once, at the end of the run. */
+static int san_explain(off_t from, char *why, size_t size, int *n)
 {
     if (san_fd < 0 || *n < 0 || (size_t)*n >= size)
-        return;
+        return 0;
     FILE *f = fopen(opt.san_log, "r");
     if (!f)
-        return;
+        return 0;
     fseeko(f, from, SEEK_SET);
     char line[1024], summary[512] = "", frame[512] = "", ub[512] = "";
     char dir[64];
@@ -322,24 +330,22 @@ static void san_explain(off_t from, char *why, size_t size, int *n)
     fclose(f);
     for (char *t = summary + strlen(summary); t > summary && t[-1] == '.';)
         *--t = '\0'; /* its own full stop: ours follows */
+    if (!*summary && !*ub)
+        return 0;
     /* UBSan's "file:line: runtime error: ..." says more than its
      * summary; ASan's summary names the error and the line. */
-    if (*ub)
-        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", ub);
-    else if (*summary)
-        *n += snprintf(why + *n, size - (size_t)*n, " Sanitizer: %s.", summary);
+    *n += snprintf(why + *n, size - (size_t)*n, "%s%s%s.", *n ? " " : "",
+                   *ub ? "" : "SUMMARY: ", *ub ? ub : summary);
     /* The frame, unless the summary already names the same line. */
     char at[512];
     snprintf(at, sizeof at, "%.*s", (int)strcspn(frame, " "), frame);
     if (*frame && !strstr(*ub ? ub : summary, at) && (size_t)*n < size)
-        *n += snprintf(why + *n, size - (size_t)*n,
-                       " First line of your code in the report: %s.", frame);
-    if ((*summary || *ub) && (size_t)*n < size)
-        *n += snprintf(why + *n, size - (size_t)*n,
-                       " Full report: %s (search for 'test %s').", opt.san_log,
-                       cur_name);
+        *n +=
+            snprintf(why + *n, size - (size_t)*n,
+                     " The first line of your code in its report: %s.", frame);
     if (*n > (int)size - 1)
         *n = (int)size - 1;
+    return 1;
 }
 
 static void run_forked(const struct kit_test *t)
@@ -432,7 +438,17 @@ static void run_forked(const struct kit_test *t)
         ;
 
     char why[1024];
-    int n;
+    int n = 0;
+    if (!timed_out && (WIFSIGNALED(status) || !got_end) &&
+        san_explain(san_from, why, sizeof why, &n)) {
+        /* A sanitizer stopped it: its one line says what and where. */
+        cur.san = 1;
+        if (*cur.last_call && (size_t)n < sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n, " It happened inside %s.",
+                     cur.last_call);
+        assert_in_parent(0, t->name, 0, why);
+        return;
+    }
     if (timed_out) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
@@ -465,8 +481,6 @@ static void run_forked(const struct kit_test *t)
     if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
         n += snprintf(why + n, sizeof why - (size_t)n,
                       " It happened inside %s.", cur.last_call);
-    if (!timed_out)
-        san_explain(san_from, why, sizeof why, &n);
     if (!timed_out && n > 0 && (size_t)n < sizeof why) {
         if (KIT_SAN) /* SAN=1 is on already: only the debugger is left */
             snprintf(why + n, sizeof why - (size_t)n,
@@ -496,6 +510,7 @@ struct selected {
     double seconds;
     char *message;  /* first failure, or NULL */
     char call[128]; /* the student's call it failed in, if known */
+    int san;        /* its failure is a sanitizer's report */
 };
 
 static struct selected sel[MAX_TESTS];
@@ -540,6 +555,7 @@ static void run_selected(int i)
     }
     if (!s->passed) {
         snprintf(s->call, sizeof s->call, "%.127s", cur.last_call);
+        s->san = cur.san;
         if (first_failure < 0) {
             first_failure = i;
             snprintf(first_failure_msg, sizeof first_failure_msg, "%s",
@@ -969,6 +985,10 @@ static void print_first_failure(void)
     printf("  Edit %s/%s, then run: make test CH=%d TEST=%s%s%s\n", opt.impl,
            s->ch->file, s->ch->number, s->t->name, KIT_SAN ? " SAN=1" : "",
            strcmp(opt.impl, "starter") ? " IMPL=solutions" : "");
+    if (s->san && san_fd >= 0)
+        printf("  The sanitizer's full report: %s (the section '==== test "
+               "%s'); to stop at the line in gdb: make debug TEST=%s\n",
+               opt.san_log, s->t->name, s->t->name);
     printf("  Stuck? make hint TEST=%s shows a hint.\n", s->t->name);
 }
 
@@ -1137,11 +1157,8 @@ int main(int argc, char **argv)
     } else
         printf("\n%s\n", summary ? summary : "");
     free(summary);
-    if (san_fd >= 0) {
+    if (san_fd >= 0)
         close(san_fd);
-        if (CU_get_number_of_tests_failed())
-            printf("Sanitizer reports, in full: %s\n", opt.san_log);
-    }
 
     unsigned ran = CU_get_number_of_tests_run();
     unsigned failed = CU_get_number_of_tests_failed();
