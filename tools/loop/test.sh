@@ -15,6 +15,13 @@ mode=${1:-run}
 . tools/loop/lib.sh
 
 check_ch
+for n in $CHAPTER_NUMS; do
+    if [ -z "$(ch_files "$n")" ]; then
+        echo "error: tests/test_ch$n.c exists, but tools/mk/chapters.mk has no line"
+        echo "       CH_FILES_$n := ... naming the student files chapter $n's tests link against."
+        exit 2
+    fi
+done
 want=${CH:-$CHAPTER_NUMS}
 if [ -n "${TEST:-}" ]; then
     tch=$(test_chapter "$TEST") || { echo "$tch"; exit 2; }
