@@ -17,7 +17,7 @@ SUB=$1 OUT=$2 PREP=$3 KIT=$4
 CC=${CC:-cc}
 TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
-CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2"
+CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
@@ -44,6 +44,7 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     local f=$1 src="$OUT/src/$1" obj="$OUT/obj/${1%.c}.o" base=${1%.c}
     # Only the kit's include/ is on the path; the source sits alone in
     # src/, so a header of the same name in the submission is never seen.
+    # shellcheck disable=SC2086
     if ! timeout 60 $CC $CFLAGS -I"$KIT/include" -H -c -o "$obj" "$src" >"$OUT/log/$base.cc" 2>&1; then
         echo "compile"
         grep -m1 -E 'error|fatal' "$OUT/log/$base.cc" | sed "s|$OUT/src/||g" | one_line
@@ -55,10 +56,12 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # (Paths are made canonical first: "../tests/golden/x.h" found
     # through include/ is a path inside include/ only in name.)
     bad=$(sed -n 's/^\.\+ //p' "$OUT/log/$base.cc" | while read -r h; do readlink -f -- "$h" || echo "$h"; done |
-        awk -v k="$(readlink -f "$KIT/include")/" 'index($0, k) != 1 && $0 !~ "^/usr/(include|lib)/"' | head -n 1)
+        awk -v k="$(readlink -f "$KIT/include")/" -v lc="$(readlink -f "$KIT/tools/harness/leakcheck.h")" \
+            'index($0, k) != 1 && $0 != lc && $0 !~ "^/usr/(include|lib)/"' | head -n 1)
     [ -z "$bad" ] || { echo "refused"; echo "it includes $bad; a submission may include only the kit's headers (include/) and the C library's"; return 1; }
     # No assembly and no pragmas in the student's own lines.
-    timeout 60 $CC -std=c11 -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
+    # shellcheck disable=SC2086
+    timeout 60 $CC $CFLAGS -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
     bad=$(awk -v s="$src" '/^# [0-9]+ "/ { cur = $3; gsub(/"/, "", cur); next }
         cur == s && /(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)|^[ \t]*#[ \t]*pragma/ { print NR; exit }' "$OUT/log/$base.i")
     [ -z "$bad" ] || { echo "refused"; echo "it uses inline assembly or a #pragma, which a submission may not"; return 1; }

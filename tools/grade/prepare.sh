@@ -10,22 +10,25 @@ KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
 CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2"
+# The student's files are built as the Makefile builds them
+# (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
+# the leak check forced in.
+STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -Werror=implicit-function-declaration
+  -Werror=return-type -Werror=incompatible-pointer-types -Werror=int-conversion
+  -include $KIT/tools/harness/leakcheck.h"
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
 rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
 PREP=$(cd "$PREP" && pwd)
-compile() { # compile SRC OBJ INCLUDES...
-    local src=$1 obj=$2
-    shift 2
-    $CC $CFLAGS "$@" -c -o "$obj" "$src"
-}
-for src in "$KIT"/tools/harness/runner.c "$KIT"/tests/*.c "$KIT"/tools/lib/*.c; do
+for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/tools/lib/*.c; do
     name=$(basename "$src" .c)
     case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
-    compile "$src" "$PREP/kit/$name.o" -I"$KIT/include" -I"$KIT/tests" $CUNIT_CFLAGS &
+    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
+        -c -o "$PREP/kit/$name.o" "$src" &
 done
 for src in "$KIT"/starter/*.c; do
-    compile "$src" "$PREP/stub/$(basename "$src" .c).o" -I"$KIT/include" &
+    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$(basename "$src" .c).o" "$src" &
 done
+echo "$STUDENT_CFLAGS" | tr '\n' ' ' >"$PREP/student-cflags"
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
 (cd "$KIT/starter" && ls ./*.c | sed 's|^\./||') >"$PREP/files.txt"
@@ -35,6 +38,8 @@ for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # API (the chapters' functions and tools/lib/, except the file writers).
 {
     grep -v '^#' "$KIT/tools/grade/allowed-symbols.txt"
+    # the leak check's counting wrappers, which malloc() and free() become
+    printf '%s\n' kit_leak_malloc kit_leak_calloc kit_leak_realloc kit_leak_free
     cat "$PREP"/stub/*.globals
     globals $(ls "$PREP"/kit/lib_*.o | grep -v '/lib_datafile\.o$')
 } | awk 'NF' | sort -u >"$PREP/allowed.txt"
