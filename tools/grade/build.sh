@@ -45,7 +45,9 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # Only the kit's include/ is on the path; the source sits alone in
     # src/, so a header of the same name in the submission is never seen.
     # shellcheck disable=SC2086
-    if ! timeout 60 $CC $CFLAGS -I"$KIT/include" -H -c -o "$obj" "$src" >"$OUT/log/$base.cc" 2>&1; then
+    # (__FILE__ reads starter/F, as in the student's own tree.)
+    if ! timeout 60 $CC $CFLAGS -I"$KIT/include" -fmacro-prefix-map="$OUT/src/=starter/" \
+        -H -c -o "$obj" "$src" >"$OUT/log/$base.cc" 2>&1; then
         echo "compile"
         grep -m1 -E 'error|fatal' "$OUT/log/$base.cc" | sed "s|$OUT/src/||g" | one_line
         [ -s "$OUT/log/$base.cc" ] || echo "the compiler stopped after 60 s"
@@ -115,8 +117,11 @@ if ! $CC -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
     exit 0
 fi
 rm -f "$OUT/results.tsv"
-timeout -k 5 "$RUN_TIMEOUT" "$OUT/kit_tests" --impl starter --quiet --timeout "$TEST_TIMEOUT" \
-    --results "$OUT/results.tsv" >"$OUT/log/run" 2>&1
+# Run from OUT, where starter/ leads to the student's files, so that a
+# message quoting a line of starter/F finds it.
+ln -sfn src "$OUT/starter"
+(cd "$OUT" && exec timeout -k 5 "$RUN_TIMEOUT" "$OUT/kit_tests" --impl starter --quiet \
+    --timeout "$TEST_TIMEOUT" --results "$OUT/results.tsv" >"$OUT/log/run" 2>&1)
 rc=$?
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     echo "the test run was stopped after $RUN_TIMEOUT s" >"$OUT/status.txt"
