@@ -1,7 +1,7 @@
 # ch1_scale.gp: why the scores are divided by sqrt(d_k).
 # Data: ch1_scale.dat, measured by tools/plotdata/ch1.c with the
 # reference matmul_bt() and softmax_rows() on random unit-variance q, k.
-size_w = 900; size_h = 420
+fig_w = 16; fig_h = 7               # cm, as printed
 load "plots/common.gp"
 set multiplot layout 1,2
 set logscale x 2

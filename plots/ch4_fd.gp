@@ -2,7 +2,7 @@
 # Data: ch4_fd.dat, measured by tools/plotdata/ch4.c: the largest error
 # in d_Q of one attention head (T = 4, d_k = 4, d_v = 3) against the
 # double-precision central difference with h = 1e-5 the tests use.
-size_w = 820; size_h = 560
+fig_w = 14; fig_h = 9.5               # cm, as printed
 load "plots/common.gp"
 set logscale xy 10
 set format x "10^{%L}"
