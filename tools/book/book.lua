@@ -769,6 +769,19 @@ local function process_chapter(ctx, blocks)
     Image = function(img)
       return check_image(ctx, img)
     end,
+    Math = function(m)
+      -- In MathML, \operatorname{f} becomes <mo>f</mo>, which browsers
+      -- space as an operator: "MultiHead ( X )". Upright text sets it
+      -- tight, as TeX does.
+      if FORMAT:match("html") or FORMAT:match("epub") then
+        local t = m.text:gsub("\\operatorname%s*(%b{})%s*\\!", "\\text%1")
+                        :gsub("\\operatorname%s*(%b{})", "\\text%1")
+        if t ~= m.text then
+          m.text = t
+          return m
+        end
+      end
+    end,
   }))
   -- Figures and exercises in document order (one block walk, bottom-up).
   blocks = blocks:walk(guarded({
