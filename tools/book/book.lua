@@ -603,6 +603,27 @@ local function numbered_table(ctx, tbl)
     caption:extend(text)
   end
   tbl.attr = pandoc.Attr("", tbl.attr.classes, tbl.attr.attributes)
+  -- A table of short cells (numbers, names) takes its columns' natural
+  -- widths: a pipe table's relative widths only reflect how long its
+  -- source lines were.
+  local longest = 0
+  local function rows(list)
+    for _, row in ipairs(list or {}) do
+      for _, cell in ipairs(row.cells or {}) do
+        longest = math.max(longest, utf8.len(stringify(cell.contents)) or 0)
+      end
+    end
+  end
+  rows(tbl.head and tbl.head.rows)
+  for _, body in ipairs(tbl.bodies or {}) do
+    rows(body.head)
+    rows(body.body)
+  end
+  if longest <= 24 then
+    for i, cs in ipairs(tbl.colspecs) do
+      tbl.colspecs[i] = { cs[1], pandoc.ColWidthDefault }
+    end
+  end
   if FORMAT:match("latex") then
     tbl.caption = { long = {} }
     local cap = pandoc.List({ pandoc.RawInline("latex", (id ~= "" and ("\\hypertarget{" .. id .. "}{}") or "") ..
