@@ -502,6 +502,13 @@ local function math_text(tex)
   t = t:gsub("\\([,;:! ])", " "):gsub("\\quad", " "):gsub("\\qquad", " ")
   t = t:gsub("\\left", ""):gsub("\\right", ""):gsub("\\[Bb]ig+[lr]?", "")
   t = t:gsub("\\(%a+)", function(w) return words[w] or w end)
+  local sub = {
+    a = "ₐ", e = "ₑ", h = "ₕ", i = "ᵢ", j = "ⱼ", k = "ₖ", l = "ₗ", m = "ₘ", n = "ₙ",
+    o = "ₒ", p = "ₚ", r = "ᵣ", s = "ₛ", t = "ₜ", u = "ᵤ", v = "ᵥ", x = "ₓ",
+    ["0"] = "₀", ["1"] = "₁", ["2"] = "₂", ["3"] = "₃", ["4"] = "₄",
+    ["5"] = "₅", ["6"] = "₆", ["7"] = "₇", ["8"] = "₈", ["9"] = "₉",
+  }
+  t = t:gsub("_{?(%w)}?", function(c) return sub[c] or ("_" .. c) end)
   t = t:gsub("[{}]", ""):gsub("%s+", " ")
   return t
 end
@@ -534,32 +541,33 @@ local function figure(ctx, para)
      not img.attributes.height then
     img.attributes.width = default_width(img.src)
   end
-  if FORMAT:match("html") then
-    -- <figure>: the image inside a label with a hidden checkbox, so that
-    -- a click (or Space) shows it at full size and a second click puts
-    -- it back, with CSS alone (tools/book/book.css, "Figures").
+  if FORMAT:match("html") or FORMAT:match("epub") then
+    -- <figure>, with an alt text in words, not TeX. In HTML the image
+    -- sits inside a label with a hidden checkbox, so that a click (or
+    -- Space) shows it at full size and a second click puts it back, with
+    -- CSS alone (tools/book/book.css, "Figures"). E-readers zoom by
+    -- themselves.
     local alt = plain_text(caption)
     local id = img.identifier
     local image = pandoc.Image({ pandoc.Str(alt) }, img.src, "",
                                pandoc.Attr("", {}, img.attributes))
-    return {
-      pandoc.RawBlock("html", '<figure' .. (id ~= "" and (' id="' .. id .. '"') or "") .. '>'),
-      pandoc.Plain({
+    local body = { image }
+    if FORMAT:match("html") then
+      body = {
         pandoc.RawInline("html", '<label class="zoom" title="Click to enlarge; click again to close">' ..
                                  '<input type="checkbox" aria-label="' .. label .. ' at full size" />'),
         image,
         pandoc.RawInline("html", '</label>'),
-      }),
+      }
+    end
+    return {
+      pandoc.RawBlock("html", '<figure' .. (id ~= "" and (' id="' .. id .. '"') or "") .. '>'),
+      pandoc.Plain(body),
       pandoc.RawBlock("html", "<figcaption>"),
       pandoc.Plain(caption),
       pandoc.RawBlock("html", "</figcaption>"),
       pandoc.RawBlock("html", "</figure>"),
     }
-  end
-  if not FORMAT:match("latex") then
-    img.title = "fig:"
-    local alt = plain_text(caption)
-    img.attributes.alt = alt
   end
   return para
 end
@@ -980,12 +988,33 @@ local function build(doc)
   for _, p in ipairs(parts) do
     blocks:extend(resolve_refs(p[1], p[2]))
   end
+  if FORMAT:match("epub") then
+    -- EPUB's navigation document may not hold MathML: headings' math
+    -- becomes text there (dₖ, √dₖ).
+    blocks = pandoc.Blocks(blocks):walk({
+      Header = function(h)
+        h.content = pandoc.Inlines(h.content):walk({
+          Math = function(m) return pandoc.Str(math_text(m.text)) end,
+        })
+        return h
+      end,
+    })
+  end
   doc.blocks = blocks
 
   local label = edition == "instructor" and "Instructor edition" or "Student edition"
   meta.edition = label
   meta["edition-label"] = pandoc.MetaInlines({ pandoc.Str(label) })
-  if not meta.date then
+  if FORMAT:match("epub") then
+    -- an EPUB's date must be a date: the edition goes in the subtitle
+    local sub = meta.subtitle and pandoc.List(meta.subtitle) or pandoc.List()
+    if #sub > 0 then
+      sub:extend({ pandoc.Str(" ("), pandoc.Str(label), pandoc.Str(")") })
+    else
+      sub = pandoc.List({ pandoc.Str(label) })
+    end
+    meta.subtitle = pandoc.MetaInlines(sub)
+  elseif not meta.date then
     meta.date = pandoc.MetaInlines({ pandoc.Str(label) })
   end
   doc.meta = meta
