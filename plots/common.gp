@@ -23,7 +23,7 @@ if (!exists("fig_w")) fig_w = exists("size_w") ? size_w * 0.016 : 12.0
 if (!exists("fig_h")) fig_h = exists("size_h") ? size_h * 0.016 : 9.0
 if (!exists("font_pt")) font_pt = 9
 
-eval sprintf("set terminal pdfcairo enhanced color size %.2fcm,%.2fcm font 'DejaVu Sans,%g' linewidth 1.2 rounded", fig_w, fig_h, font_pt)
+eval sprintf("set terminal pdfcairo enhanced color size %.2fcm,%.2fcm font 'DejaVu Sans,%g' linewidth 1.2 rounded background rgb 'white'", fig_w, fig_h, font_pt)
 set output outfile
 
 # The kit's one colour scale for attention weights: 0 (white) to 1 (dark).

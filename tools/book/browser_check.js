@@ -164,10 +164,14 @@ async function main() {
         return a.height > 0 && b.height > 0 && a.bottom <= b.top + 1;
       }).length;
       const sqrt = [...document.querySelectorAll('msqrt, mroot')].length;
-      return { count: all.length, empty, fracs: fracs.length, stacked, sqrt };
+      // a displayed formula that scrolls up and down shows a scroll bar
+      const scrolls = [...document.querySelectorAll('math[display="block"]')]
+        .filter((m) => getComputedStyle(m).overflowY !== 'hidden' && m.scrollHeight > m.clientHeight + 1).length;
+      return { count: all.length, empty, fracs: fracs.length, stacked, sqrt, scrolls };
     })()`);
   console.log(`  ${math.count} <math> elements (${math.empty} without a box); ${math.stacked} of ${math.fracs} fractions stacked`);
   if (math.count === 0) failures.push('the book has no MathML at all');
+  if (math.scrolls > 0) failures.push(`${math.scrolls} displayed formula(s) show a vertical scroll bar`);
   if (math.empty > 0) failures.push(`${math.empty} <math> element(s) have no box on the page`);
   if (math.fracs > 0 && math.stacked !== math.fracs) {
     failures.push(`MathML not rendered: only ${math.stacked} of ${math.fracs} fractions have their numerator above the denominator`);

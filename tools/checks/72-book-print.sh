@@ -170,4 +170,17 @@ for html in "$B/book.html" "$B/book-instructor.html"; do
     fi
 done
 
+# ---------------------------------------------------------------------
+# 5. House style in the HTML: a percentage is "70.9 %", as the prose
+#    writes it (a no-break space before %), in tables as in text; an
+#    image's alt text is words, not TeX.
+# ---------------------------------------------------------------------
+for html in "$B/book.html" "$B/book-instructor.html"; do
+    glued=$(sed -e 's/<pre.*<\/pre>//' -e 's/<code>[^<]*<\/code>//g' -e 's/<[^>]*>//g' "$html" |
+        grep -Eo '[0-9]%[^0-9A-Za-z_]' | sort -u | head -n 3 | tr '\n' ' ' || true)
+    [ -z "$glued" ] || fail "$html: a percentage without its space (write 70.9\\ %): $glued"
+    tex=$(grep -o 'alt="[^"]*\\[A-Za-z][^"]*"' "$html" | head -n 2 | cut -c1-120 || true)
+    [ -z "$tex" ] || fail "$html: an alt text holds TeX: $tex"
+done
+
 exit $status
