@@ -9,7 +9,7 @@
 #
 # A figure is drawn at the size it is printed: set fig_w and fig_h, in
 # cm, before loading this file. The book's text is 16.4 cm wide, so
-# fig_w <= 16.4 (tools/checks/72-figures.sh checks it), and then a font
+# fig_w <= 16.4 (tools/checks/72-book-print.sh checks it), and then a font
 # of N points in the script is N points on paper. Every font must be at
 # least 7 points (the check reads `font ",N"` and {/=N ...} in every
 # script). The default font is 9 points; an enhanced-text subscript is

@@ -635,7 +635,7 @@ local function numbered_table(ctx, tbl)
   if FORMAT:match("latex") then
     tbl.caption = { long = {} }
     local cap = pandoc.List({ pandoc.RawInline("latex", (id ~= "" and ("\\hypertarget{" .. id .. "}{}") or "") ..
-                                                      "\\caption{") })
+                                                      "\\captionof{table}{") })
     cap:extend(caption)
     cap:insert(pandoc.RawInline("latex", "}"))
     return {

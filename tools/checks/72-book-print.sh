@@ -176,7 +176,8 @@ done
 #    image's alt text is words, not TeX.
 # ---------------------------------------------------------------------
 for html in "$B/book.html" "$B/book-instructor.html"; do
-    glued=$(sed -e 's/<pre.*<\/pre>//' -e 's/<code>[^<]*<\/code>//g' -e 's/<[^>]*>//g' "$html" |
+    glued=$(awk '/<(style|script|pre)[ >]/ { skip = 1 } !skip { print } /<\/(style|script|pre)>/ { skip = 0 }' "$html" |
+        sed -e 's/<code>[^<]*<\/code>//g' -e 's/<[^>]*>//g' |
         grep -Eo '[0-9]%[^0-9A-Za-z_]' | sort -u | head -n 3 | tr '\n' ' ' || true)
     [ -z "$glued" ] || fail "$html: a percentage without its space (write 70.9\\ %): $glued"
     tex=$(grep -o 'alt="[^"]*\\[A-Za-z][^"]*"' "$html" | head -n 2 | cut -c1-120 || true)
