@@ -13,8 +13,10 @@ meaning:
                                    starter/F (student edition) or
                                    solutions/F (instructor edition).
   ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. A
-                                   figure under plots/ is vector: the PDF
-                                   <builddir>/plots/x.pdf in LaTeX, at the
+                                   figure under plots/ is vector, drawn
+                                   by plots/x.gp or tools/diagrams/x.tex:
+                                   the PDF <builddir>/plots/x.pdf in
+                                   LaTeX, at the
                                    size it was drawn (its fonts are the
                                    printed sizes), and the SVG converted
                                    from it in HTML and EPUB, at the same

@@ -180,6 +180,8 @@ for html in "$B/book.html" "$B/book-instructor.html"; do
         sed -e 's/<code>[^<]*<\/code>//g' -e 's/<[^>]*>//g' |
         grep -Eo '[0-9]%[^0-9A-Za-z_]' | sort -u | head -n 3 | tr '\n' ' ' || true)
     [ -z "$glued" ] || fail "$html: a percentage without its space (write 70.9\\ %): $glued"
+    bare=$(grep -o '<caption><strong>Table [0-9.]*</strong></caption>' "$html" | sed 's/<[^>]*>//g' | tr '\n' ' ' || true)
+    [ -z "$bare" ] || echo "  warning: $html: table(s) without a caption: $bare(give the table a 'Table: ...' line, or its .generated block a text)"
     tex=$(grep -o 'alt="[^"]*\\[A-Za-z][^"]*"' "$html" | head -n 2 | cut -c1-120 || true)
     [ -z "$tex" ] || fail "$html: an alt text holds TeX: $tex"
 done
