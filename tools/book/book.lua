@@ -804,9 +804,20 @@ local function process_chapter(ctx, blocks)
       -- In MathML, \operatorname{f} becomes <mo>f</mo>, which browsers
       -- space as an operator: "MultiHead ( X )". Upright text sets it
       -- tight, as TeX does.
+      -- And texmath makes every matched ( ) stretchy, which browsers set
+      -- with gaps, "( X )"; TeX stretches only \left( \right), so a
+      -- plain parenthesis is braced, {(}, which texmath keeps plain.
       if FORMAT:match("html") or FORMAT:match("epub") then
         local t = m.text:gsub("\\operatorname%s*(%b{})%s*\\!", "\\text%1")
                         :gsub("\\operatorname%s*(%b{})", "\\text%1")
+        t = t:gsub("()([%(%)])", function(pos, ch)
+          local before = t:sub(1, pos - 1)
+          if before:match("\\left%s*$") or before:match("\\right%s*$") or
+             before:match("\\[bB]igg?[lr]?%s*$") or before:match("\\$") then
+            return nil
+          end
+          return "{" .. ch .. "}"
+        end)
         if t ~= m.text then
           m.text = t
           return m

@@ -15,7 +15,8 @@
 //   - a table is wider than the column, or a figure's click-to-enlarge
 //     does not enlarge it;
 // and it saves a screenshot of the first screen of the title page and of
-// every chapter (SHOTDIR/00-title.png, SHOTDIR/<chapter id>.png).
+// every chapter (SHOTDIR/00-title.png, SHOTDIR/<chapter id>.png), of each
+// figure (SHOTDIR/figures/) and of a figure enlarged (zoomed-figure.png).
 'use strict';
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -234,6 +235,17 @@ async function main() {
     if (id.startsWith('ch:')) await take(id.replace(/[^A-Za-z0-9_-]/g, '-'), id);
   }
   console.log(`  ${n} screenshots in ${path.relative(process.cwd(), shots) || shots}/ (the title page and each chapter's first screen)`);
+  // and each figure as the reader sees it, for a reviewer's eye
+  const figs = await evaluate(`[...document.querySelectorAll('figure[id]')].map((f) => f.id)`);
+  fs.mkdirSync(path.join(shots, 'figures'), { recursive: true });
+  for (const id of figs) {
+    await evaluate(`document.getElementById(${JSON.stringify(id)}).scrollIntoView()`);
+    await sleep(50);
+    const shot = await send('Page.captureScreenshot', { format: 'png' }, s);
+    fs.writeFileSync(path.join(shots, 'figures', id.replace(/[^A-Za-z0-9_-]/g, '-') + '.png'),
+                     Buffer.from(shot.data, 'base64'));
+  }
+  console.log(`  ${figs.length} figure screenshots in ${path.relative(process.cwd(), shots) || shots}/figures/`);
   if (n < 2) failures.push('no chapter heading (h1 with an id ch:...) to take a screenshot of');
 
   await sleep(200); // late console messages
