@@ -180,7 +180,7 @@ $(B)/plots/%.pdf: plots/%.gp plots/common.gp $(DATA_STAMP)
 # A diagram is a standalone LaTeX document; pdflatex runs in its own
 # directory so that its auxiliary files stay out of the way.
 $(B)/plots/%.pdf: tools/diagrams/%.tex
-	@mkdir -p $(B)/diagrams
+	@mkdir -p $(B)/diagrams $(dir $@)
 	@echo "  pdflatex  $<"
 	@pdflatex -interaction=nonstopmode -halt-on-error -output-directory=$(B)/diagrams $< >/dev/null \
 	  || { grep -A8 '^!' $(B)/diagrams/$*.log | head -n 20; exit 1; }
