@@ -123,12 +123,12 @@ static int decode_step(int d_model, int n_heads, int n_kv_heads,
         return KIT_E_HEADS; /* a cache made for another layer */
     if (c->len < 0 || c->len >= c->capacity)
         return KIT_E_SIZE; /* full: nothing changes */
-    const int t = c->len; /* the new token's position */
+    const int t = c->len;  /* the new token's position */
     const float scale = 1.0f / sqrtf((float)d_head);
-    float *q = malloc(sizeof(float) * d_model);      /* (d_model) */
-    float *k = malloc(sizeof(float) * d_kv);         /* (d_kv) */
-    float *v = malloc(sizeof(float) * d_kv);         /* (d_kv) */
-    float *concat = malloc(sizeof(float) * d_model); /* (d_model) */
+    float *q = malloc(sizeof(float) * d_model);       /* (d_model) */
+    float *k = malloc(sizeof(float) * d_kv);          /* (d_kv) */
+    float *v = malloc(sizeof(float) * d_kv);          /* (d_kv) */
+    float *concat = malloc(sizeof(float) * d_model);  /* (d_model) */
     float *att = malloc(sizeof(float) * c->capacity); /* (C) */
     int rc = KIT_OK;
     if (!q || !k || !v || !concat || !att) {
@@ -163,8 +163,7 @@ int mha_decode_step(const struct mha_config *cfg, const struct mha_weights *w,
     int rc = mha_check_config(cfg);
     if (rc != KIT_OK)
         return rc;
-    return decode_step(cfg->d_model, cfg->n_heads, cfg->n_heads, w, c, x,
-                       out);
+    return decode_step(cfg->d_model, cfg->n_heads, cfg->n_heads, w, c, x, out);
 }
 /* @end decode_step */
 

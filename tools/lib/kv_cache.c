@@ -10,8 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-int kv_cache_alloc(struct kv_cache *c, int capacity, int n_kv_heads,
-                   int d_head)
+int kv_cache_alloc(struct kv_cache *c, int capacity, int n_kv_heads, int d_head)
 {
     if (!c)
         return KIT_E_NULL;
