@@ -107,7 +107,7 @@ int mha_decode(const struct mha_config *cfg, const struct mha_weights *w,
  * ------------------------------------------------------------------- */
 
 /* @listing gqa_check_config */
-/* Exercise 6.5. KIT_OK iff cfg != NULL, d_model, n_heads and n_kv_heads
+/* Exercise 6.6. KIT_OK iff cfg != NULL, d_model, n_heads and n_kv_heads
  * are all > 0, n_heads divides d_model and n_kv_heads divides n_heads.
  * Otherwise KIT_E_NULL, KIT_E_SIZE or KIT_E_HEADS, checked in that
  * order (test for zeros before you take a remainder). */
@@ -119,7 +119,7 @@ int gqa_check_config(const struct gqa_config *cfg)
 /* @end gqa_check_config */
 
 /* @listing gqa_forward */
-/* Exercise 6.6. Grouped-query attention over a whole sequence.
+/* Exercise 6.7. Grouped-query attention over a whole sequence.
  * X (T, d_model), out (T, d_model), weights (n_heads, T, T).
  * Q = X W_q (T, d_model); K = X W_k and V = X W_v are (T, d_kv),
  * d_kv = n_kv_heads * d_head. Query head i reads its columns
@@ -139,7 +139,7 @@ int gqa_forward(const struct gqa_config *cfg, const struct mha_weights *w,
 /* @end gqa_forward */
 
 /* @listing gqa_decode_step */
-/* Exercise 6.7. mha_decode_step() with n_kv_heads K/V heads: k = x W_k
+/* Exercise 6.8. mha_decode_step() with n_kv_heads K/V heads: k = x W_k
  * and v = x W_v are d_kv wide, the cache has n_kv_heads heads of d_head,
  * and query head i attends over cached head i / (n_heads / n_kv_heads).
  * Check gqa_check_config(), then the cache's shape (KIT_E_HEADS unless
@@ -159,7 +159,7 @@ int gqa_decode_step(const struct gqa_config *cfg, const struct mha_weights *w,
  * ------------------------------------------------------------------- */
 
 /* @listing kv_cache_bytes */
-/* Exercise 6.8. *bytes = 2 * n_layers * n_kv_heads * d_head * context
+/* Exercise 6.5. *bytes = 2 * n_layers * n_kv_heads * d_head * context
  * * batch * bytes_per_number (the 2: a key and a value).
  * KIT_E_NULL when bytes is NULL; KIT_E_SIZE when a size is not positive
  * or the product does not fit in uint64_t, and then *bytes is not
