@@ -11,6 +11,10 @@
  *                   heads (GQA) and one (MQA): kv_cache_bytes()
  *   ch6_groups.dat  which K/V head each of 8 query heads reads with 8, 2
  *                   and 1 K/V heads, measured by running gqa_forward()
+ *   ch6_cache_k.dat the K and V arrays of a cache (2 K/V heads, capacity
+ *   ch6_cache_v.dat 8, d_head 4) after gqa_decode_step() has decoded 5
+ *                   tokens, as "row col value" lines; unfilled rows NaN
+ *   ch6_cache_labels.gp  that cache's len and capacity, for the figure
  *   ch6_models.md   a table: the cache per token and per sequence, and
  *                   how many sequences fit in 80 GiB
  *   ch6.values      key=value numbers quoted in chapter 6
@@ -153,6 +157,61 @@ static void groups(FILE *f, int n_heads, int n_kv, int panel)
     mha_weights_free(&w);
 }
 
+/* A small GQA layer decodes CACHE_LEN tokens into a cache of capacity
+ * CACHE_C; write its K and V as (n_kv * C, d_head) maps, NaN where no
+ * position has been appended. */
+enum { CACHE_H = 4, CACHE_G = 2, CACHE_DH = 4, CACHE_C = 8, CACHE_LEN = 5 };
+
+static void write_cache(const char *dir, const struct kv_cache *c,
+                        const float *A, const char *name)
+{
+    FILE *f = data_open("ch6", dir, name);
+    for (int j = 0; j < c->n_kv_heads; j++)
+        for (int p = 0; p < c->capacity; p++) {
+            const int row = j * c->capacity + p;
+            for (int d = 0; d < c->d_head; d++)
+                fprintf(f, "%d %d %.5f\n", row, d,
+                        p < c->len ? A[(size_t)row * c->d_head + d] : NAN);
+            fprintf(f, "\n");
+        }
+    data_close("ch6", f);
+}
+
+static void cache_picture(const char *dir)
+{
+    const int d = CACHE_H * CACHE_DH;
+    struct gqa_config cfg = {d, CACHE_H, CACHE_G, 1};
+    struct mha_weights w;
+    data_check("ch6", gqa_weights_alloc(&w, &cfg), "gqa_weights_alloc");
+    data_check("ch6", gqa_weights_randomize(&w, &cfg, 608),
+               "gqa_weights_randomize");
+    struct kv_cache c;
+    data_check("ch6", kv_cache_alloc(&c, CACHE_C, CACHE_G, CACHE_DH),
+               "kv_cache_alloc");
+    float x[CACHE_H * CACHE_DH], out[CACHE_H * CACHE_DH];
+    struct rng r;
+    rng_seed(&r, 609);
+    for (int t = 0; t < CACHE_LEN; t++) {
+        rng_fill(&r, x, d, -1.0f, 1.0f);
+        data_check("ch6", gqa_decode_step(&cfg, &w, &c, x, out),
+                   "gqa_decode_step");
+    }
+    write_cache(dir, &c, c.K, "ch6_cache_k.dat");
+    write_cache(dir, &c, c.V, "ch6_cache_v.dat");
+    /* the figure's words, from the cache itself */
+    FILE *f = data_open("ch6", dir, "ch6_cache_labels.gp");
+    fprintf(f,
+            "cache_title = \"A KV cache after %d of %d positions: K (left) "
+            "and V (right)\"\n",
+            c.len, c.capacity);
+    fprintf(f, "cache_free = \"free: len = %d\"\n", c.len);
+    fprintf(f, "cache_rows = %d; cache_C = %d\n", c.n_kv_heads * c.capacity,
+            c.capacity);
+    data_close("ch6", f);
+    kv_cache_free(&c);
+    mha_weights_free(&w);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -218,6 +277,9 @@ int main(int argc, char **argv)
     groups(f, 8, 1, 2);
     data_close("ch6", f);
 
+    /* 3b. a cache, drawn */
+    cache_picture(dir);
+
     /* 4. decoding equals the layer; the cache saves projections */
     enum { T_CHECK = 64 };
     long rerun = 0, cached = decode_check(T_CHECK, &rerun);
@@ -253,6 +315,9 @@ int main(int argc, char **argv)
     fprintf(v, "ch6.llama_128k=%s\n",
             human(bytes_of(80, 8, 128, 131072, 1), b1));
     fprintf(v, "ch6.check_T=%d\n", T_CHECK);
+    fprintf(v, "ch6.cache_C=%d\nch6.cache_len=%d\n", CACHE_C, CACHE_LEN);
+    fprintf(v, "ch6.cache_g=%d\nch6.cache_h=%d\nch6.cache_dh=%d\n", CACHE_G,
+            CACHE_H, CACHE_DH);
     fprintf(v, "ch6.appends_cached=%s\n",
             grouped((unsigned long long)cached, b2));
     fprintf(v, "ch6.appends_rerun=%s\n",
