@@ -8,8 +8,9 @@
 # runs it on one thread (OMP_NUM_THREADS=1; the kit's code has no threads
 # of its own) for context lengths 16 .. 2048, each measurement lasting the
 # given seconds (default 0.5). Prints the machine, then T, the cached
-# rate, the full-forward rate and their ratio, all measured side by side
-# in this one run. The data go to a scratch directory, so the figure that
+# rate, the full-forward rate, their ratio, and the cached rate of the
+# same layer with one K/V head (MQA), all measured side by side in this
+# one run. The data go to a scratch directory, so the figure that
 # `make plots` drew is left alone. The numbers are this machine's.
 set -eu
 B=${B:-build}

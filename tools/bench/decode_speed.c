@@ -11,14 +11,17 @@
  *   cached  mha_decode_step() with positions 0 .. T-2 already cached;
  *   full    mha_forward() of all T tokens, causal, of which the decoder
  *           would keep the last row: what a decoder without a cache
- *           must run for every token.
+ *           must run for every token;
+ *   mqa     gqa_decode_step() of the same sizes with one K/V head
+ *           (multi-query attention), its cache 4 times smaller.
  * Each is timed in ROUNDS rounds, the two methods taking turns; a round
  * repeats its call until its share of the time budget is spent (at least
  * once), and the best round's repetitions / seconds is the rate. Both run on one thread, in this one
  * process, side by side. The two last rows must agree, or it stops.
  *
  * Prints a table and writes OUTDIR/ch6_speed.dat (T, cached tokens/s,
- * full tokens/s, ratio) and OUTDIR/ch6_speed.values.
+ * full tokens/s, their ratio, MQA cached tokens/s) and
+ * OUTDIR/ch6_speed.values.
  */
 #define _POSIX_C_SOURCE 199309L
 #include "attention.h"
@@ -81,11 +84,17 @@ int main(int argc, char **argv)
                "mha_weights_alloc");
     data_check("decode_speed", mha_weights_randomize(&w, &cfg, 6),
                "mha_weights_randomize");
+    struct gqa_config mcfg = {D, H, 1, 1}; /* one K/V head: MQA */
+    struct mha_weights wm;
+    data_check("decode_speed", gqa_weights_alloc(&wm, &mcfg),
+               "gqa_weights_alloc");
+    data_check("decode_speed", gqa_weights_randomize(&wm, &mcfg, 8),
+               "gqa_weights_randomize");
     float *X = malloc(sizeof(float) * T_MAX * D);
     float *out = malloc(sizeof(float) * T_MAX * D);
     float *att = malloc(sizeof(float) * H * T_MAX * T_MAX);
     float *prefix = malloc(sizeof(float) * T_MAX * D);
-    float step_out[D];
+    float step_out[D], mqa_out[D];
     if (!X || !out || !att || !prefix) {
         fprintf(stderr, "decode_speed: out of memory\n");
         return 1;
@@ -100,13 +109,14 @@ int main(int argc, char **argv)
            "%.2f s per measurement\n",
            D, H, budget);
     printf("machine: %s\n", cpu);
-    printf("%6s %16s %16s %10s\n", "T", "cached tok/s", "full tok/s", "ratio");
+    printf("%6s %16s %16s %10s %16s\n", "T", "cached tok/s", "full tok/s",
+           "ratio", "MQA cached");
     FILE *dat = data_open("decode_speed", dir, "ch6_speed.dat");
     fprintf(dat,
             "# T cached_tokens_per_s full_tokens_per_s ratio "
-            "(d_model %d, %d heads, 1 thread)\n",
+            "mqa_cached_tokens_per_s (d_model %d, %d heads, 1 thread)\n",
             D, H);
-    double last_cached = 0, last_full = 0;
+    double last_cached = 0, last_full = 0, last_mqa = 0;
     for (int T = 16; T <= T_MAX; T *= 2) {
         /* the cache holds positions 0 .. T-2; the step makes token T-1 */
         struct kv_cache c;
@@ -116,9 +126,17 @@ int main(int argc, char **argv)
             data_check("decode_speed",
                        mha_decode(&cfg, &w, &c, X, prefix, T - 1),
                        "mha_decode");
+        struct kv_cache cm; /* the MQA layer's cache: 1 head */
+        data_check("decode_speed", kv_cache_alloc(&cm, T, 1, D / H),
+                   "kv_cache_alloc");
+        for (int t = 0; t < T - 1; t++)
+            data_check(
+                "decode_speed",
+                gqa_decode_step(&mcfg, &wm, &cm, X + (size_t)t * D, step_out),
+                "gqa_decode_step");
         /* best of ROUNDS rounds, so that a busy moment of the machine
          * does not count against either */
-        double cached = 0, full = 0;
+        double cached = 0, full = 0, mqa = 0;
         for (int round = 0; round < ROUNDS; round++) {
             long n = 0;
             double t0 = now(), t1;
@@ -131,6 +149,17 @@ int main(int argc, char **argv)
                 n++;
             } while ((t1 = now()) - t0 < budget / ROUNDS);
             cached = fmax(cached, (double)n / (t1 - t0));
+            n = 0;
+            t0 = now();
+            do {
+                cm.len = T - 1;
+                data_check("decode_speed",
+                           gqa_decode_step(&mcfg, &wm, &cm,
+                                           X + (size_t)(T - 1) * D, mqa_out),
+                           "gqa_decode_step");
+                n++;
+            } while ((t1 = now()) - t0 < budget / ROUNDS);
+            mqa = fmax(mqa, (double)n / (t1 - t0));
             n = 0;
             t0 = now();
             do {
@@ -152,10 +181,13 @@ int main(int argc, char **argv)
                         T);
                 return 1;
             }
-        printf("%6d %16.0f %16.1f %10.0f\n", T, cached, full, cached / full);
-        fprintf(dat, "%d %.6g %.6g %.6g\n", T, cached, full, cached / full);
-        last_cached = cached, last_full = full;
+        printf("%6d %16.0f %16.1f %10.0f %16.0f\n", T, cached, full,
+               cached / full, mqa);
+        fprintf(dat, "%d %.6g %.6g %.6g %.6g\n", T, cached, full, cached / full,
+                mqa);
+        last_cached = cached, last_full = full, last_mqa = mqa;
         kv_cache_free(&c);
+        kv_cache_free(&cm);
     }
     data_close("decode_speed", dat);
 
@@ -164,6 +196,8 @@ int main(int argc, char **argv)
     fprintf(v, "ch6.speed_cached=%.0f\n", last_cached);
     fprintf(v, "ch6.speed_full=%.1f\n", last_full);
     fprintf(v, "ch6.speed_ratio=%.0f\n", last_cached / last_full);
+    fprintf(v, "ch6.speed_mqa=%.0f\n", last_mqa);
+    fprintf(v, "ch6.speed_mqa_ratio=%.2f\n", last_mqa / last_cached);
     fprintf(v, "ch6.speed_d_model=%d\n", D);
     fprintf(v, "ch6.speed_heads=%d\n", H);
     fprintf(v, "ch6.speed_budget=%.2f\n", budget);
@@ -171,6 +205,7 @@ int main(int argc, char **argv)
     data_close("decode_speed", v);
 
     mha_weights_free(&w);
+    mha_weights_free(&wm);
     free(X), free(out), free(att), free(prefix);
     return 0;
 }
