@@ -807,9 +807,13 @@ static void gqa_golden(int causal)
                  KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
                  KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
         if (ok) {
+            /* (h, T, T) as (h*T, T): a failure can say which head */
+            const struct kit_shape shape = {
+                T, 0, "head", {{"d_head", d / h}, {"d_model", d}}};
             snprintf(what, sizeof what, "%s weights (head, query, key)", call);
-            ok = KIT_EXPECT_TENSOR(what, att, g->weights[causal], h * T, T,
-                                   1e-5, M.m_weights, N_VARIANTS - 1);
+            ok = KIT_EXPECT_TENSOR_SHAPED(what, att, g->weights[causal], h * T,
+                                          T, &shape, 1e-5, M.m_weights,
+                                          N_VARIANTS - 1);
         }
         if (ok) {
             snprintf(what, sizeof what, "%s out", call);
