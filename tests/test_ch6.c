@@ -470,8 +470,8 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     for (int t = 0; ok && t < T; t++) {
         float *out_t = out + (size_t)t * d; /* (d_model) */
         snprintf(call, sizeof call,
-                 "%s(token %d of %d: d_model %d, %d heads, %d K/V heads)", fn,
-                 t, T, d, L->n_heads, L->n_kv);
+                 "%s(token %d of %d: d_model %d, %d heads, %d K/V head%s)", fn,
+                 t, T, d, L->n_heads, L->n_kv, L->n_kv > 1 ? "s" : "");
         kit_about_to_call(call);
         ok = KIT_EXPECT_STATUS(call, step(cfg, w, &c, X + (size_t)t * d, out_t),
                                KIT_OK) &&
@@ -484,8 +484,8 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     if (ok) {
         snprintf(call, sizeof call,
                  "%s, token by token (T %d, d_model %d, %d heads, %d K/V "
-                 "heads): out row t against row t of the causal layer",
-                 fn, T, d, L->n_heads, L->n_kv);
+                 "head%s): out row t against row t of the causal layer",
+                 fn, T, d, L->n_heads, L->n_kv, L->n_kv > 1 ? "s" : "");
         ok = KIT_EXPECT_TENSOR(call, out, want, T, d, 1e-5, M.m_out,
                                N_VARIANTS - 1);
     }
@@ -800,8 +800,9 @@ static void gqa_golden(int causal)
         char call[200], what[260];
         snprintf(call, sizeof call,
                  "gqa_forward(case \"%s\": T %d, d_model %d, %d heads, %d K/V "
-                 "heads, causal %d)",
-                 g->name, T, d, h, g->n_kv_heads, causal);
+                 "head%s, causal %d)",
+                 g->name, T, d, h, g->n_kv_heads, g->n_kv_heads > 1 ? "s" : "",
+                 causal);
         int ok = KIT_EXPECT_STATUS(call, gqa_forward(&cfg, &w, X, out, att, T),
                                    KIT_OK) &&
                  KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
