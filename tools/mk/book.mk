@@ -21,6 +21,8 @@ BOOK_PDF      := $(B)/$(BOOK_NAME).pdf
 BOOK_CODE     := $(if $(filter instructor,$(EDITION)),solutions,starter)
 BOOK_ENGINE   ?= pdflatex
 
+BOOK_RUN := $(B)/plots/data/book_first_run.md
+
 # Everything a listing, a figure or a value may come from.
 BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
   $(wildcard $(BOOK_CODE)/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c) \
@@ -35,12 +37,11 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
 # The preface shows what `make test CH=1` prints on the untouched stubs:
 # a real run, made while the book is built (trimmed: the first two
 # failures, then the progress lines, the first failure and the summary).
-BOOK_RUN := $(B)/plots/data/book_first_run.md
-$(BOOK_RUN): $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
+$(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
 	@{ echo '```text'; echo '$$ make test CH=1'; \
-	   { $(B)/starter/kit_tests --impl starter --chapter 1 || true; } | \
+	   { $(B)/starter/kit_tests --impl starter --chapter 1 --exercises $(EXERCISES) || true; } | \
 	   awk 'NR <= 4 { print; next } NR == 5 { print "  ..." } \
 	        /^Progress/ { p = 1 } /^Run Summary/ { p = 0 } p { print } \
 	        { last = $$0 } END { print last }' | cat -s; \
@@ -55,7 +56,9 @@ book:
 	@$(MAKE) --no-print-directory book-html book-pdf
 	@echo "book: $(BOOK_HTML) $(BOOK_PDF) ($(EDITION) edition)"
 
+## book-html: render only the HTML book, quickly, to read the chapters (EDITION=instructor too)
 book-html: $(BOOK_HTML)
+	@echo "book: $(BOOK_HTML) ($(EDITION) edition); open it in a browser"
 book-pdf: $(BOOK_PDF)
 
 $(BOOK_HTML): $(BOOK_DEPS)
