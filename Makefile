@@ -197,7 +197,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) tools/harness/runner.c tools/harness/leakchec
 # ---------------------------------------------------------------------------
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
-  texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
+  texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear chromium epubcheck
 
@@ -221,10 +221,17 @@ PLOT_SRC     := $(wildcard tools/plotdata/*.c)
 PLOT_BINS    := $(patsubst tools/plotdata/%.c,$(B)/plotdata/%,$(PLOT_SRC))
 PLOT_SCRIPTS := $(filter-out plots/common.gp,$(wildcard plots/*.gp))
 PLOT_NAMES   := $(patsubst plots/%.gp,%,$(PLOT_SCRIPTS))
-PLOT_FILES   := $(foreach n,$(PLOT_NAMES),$(B)/plots/$(n).png $(B)/plots/$(n).svg)
+# Diagrams: TikZ pictures (tools/diagrams/*.tex), drawn like the plots.
+DIAGRAM_SRC  := $(wildcard tools/diagrams/*.tex)
+DIAGRAM_NAMES := $(patsubst tools/diagrams/%.tex,%,$(DIAGRAM_SRC))
+# Every figure is vector: a PDF drawn at its printed size (for LaTeX),
+# an SVG converted from that PDF (for the HTML and EPUB), and a PNG
+# preview, so that both editions show the very same drawing.
+FIGURE_NAMES := $(PLOT_NAMES) $(DIAGRAM_NAMES)
+PLOT_FILES   := $(foreach n,$(FIGURE_NAMES),$(B)/plots/$(n).pdf $(B)/plots/$(n).svg $(B)/plots/$(n).png)
 DATA_STAMP   := $(B)/plots/data/.stamp
 
-## plots: run the reference code to write the data, then draw every figure
+## plots: run the reference code to write the data, then draw every figure (PDF, SVG, PNG)
 plots: $(PLOT_FILES)
 
 $(B)/plotdata/%: tools/plotdata/%.c $(B)/solutions/libkit.a
@@ -246,11 +253,23 @@ $(DATA_STAMP): $(PLOT_BINS)
 	@set -e; for p in $(PLOT_BINS); do echo "  run  $$p"; $$p $(dir $@); done
 	@touch $@
 
-$(B)/plots/%.png: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='png'; outfile='$@'; datadir='$(B)/plots/data'" $<
+$(B)/plots/%.pdf: plots/%.gp plots/common.gp $(DATA_STAMP)
+	gnuplot -e "fmt='pdf'; outfile='$@'; datadir='$(B)/plots/data'" $<
 
-$(B)/plots/%.svg: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='svg'; outfile='$@'; datadir='$(B)/plots/data'" $<
+# A diagram is a standalone LaTeX document; pdflatex runs in its own
+# directory so that its auxiliary files stay out of the way.
+$(B)/plots/%.pdf: tools/diagrams/%.tex
+	@mkdir -p $(B)/diagrams $(dir $@)
+	@echo "  pdflatex  $<"
+	@pdflatex -interaction=nonstopmode -halt-on-error -output-directory=$(B)/diagrams $< >/dev/null \
+	  || { grep -A8 '^!' $(B)/diagrams/$*.log | head -n 20; exit 1; }
+	@cp $(B)/diagrams/$*.pdf $@
+
+$(B)/plots/%.svg: $(B)/plots/%.pdf
+	pdftocairo -svg $< $@
+
+$(B)/plots/%.png: $(B)/plots/%.pdf
+	pdftocairo -png -r 150 -singlefile $< $(basename $@)
 
 # ---------------------------------------------------------------------------
 # The kit's own checks

@@ -48,18 +48,45 @@ $(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c too
 	   echo '```'; } >$@.tmp
 	@mv $@.tmp $@
 
-.PHONY: book book-html book-pdf
-## book: render the book, HTML and PDF (EDITION=instructor: with the solutions)
+# FORMAT picks what `make book` renders: html, pdf, epub, or several
+# (default: html pdf).
+FORMAT ?= html pdf
+ifneq ($(filter-out html pdf epub,$(FORMAT)),)
+$(error FORMAT must be html, pdf or epub (or several), not '$(FORMAT)')
+endif
+BOOK_EPUB := $(B)/$(BOOK_NAME).epub
+
+.PHONY: book book-html book-pdf book-epub
+## book: render the book, HTML and PDF (EDITION=instructor: the solutions; FORMAT=epub: an EPUB)
 book:
 	@$(MAKE) --no-print-directory plots
 	@$(MAKE) --no-print-directory $(DATA_STAMP) $(BOOK_RUN)
-	@$(MAKE) --no-print-directory book-html book-pdf
-	@echo "book: $(BOOK_HTML) $(BOOK_PDF) ($(EDITION) edition)"
+	@$(MAKE) --no-print-directory $(addprefix book-,$(FORMAT))
+	@echo "book: $(foreach f,$(FORMAT),$(BOOK_$(shell echo $(f) | tr a-z A-Z))) ($(EDITION) edition)"
 
 ## book-html: render only the HTML book, quickly, to read the chapters (EDITION=instructor too)
 book-html: $(BOOK_HTML)
 	@echo "book: $(BOOK_HTML) ($(EDITION) edition); open it in a browser"
 book-pdf: $(BOOK_PDF)
+book-epub: $(BOOK_EPUB)
+
+# The EPUB (EPUB 3): MathML and the SVG figures, for tablets and
+# e-readers; checked by epubcheck when it is installed. (Debian's
+# /usr/bin/epubcheck is a jar that needs binfmt support to run directly,
+# so it is run with java -jar.)
+EPUBCHECK := $(if $(and $(wildcard /usr/share/java/epubcheck.jar),$(shell command -v java)),\
+  java -jar /usr/share/java/epubcheck.jar,$(if $(shell command -v epubcheck),epubcheck))
+$(BOOK_EPUB): $(BOOK_DEPS) tools/book/epub.css
+	@mkdir -p $(dir $@)
+	@echo "  pandoc  $@"
+	@$(BOOK_PANDOC) --to=epub3 --mathml --css=tools/book/epub.css \
+	  --output=$@.tmp.epub || { rm -f $@.tmp.epub; exit 1; }
+	@mv $@.tmp.epub $@
+	@if [ -n "$(EPUBCHECK)" ]; then \
+	  $(EPUBCHECK) -q $@ >$(B)/$(BOOK_NAME).epubcheck.txt 2>&1 \
+	    && echo "  epubcheck  $@: no errors" \
+	    || { cat $(B)/$(BOOK_NAME).epubcheck.txt | head -n 30; echo "book: epubcheck found errors in $@"; exit 1; }; \
+	else echo "  (epubcheck is not installed: make deps-dev; $@ was not validated)"; fi
 
 $(BOOK_HTML): $(BOOK_DEPS)
 	@mkdir -p $(dir $@)
