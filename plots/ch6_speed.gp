@@ -6,7 +6,8 @@
 # (make plots runs it with a short budget; tools/bench_decode.sh prints it).
 size_w = 900; size_h = 520
 load "plots/common.gp"
-set title "Decoding one token: with the KV cache and without (this machine)"
+load datadir."/ch6_speed_labels.gp"
+set title speed_title noenhanced font ",12"
 set xlabel "context length T (tokens)"
 set ylabel "tokens per second"
 set logscale xy

@@ -20,8 +20,10 @@
  * process, side by side. The two last rows must agree, or it stops.
  *
  * Prints a table and writes OUTDIR/ch6_speed.dat (T, cached tokens/s,
- * full tokens/s, their ratio, MQA cached tokens/s) and
- * OUTDIR/ch6_speed.values.
+ * full tokens/s, their ratio, MQA cached tokens/s) and the figure's
+ * title, OUTDIR/ch6_speed_labels.gp. The book quotes none of these
+ * numbers (they differ on every run); it draws them, labelled as this
+ * machine's.
  */
 #define _POSIX_C_SOURCE 199309L
 #include "attention.h"
@@ -59,6 +61,9 @@ static void cpu_name(char *buf, size_t size)
             colon += 2;
             colon[strcspn(colon, "\n")] = '\0';
             snprintf(buf, size, "%s", colon);
+            for (char *q = buf; *q; q++) /* it goes inside "..." */
+                if (*q == '"' || *q == '\\')
+                    *q = '\'';
             break;
         }
     }
@@ -116,7 +121,6 @@ int main(int argc, char **argv)
             "# T cached_tokens_per_s full_tokens_per_s ratio "
             "mqa_cached_tokens_per_s (d_model %d, %d heads, 1 thread)\n",
             D, H);
-    double last_cached = 0, last_full = 0, last_mqa = 0;
     for (int T = 16; T <= T_MAX; T *= 2) {
         /* the cache holds positions 0 .. T-2; the step makes token T-1 */
         struct kv_cache c;
@@ -185,23 +189,17 @@ int main(int argc, char **argv)
                cached / full, mqa);
         fprintf(dat, "%d %.6g %.6g %.6g %.6g\n", T, cached, full, cached / full,
                 mqa);
-        last_cached = cached, last_full = full, last_mqa = mqa;
         kv_cache_free(&c);
         kv_cache_free(&cm);
     }
     data_close("decode_speed", dat);
 
-    FILE *v = data_open("decode_speed", dir, "ch6_speed.values");
-    fprintf(v, "ch6.speed_T=%d\n", T_MAX);
-    fprintf(v, "ch6.speed_cached=%.0f\n", last_cached);
-    fprintf(v, "ch6.speed_full=%.1f\n", last_full);
-    fprintf(v, "ch6.speed_ratio=%.0f\n", last_cached / last_full);
-    fprintf(v, "ch6.speed_mqa=%.0f\n", last_mqa);
-    fprintf(v, "ch6.speed_mqa_ratio=%.2f\n", last_mqa / last_cached);
-    fprintf(v, "ch6.speed_d_model=%d\n", D);
-    fprintf(v, "ch6.speed_heads=%d\n", H);
-    fprintf(v, "ch6.speed_budget=%.2f\n", budget);
-    fprintf(v, "ch6.speed_cpu=%s\n", cpu);
+    /* the figure's title: the sizes and this machine, for the reader */
+    FILE *v = data_open("decode_speed", dir, "ch6_speed_labels.gp");
+    fprintf(v,
+            "speed_title = \"Decoding one token, with the KV cache and "
+            "without: d_model %d, %d heads, 1 thread, %s\"\n",
+            D, H, cpu);
     data_close("decode_speed", v);
 
     mha_weights_free(&w);
