@@ -24,8 +24,10 @@ endif
 CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2)
+# -fopenmp: chapter 7 shares work among threads with OpenMP (gcc's libgomp).
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2) -fopenmp
 CPPFLAGS := -Iinclude -Itests $(PKG_CFLAGS) -MMD -MP
+LDFLAGS  += -fopenmp
 LDLIBS   := $(PKG_LIBS) -lm
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \

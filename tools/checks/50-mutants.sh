@@ -11,7 +11,7 @@ set -u
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=solutions || exit 1
 shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/tools/lib/*.o)
-cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude -Itests $(pkg-config --cflags cunit 2>/dev/null)"
+cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -fopenmp -Iinclude -Itests $(pkg-config --cflags cunit 2>/dev/null)"
 libs="$(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm"
 n=0 bad=0
 for table in tools/mutants/*.tsv; do
@@ -34,7 +34,7 @@ for table in tools/mutants/*.tsv; do
             fi
             objs="$objs $o"
         done
-        ${CC:-cc} -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
+        ${CC:-cc} -fopenmp -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
         out=$("$dir/kit_tests" --impl solutions --test "$test" --timeout 5 2>&1)
         rc=$?
         if [ $rc -eq 0 ]; then
