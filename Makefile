@@ -194,6 +194,7 @@ check:
 valgrind:
 	@$(MAKE) --no-print-directory kit-tests IMPL=solutions SAN= DEBUG=
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  --suppressions=tools/valgrind/libgomp.supp \
 	  $(B)/solutions/kit_tests --no-fork --quiet --impl solutions --timeout 600
 
 # Every C file but the generated golden values (tests/golden/).

@@ -111,21 +111,27 @@ int matmul_blocked(const float *A, const float *B, float *C, int m, int n,
 static void mm_tile(const float *A, const float *B, float *C, int i, int j,
                     int k0, int k1, int n, int p)
 {
-    float acc[MM_TR][MM_TC];
-    for (int r = 0; r < MM_TR; r++)
-        for (int c = 0; c < MM_TC; c++)
-            acc[r][c] = C[(i + r) * p + j + c];
+    float *c0 = C + i * p + j, *c1 = c0 + p, *c2 = c1 + p, *c3 = c2 + p;
+    float acc0[MM_TC], acc1[MM_TC], acc2[MM_TC], acc3[MM_TC];
+    for (int c = 0; c < MM_TC; c++) {
+        acc0[c] = c0[c], acc1[c] = c1[c];
+        acc2[c] = c2[c], acc3[c] = c3[c];
+    }
     for (int k = k0; k < k1; k++) {
         const float *b = B + k * p + j; /* (MM_TC) part of row k of B */
-        for (int r = 0; r < MM_TR; r++) {
-            const float a = A[(i + r) * n + k];
-            for (int c = 0; c < MM_TC; c++)
-                acc[r][c] += a * b[c];
+        const float a0 = A[i * n + k], a1 = A[(i + 1) * n + k];
+        const float a2 = A[(i + 2) * n + k], a3 = A[(i + 3) * n + k];
+        for (int c = 0; c < MM_TC; c++) {
+            acc0[c] += a0 * b[c];
+            acc1[c] += a1 * b[c];
+            acc2[c] += a2 * b[c];
+            acc3[c] += a3 * b[c];
         }
     }
-    for (int r = 0; r < MM_TR; r++)
-        for (int c = 0; c < MM_TC; c++)
-            C[(i + r) * p + j + c] = acc[r][c];
+    for (int c = 0; c < MM_TC; c++) {
+        c0[c] = acc0[c], c1[c] = acc1[c];
+        c2[c] = acc2[c], c3[c] = acc3[c];
+    }
 }
 
 /* The ragged edges the tiles leave: rows [i0, i1) by columns [j0, j1),
