@@ -170,19 +170,22 @@ static inline int kit_thread_id(void)
  * ------------------------------------------------------------------- */
 
 /* e^x for x <= 0 (larger x are clamped to 88), to about 2 units in the
- * last place; x below -87 gives about 1e-38 instead of 0. Written
- * without branches or library calls, so that a loop of them becomes
- * vector code: libm's expf() is a call the compiler cannot vectorise.
+ * last place; x below -87 (and -INFINITY) gives about 1e-38, not 0, and
+ * NaN gives NaN. Written without branches or library calls, so that a
+ * loop of them becomes vector code: libm's expf() is a call the compiler
+ * cannot vectorise.
  * e^x = 2^n e^r, n = round(x / ln 2), |r| <= ln(2) / 2, e^r by its
  * Taylor series to r^6, 2^n built in the float's exponent bits. */
 static inline float fast_expf(float x)
 {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
+    /* the clamps also send NaN to -87, so the conversion to int below is
+     * always defined; the last line gives NaN back for NaN */
+    float xc = x > -87.0f ? x : -87.0f;
+    xc = xc < 88.0f ? xc : 88.0f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: rounds to an int */
-    float n = (x * 1.44269504f + shifter) - shifter;
-    float r = x - n * 0.693145752f; /* ln 2, high bits */
-    r = r - n * 1.42860677e-6f;     /* ln 2, low bits  */
+    float n = (xc * 1.44269504f + shifter) - shifter;
+    float r = xc - n * 0.693145752f; /* ln 2, high bits */
+    r = r - n * 1.42860677e-6f;      /* ln 2, low bits  */
     float e =
         1.0f +
         r * (1.0f +
@@ -192,7 +195,7 @@ static inline float fast_expf(float x)
     int32_t bits = ((int32_t)n + 127) << 23; /* the float 2^n */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return e * scale;
+    return x == x ? e * scale : x;
 }
 
 #endif

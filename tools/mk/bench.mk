@@ -29,7 +29,7 @@
 BENCH_DIR    := $(B)/bench
 BENCH_BIN    := $(BENCH_DIR)/attention
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 -march=native \
-  -mprefer-vector-width=256 -ffp-contract=fast -fopenmp
+  -mprefer-vector-width=256 -ffp-contract=fast -fno-trapping-math -fopenmp
 BENCH_SRC    := tools/bench/attention.c $(wildcard solutions/*.c) $(LIB_SRC)
 BENCH_BOOK   := $(B)/bench-book
 
