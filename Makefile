@@ -122,7 +122,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(call IMPL_SRC,$(IMPL)) tools/harness/runner
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
-DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear chromium epubcheck
+DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
 
 ## deps: install the Debian packages the kit needs (does nothing if present)
 deps:

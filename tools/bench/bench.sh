@@ -50,7 +50,10 @@ for T in $Ts; do
     run flash_noncausal "$T" "$threads" "$reps"
     if [ $torch = yes ]; then
         echo "  torch T=$T threads=$threads" >&2
-        /usr/bin/python3 tools/bench/torch_mha.py "$T" "$threads" "$reps" >>"$tmp"
+        # the same thread count for PyTorch's own threads and for the
+        # BLAS it calls (OpenBLAS keeps a thread pool of its own)
+        OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
+            /usr/bin/python3 tools/bench/torch_mha.py "$T" "$threads" "$reps" >>"$tmp"
     fi
 done
 for impl in matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast; do
