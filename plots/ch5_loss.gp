@@ -1,8 +1,7 @@
 # ch5_loss.gp: chapter 5, the training loss of 1, 2 and 4 heads.
 # Data: ch5_loss.dat (tools/experiment/main.c): step, then the loss of
 # each run, averaged over a window of steps; ch5.values for ln S.
-size_w = 900
-size_h = 560
+fig_w = 14.4; fig_h = 9              # cm, as printed
 load "plots/common.gp"
 
 set title "Training loss: one head against many (same parameters, same data)"

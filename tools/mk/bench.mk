@@ -1,59 +1,25 @@
-# bench.mk: chapter 7's benchmark (included by the Makefile).
+# bench.mk: chapter 6's decode-speed benchmark (included by the Makefile).
 #
-#   make bench    causal multi-head attention forward, d_model 512, 8
-#                 heads, T = 256 .. 4096: chapter 3's fused form (to
-#                 T = 1024), mha_forward_flash(), and PyTorch when
-#                 /usr/bin/python3 can import torch; the steps of
-#                 matmul_fast() in GFLOP/s. Writes build/bench/attention.csv
-#                 and summary.txt, prints the table, the ratios and the
-#                 goals, and draws build/bench/ch7_time.{png,svg} and
-#                 ch7_memory.{png,svg}. Takes minutes.
-#   BENCH_THREADS=N (default: the number of cores), BENCH_REPS=N (5),
-#   BENCH_T="..." change the run (see tools/bench/bench.sh).
-#
-# The book does not read make bench's results: it runs its own short
-# benchmark (T = 256, 512, 1024, fewer repetitions, well under a minute
-# on an idle machine) while it is built, into $(B)/bench-book/, and
-# tools/bench/book_data.sh turns that run into $(B)/plots/data/ch7*.
-# So every number chapter 7 prints comes from a run made on the machine
-# that built the book, with or without PyTorch.
-#
-# The benchmark is compiled on its own, from solutions/ and tools/lib/,
-# with the flags the speed needs: -O3, -march=native (the vector
-# instructions of this CPU), -fopenmp (threads), -ffp-contract=fast
-# (a * b + c as one fused multiply-add) and -mprefer-vector-width=256
-# (gcc's tuning for some CPUs, such as AMD's Zen 1, otherwise prefers
-# 128-bit vectors, and the register tile of matmul_tiled() then needs
-# more registers than there are). The tests use the Makefile's flags.
+# tools/bench/decode_speed.c times one decoded token with the KV cache
+# against re-running the whole forward, for contexts up to 2048, on one
+# thread. tools/bench_decode.sh runs it with a generous time budget and
+# prints the table. `make plots` runs it once with a short budget
+# (BENCH_BUDGET seconds per measurement) to draw chapter 6's speed figure;
+# the figure and the book say the numbers are this machine's.
 
-BENCH_DIR    := $(B)/bench
-BENCH_BIN    := $(BENCH_DIR)/attention
-BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 -march=native \
-  -mprefer-vector-width=256 -ffp-contract=fast -fno-trapping-math -fopenmp
-BENCH_SRC    := tools/bench/attention.c $(wildcard solutions/*.c) $(LIB_SRC)
-BENCH_BOOK   := $(B)/bench-book
+BENCH_BIN    := $(B)/bench/decode_speed
+BENCH_SRC    := tools/bench/decode_speed.c
+BENCH_BUDGET ?= 0.05
+BENCH_DATA   := $(B)/plots/data/ch6_speed.dat
 
-.PHONY: bench
-
-## bench: chapter 7's benchmark against chapter 3 and PyTorch (takes minutes)
-bench: $(BENCH_BIN)
-	@bash tools/bench/bench.sh $(BENCH_BIN) $(BENCH_DIR)
-	@for f in png svg; do for p in ch7_time ch7_memory; do \
-	  gnuplot -e "fmt='$$f'; outfile='$(BENCH_DIR)/$$p.$$f'; datadir='$(BENCH_DIR)'; csv='$(BENCH_DIR)/attention.csv'" plots/$$p.gp; \
-	done; done
-	@echo "(written: $(BENCH_DIR)/attention.csv, summary.txt, ch7_time.png/.svg, ch7_memory.png/.svg)"
-
-$(BENCH_BIN): $(BENCH_SRC) $(wildcard include/*.h)
+$(BENCH_BIN): $(BENCH_SRC) $(B)/solutions/libkit.a
 	@mkdir -p $(dir $@)
-	$(CC) -Iinclude $(BENCH_CFLAGS) -o $@ $(BENCH_SRC) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/solutions/libkit.a -lm
 
-# The book's short run. It is a file target, made again only when the
-# benchmark program changed.
-$(BENCH_BOOK)/attention.csv: $(BENCH_BIN) tools/bench/bench.sh tools/bench/torch_mha.py
-	BENCH_T="256 512 1024" BENCH_CH3_MAX=1024 BENCH_REPS=3 BENCH_CH3_REPS=1 \
-	  bash tools/bench/bench.sh $(BENCH_BIN) $(BENCH_BOOK) >/dev/null
+$(BENCH_DATA): $(BENCH_BIN)
+	@mkdir -p $(dir $@)
+	@echo "  run  $(BENCH_BIN) (the timings are this machine's)"
+	@OMP_NUM_THREADS=1 $(BENCH_BIN) $(dir $@) $(BENCH_BUDGET) >$(B)/bench/decode_speed.txt
+	@cat $(B)/bench/decode_speed.txt
 
-$(B)/plots/data/ch7.values: $(BENCH_BOOK)/attention.csv tools/bench/book_data.sh
-	@sh tools/bench/book_data.sh $(BENCH_BOOK) $(B)/plots/data
-
-$(DATA_STAMP): $(B)/plots/data/ch7.values
+$(DATA_STAMP): $(BENCH_DATA)
