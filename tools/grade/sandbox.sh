@@ -4,7 +4,8 @@
 #   sandbox SUB WORK PREP COMMAND...
 #
 # Everything is read-only; there is no network (and no other namespace
-# is shared); /tmp is private; KIT's solutions/ and tests/ are hidden;
+# is shared); /tmp is private (a kit that lives under /tmp, as a CI
+# clone may, is bound back read-only); KIT's solutions/ and tests/ are hidden;
 # the folders named by HIDE (all students'
 # results) and HIDE_SUB (all submissions) are replaced by empty ones, and
 # only this student's submission (read-only), the prepared kit
@@ -20,7 +21,8 @@ sandbox() {
         [ -n "${KIT:-}" ] && [ -d "$KIT/$d" ] && hide_kit+=(--tmpfs "$KIT/$d")
     done
     ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session \
-        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "${hide_kit[@]}" \
+        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+        ${KIT:+--ro-bind "$KIT" "$KIT"} "${hide_kit[@]}" \
         ${HIDE:+--tmpfs "$HIDE"} ${HIDE_SUB:+--tmpfs "$HIDE_SUB"} \
         --ro-bind "$sub" "$sub" --ro-bind "$prep" "$prep" --bind "$work" "$work" \
         --chdir "$work" "$@"
