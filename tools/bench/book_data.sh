@@ -27,7 +27,7 @@ NR > 1 { ms[$1, $2] = $4; gf[$1, $2] = $5; peak[$1, $2] = $6; if ($1 == "flash")
          if ($1 ~ /^matmul_/) { mm[$1] = $5; mmT = $2 } }
 END {
     v = data "/ch7.values"
-    # The first line marks the file as a benchmark's: its times differ on
+    # The first line marks the file as a benchmark run: its times differ on
     # every run and machine, so 76-reproducible does not compare them, and
     # the chapter labels them machine-dependent.
     print "# measured: a benchmark run (tools/bench/bench.sh), machine-dependent" > v
