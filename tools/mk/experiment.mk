@@ -1,35 +1,65 @@
 # experiment.mk: chapter 5's experiment, one head against many.
 #
-# `make experiment` builds tools/experiment/ against the reference
-# solutions (build/solutions/libkit.a), trains 1, 2 and 4 heads once and
-# prints the table. The run is a file target: it happens again only when
-# the program or the library changed. The figures of chapter 5 read what
-# it writes into $(B)/plots/data/, so the plots' data stamp depends on it.
-# Timings: tools/bench_experiment.sh.
+#   make experiment                 the book's run: every configuration
+#                                   over 5 seeds, on the reference code
+#   make experiment SEEDS=10        more seeds
+#   make experiment HEADS=1,2,4     other head counts (each must divide 32)
+#   make experiment WORKERS=1       one process (the numbers are the same)
+#
+# tools/experiment/ is built against the reference solutions with its own
+# flags (EXP_CFLAGS: -O3, and sums the compiler may reorder, which makes
+# the training about twice as fast as -O2), trains 1, 2, 4, 8 and 16
+# heads, a 1-head control with the 4-head score scale and the content
+# task, one worker process per core, and prints the mean +- sd tables.
+# The run is a file target: it happens again only when the program, the
+# library or the arguments changed. The figures of chapter 5 read what it
+# writes into $(B)/plots/data/, so the plots' data stamp depends on it.
+# Timings: tools/bench_experiment.sh (never in the book).
 
-EXP_DIR   := $(B)/experiment
-EXP_BIN   := $(EXP_DIR)/experiment
-EXP_SRC   := $(wildcard tools/experiment/*.c)
-EXP_CSV   := $(EXP_DIR)/results.csv
-EXP_TABLE := $(EXP_DIR)/table.txt
-EXP_DATA  := $(B)/plots/data
+SEEDS   ?= 5
+HEADS   ?=
+WORKERS ?=
+
+EXP_DIR    := $(B)/experiment
+EXP_CSV    := $(EXP_DIR)/results.csv
+EXP_TABLE  := $(EXP_DIR)/table.txt
+EXP_DATA   := $(B)/plots/data
+EXP_SRC    := $(wildcard tools/experiment/*.c)
+EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
+              -fassociative-math -fno-signed-zeros -fno-trapping-math
+EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
+
+# The book's program, on the reference solutions.
+EXP_BIN := $(EXP_DIR)/solutions/experiment
+
+# $(EXP_DIR)/IMPL/experiment: the program on IMPL's code.
+define exp_bin_rule
+$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(LIB_SRC) \
+                            $(wildcard $(1)/*.c)
+	@mkdir -p $$(dir $$@)
+	$$(CC) -Iinclude $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(wildcard $(1)/*.c) \
+	  $(LIB_SRC) -lm
+endef
+$(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
+
+# The arguments are part of the run: a changed SEEDS or HEADS reruns it.
+EXP_ARGS_FILE := $(EXP_DIR)/args
+ifneq ($(filter experiment plots book book-html book-pdf all $(EXP_CSV),$(or $(MAKECMDGOALS),all)),)
+$(shell mkdir -p $(EXP_DIR) && { echo '$(EXP_ARGS)' | cmp -s - $(EXP_ARGS_FILE) || echo '$(EXP_ARGS)' >$(EXP_ARGS_FILE); })
+endif
 
 .PHONY: experiment
 
-## experiment: train 1, 2 and 4 heads (chapter 5); print the table, write results.csv
+## experiment: chapter 5: 1-16 heads, a scale control and a content task over SEEDS=5 seeds; the tables
 experiment: $(EXP_CSV)
 	@cat $(EXP_TABLE)
-	@echo "(written: $(EXP_CSV), $(EXP_DATA)/ch5_*)"
+	@echo "(written: $(EXP_CSV), $(EXP_DIR)/content.csv, $(EXP_DATA)/ch5_*)"
 
-$(EXP_BIN): $(EXP_SRC) include/experiment.h $(B)/solutions/libkit.a
-	@mkdir -p $(dir $@)
-	$(CC) -Iinclude $(CFLAGS) -o $@ $(EXP_SRC) $(B)/solutions/libkit.a -lm
-
-# The table goes to a file and `experiment` shows it, so that it is shown
-# whether or not the run had to happen.
-$(EXP_CSV): $(EXP_BIN)
+# The tables go to a file and `experiment` shows it, so that they are
+# shown whether or not the run had to happen.
+$(EXP_CSV): $(EXP_BIN) $(EXP_ARGS_FILE)
 	@mkdir -p $(EXP_DIR) $(EXP_DATA)
-	$(EXP_BIN) $(EXP_DIR) $(EXP_DATA) > $(EXP_TABLE).tmp
-	@mv $(EXP_TABLE).tmp $(EXP_TABLE)
+	$(EXP_BIN) $(EXP_ARGS) $(if $(WORKERS),--workers $(WORKERS)) \
+	  $(EXP_DIR) $(EXP_DATA) >/dev/null
 
 $(DATA_STAMP): $(EXP_CSV)
