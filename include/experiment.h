@@ -22,8 +22,10 @@
  * one by what the symbols are. The S symbols fall into n_classes classes
  * of S / n_classes consecutive symbols (A-D, E-H, ... for 4 classes).
  *   EXP_PREV        x[t-1], the previous token
- *   EXP_SAME_CLASS  the most recent earlier token x[j], j < t, of the same
- *                   class as x[t]
+ *   EXP_SAME_CLASS  the most recent token x[j] before the previous one,
+ *                   j < t-1, of the same class as x[t]
+ * When x[t-1] is of x[t]'s class, the two tokens to be named are of the
+ * same class, and their symbols alone do not say which is which.
  *
  * A relation whose source is not in 0..t (x[t-2] at t < 2, x[1] at t = 0,
  * no earlier token of the class) is left out of the loss and of the
@@ -173,7 +175,7 @@ int exp_class(const struct exp_config *cfg, int s);
 /* The position relation r of cfg's task reads at position t of the
  * sequence x (T), or -1 when there is none (left out). For the position
  * task exp_source(r, t); for the content task t-1 (r = EXP_PREV) or the
- * most recent j < t with exp_class(x[j]) == exp_class(x[t]). */
+ * most recent j < t-1 with exp_class(x[j]) == exp_class(x[t]). */
 int exp_source_in(const struct exp_config *cfg, const int *x, int r, int t);
 
 /* A short name for relation r of a task: "previous", "two back",
@@ -283,6 +285,11 @@ struct exp_result {
      * (by the sum of lost[i][.]) knocked out, prune_order[k] the k-th
      * head removed */
     double lost[EXP_MAX_HEADS][EXP_R];
+    /* content task, at the distinct positions: the accuracy per relation
+     * where x[t-1] is of another class than x[t] (cue[r][1]: the class
+     * tells the two tokens apart) and where it is of the same (cue[r][0]),
+     * and the share of positions of the second kind */
+    double cue[EXP_R][2], same_class_share;
     double prune[EXP_MAX_HEADS + 1];
     int prune_order[EXP_MAX_HEADS];
     int n_points, smooth;             /* the loss curve: n_points means of */

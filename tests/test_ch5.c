@@ -265,8 +265,12 @@ static void gradient_check(struct exp_config c, unsigned long long heads_off,
         if (!(fabs(got[i] - want[i]) <= 1e-3 + 1e-3 * fabs(want[i])))
             bad = i;
     char where[96] = "";
-    if (bad >= 0)
+    int in_layer = 0; /* W_q, W_k, W_v or W_o */
+    if (bad >= 0) {
         describe(&m, at[bad], where, sizeof where);
+        in_layer = at[bad] >= (int)(m.attn.W_q - m.params) &&
+                   at[bad] < (int)(m.W_r - m.params);
+    }
     exp_model_free(&m);
     KIT_CHECK(bad < 0,
               "%s: d loss / d %s is %.6g, but finite differences give "
@@ -275,11 +279,9 @@ static void gradient_check(struct exp_config c, unsigned long long heads_off,
               "%s",
               what, where, bad < 0 ? 0.0 : (double)got[bad],
               bad < 0 ? 0.0 : want[bad], where,
-              bad >= 0 && at[bad] >= (int)(m.attn.W_q - m.params) &&
-                      at[bad] < (int)(m.W_r - m.params)
-                  ? "look at how that head's block of the weight receives "
-                    "its gradient (make test CH=4)."
-                  : "run the chapter 4 tests (make test CH=4).");
+              in_layer ? "look at how that head's block of the weight receives "
+                         "its gradient (make test CH=4)."
+                       : "run the chapter 4 tests (make test CH=4).");
 }
 
 KIT_TEST(exp_gradient_matches_finite_differences,
@@ -314,12 +316,13 @@ KIT_TEST(exp_content_targets,
     /* classes of 4: A-D 0, E-H 1, I-L 2, M-P 3 */
     static const struct {
         const char *seq;
-        int same[6]; /* the same-class source at each t, -1 for none */
+        int same[6]; /* the same-class source before t-1, -1 for none */
     } cases[] = {
         {"AEBFCG", {-1, -1, 0, 1, 2, 3}},   /* A B C / E F G interleaved */
-        {"AAAAAA", {-1, 0, 1, 2, 3, 4}},    /* the previous, every time */
+        {"AAAAAA", {-1, -1, 0, 1, 2, 3}},   /* never the previous token */
         {"AEIMBP", {-1, -1, -1, -1, 0, 3}}, /* far back; P is M's class */
-        {"PONMLK", {-1, 0, 1, 2, -1, 4}},   /* L starts class 2 */
+        {"PONMLK", {-1, -1, 0, 1, -1, -1}}, /* L starts class 2; K's only
+                                               match is the previous */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int x[6], valid = 0;
@@ -328,8 +331,9 @@ KIT_TEST(exp_content_targets,
         for (int t = 0; t < 6; t++) {
             int got = exp_source_in(&c, x, EXP_SAME_CLASS, t);
             if (!KIT_CHECK(got == cases[k].same[t],
-                           "%s, t = %d: the latest earlier token of %c's "
-                           "class is at %d, but exp_source_in() says %d",
+                           "%s, t = %d: the latest token of %c's class "
+                           "before the previous one is at %d, but "
+                           "exp_source_in() says %d",
                            cases[k].seq, t, cases[k].seq[t], cases[k].same[t],
                            got))
                 return;

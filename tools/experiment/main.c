@@ -50,7 +50,7 @@
 #define MAX_SEEDS  100  /* SEEDS=N may ask for at most this many */
 #define N_EVAL     1000 /* fresh sequences the accuracy is measured on */
 #define N_PROBE    1000 /* sequences the linear probe is fitted on */
-#define N_ABL      300  /* sequences each ablation is measured on */
+#define N_ABL      200  /* sequences each ablation is measured on */
 #define FIRST_SEED 2017ULL
 
 /* One configuration the tables compare: a task, a head count, a scale. */
@@ -438,6 +438,19 @@ static double get_probe_mean(const struct exp_result *r, int j)
         s += r->probe[i] / r->n_relations;
     return s;
 }
+static double get_cue_same(const struct exp_result *r, int j)
+{
+    return r->cue[j][0];
+}
+static double get_cue_other(const struct exp_result *r, int j)
+{
+    return r->cue[j][1];
+}
+static double get_same_share(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->same_class_share;
+}
 static double get_role0(const struct exp_result *r, int j)
 {
     return r->role[0][j];
@@ -554,6 +567,17 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
             fprintf(v, "ch5.probe_%s_%s=%.1f\nch5.probe_%s_%s_sd=%.1f\n", tag,
                     key[c->task][j], 100 * st.mean, tag, key[c->task][j],
                     100 * st.sd);
+            if (c->task == EXP_TASK_CONTENT) {
+                st = over_seeds(res, n, c->task, h, sc_, get_cue_same, j);
+                fprintf(v, "ch5.cue_%s_%s_same=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_cue_other, j);
+                fprintf(v, "ch5.cue_%s_%s_other=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_same_share, j);
+                if (h == 1 && j == 0)
+                    fprintf(v, "ch5.same_class_share=%.0f\n", 100 * st.mean);
+            }
             if (h == 1) {
                 st = over_seeds(res, n, c->task, h, sc_, get_role0, j);
                 fprintf(v, "ch5.weight_%s_%s=%.2f\n", tag, key[c->task][j],

@@ -217,6 +217,8 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
     long late_right[EXP_R] = {0}, late_n = 0, probe_right[EXP_R] = {0};
     long heavy_n[EXP_R] = {0}, heavy_right[EXP_R] = {0},
          other_right[EXP_R] = {0};
+    long cue_n[2] = {0, 0}, cue_right[EXP_R][2] = {{0}};
+    const int content = m->cfg.task == EXP_TASK_CONTENT;
     double sharp = 0;
     int src[EXP_R];
     double *z = malloc((size_t)S * sizeof(double));
@@ -232,6 +234,10 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
             if (!distinct(m, x, t, src))
                 continue;
             late_n++;
+            /* does the class tell x[t-1] from the other token? */
+            const int cue = content && exp_class(&m->cfg, x[t - 1]) !=
+                                           exp_class(&m->cfg, x[t]);
+            cue_n[cue]++;
             for (int i = 0; i < h; i++) {
                 const float *row = m->weights + (i * T + t) * T;
                 sharp += row[argmax(row, t + 1)];
@@ -247,6 +253,7 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
             for (int r = 0; r < R; r++) {
                 int right = argmax(m->logits + t * RS + r * S, S) == x[src[r]];
                 late_right[r] += right;
+                cue_right[r][cue] += right;
                 heavy_n[r] += heavy == r;
                 heavy_right[r] += heavy == r && right;
                 other_right[r] += heavy != r && right;
@@ -293,7 +300,11 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
                 : 0;
         for (int i = 0; i < h; i++)
             res->role[i][r] /= nn;
+        for (int c = 0; c < 2; c++)
+            res->cue[r][c] =
+                cue_n[c] ? (double)cue_right[r][c] / (double)cue_n[c] : 0;
     }
+    res->same_class_share = content ? cue_n[0] / nn : 0;
     res->sharp = sharp / (nn * h);
     return KIT_OK;
 }

@@ -90,7 +90,7 @@ int exp_class(const struct exp_config *cfg, int s)
 }
 
 /* @listing exp_source_in */
-/* The content task: t-1, or the latest j < t whose symbol is in x[t]'s
+/* The content task: t-1, or the latest j < t-1 whose symbol is in x[t]'s
  * class; -1 when there is none. */
 int exp_source_in(const struct exp_config *cfg, const int *x, int r, int t)
 {
@@ -98,7 +98,7 @@ int exp_source_in(const struct exp_config *cfg, const int *x, int r, int t)
         return exp_source(r, t);
     if (r == EXP_PREV)
         return t >= 1 ? t - 1 : -1;
-    for (int j = t - 1; j >= 0; j--) /* the most recent first */
+    for (int j = t - 2; j >= 0; j--) /* the most recent first */
         if (exp_class(cfg, x[j]) == exp_class(cfg, x[t]))
             return j;
     return -1;

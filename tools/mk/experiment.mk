@@ -1,7 +1,10 @@
 # experiment.mk: chapter 5's experiment, one head against many.
 #
-#   make experiment                 the book's run: every configuration
-#                                   over 5 seeds, on the reference code
+#   make experiment                 on your code (IMPL=starter): checks
+#                                   that chapters 1-4 pass, trains every
+#                                   configuration over 5 seeds, prints
+#                                   your table beside the reference's
+#   make experiment IMPL=solutions  the book's run, on the reference code
 #   make experiment SEEDS=10        more seeds
 #   make experiment HEADS=1,2,4     other head counts (each must divide 32)
 #   make experiment WORKERS=1       one process (the numbers are the same)
@@ -50,10 +53,41 @@ endif
 
 .PHONY: experiment
 
-## experiment: chapter 5: 1-16 heads, a scale control and a content task over SEEDS=5 seeds; the tables
-experiment: $(EXP_CSV)
+# The student's run (IMPL=starter) goes to its own folder, next to the
+# book's run, which it reads as the reference; it never writes the
+# book's data. It starts only when the tests of the chapters the
+# experiment calls pass, so that it never shows a half-trained table.
+EXP_NEEDS    := 1 2 3 4
+EXP_MINE     := $(EXP_DIR)/$(IMPL)
+EXP_MINE_CSV := $(EXP_MINE)/results.csv
+
+## experiment: chapter 5 on IMPL's code: 1-16 heads, a scale control, a content task over SEEDS=5 seeds; the tables
+experiment:
+ifeq ($(IMPL),solutions)
+	@$(MAKE) --no-print-directory $(EXP_CSV)
 	@cat $(EXP_TABLE)
 	@echo "(written: $(EXP_CSV), $(EXP_DIR)/content.csv, $(EXP_DATA)/ch5_*)"
+else
+ifneq ($(EXP_GATE),no)
+	@$(MAKE) --no-print-directory -s kit-tests IMPL=$(IMPL) SAN= DEBUG=
+	@bad=; for n in $(EXP_NEEDS); do \
+	  $(B)/$(IMPL)/kit_tests --impl $(IMPL) --chapter $$n --quiet >/dev/null 2>&1 || bad="$$bad $$n"; \
+	done; \
+	if [ -n "$$bad" ]; then \
+	  set -- $$bad; \
+	  echo "make experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \
+	  exit 1; fi
+endif
+	@$(MAKE) --no-print-directory -s $(EXP_CSV)
+	@$(MAKE) --no-print-directory $(EXP_MINE_CSV)
+	@cat $(EXP_MINE)/table.txt
+	@echo "(written: $(EXP_MINE_CSV), $(EXP_MINE)/content.csv; the reference: $(EXP_CSV))"
+endif
+
+$(EXP_DIR)/starter/results.csv: $(EXP_DIR)/starter/experiment $(EXP_ARGS_FILE) $(EXP_CSV)
+	@mkdir -p $(dir $@)
+	$(EXP_DIR)/starter/experiment $(EXP_ARGS) $(if $(WORKERS),--workers $(WORKERS)) \
+	  --impl starter --reference $(EXP_DIR) $(EXP_DIR)/starter >/dev/null
 
 # The tables go to a file and `experiment` shows it, so that they are
 # shown whether or not the run had to happen.
