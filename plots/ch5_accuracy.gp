@@ -3,7 +3,7 @@
 # deviation. Data: ch5_accuracy.dat (tools/experiment/main.c), computed
 # from results.csv as `make experiment` wrote it: a label, then mean and
 # sd of previous, two back, first, second and the mean accuracy.
-size_w = 1000; size_h = 480
+size_w = 1000; size_h = 520
 load "plots/common.gp"
 set title "Accuracy per relation after training: mean and standard deviation over seeds"
 set ylabel "accuracy"
@@ -16,6 +16,7 @@ set style fill solid 0.9 border rgb "#ffffff"
 set boxwidth 0.9
 set key outside right top vertical Left reverse noautotitle
 set xtics nomirror scale 0 font ",11"
+set bmargin 4
 set tics out
 set bars front
 plot datadir."/ch5_accuracy.dat" using 2:3:xtic(1) lc rgb "#08306b" title "previous token", \

@@ -6,7 +6,7 @@
 # holds each panel's title (the head's mean weight on each relation's
 # token, over the evaluation sequences).
 size_w = 1200
-size_h = 470
+size_h = 500
 load "plots/common.gp"
 load datadir."/ch5_content.gpi"
 set cbrange [0:1]
@@ -15,10 +15,9 @@ set size ratio -1
 set tics scale 0 font ",12"
 unset key
 set title font ",13"
-set multiplot layout 1, 3 margins 0.03, 0.9, 0.05, 0.8 spacing 0.05, 0.1 \
+set multiplot layout 1, 3 margins 0.03, 0.9, 0.1, 0.8 spacing 0.05, 0.1 \
     title "Content task: attention weights of the trained heads on one sequence" font ",15"
 do for [p in "1:0 2:0 2:1"] {
-    h = int(word(p, 1)); i = 0
     h = int(substr(p, 1, 1)); i = int(substr(p, 3, 3))
     set title value(sprintf("title_ch5_content_h%d_i%d", h, i))
     if (h == 2 && i == 1) { set colorbox user origin 0.92, 0.1 size 0.015, 0.65 } else { unset colorbox }

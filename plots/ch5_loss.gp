@@ -22,6 +22,9 @@ guess = log(16)
 set arrow 1 from graph 0, first guess to graph 1, first guess nohead dt 2 lc rgb "#888888"
 set label 1 "guessing: ln 16" at graph 0.02, first guess * 1.35 tc rgb "#666666"
 colours = "#d95f02 #7570b3 #1b9e77 #e7298a #66a61e #a6761d #666666"
-plot for [i = 0:loss_columns - 1] datadir."/ch5_loss.dat" using 1:(column(i + 2)) \
-     with lines lw 2.2 lc rgb word(colours, i + 1) dt (i == loss_columns - 1 ? 2 : 1) \
-     title value(sprintf("loss_title_%d", i))
+# the last column is the scale control, dashed
+last = loss_columns - 1
+plot for [i = 0:last - 1] datadir."/ch5_loss.dat" using 1:(column(i + 2)) \
+     with lines lw 2.2 lc rgb word(colours, i + 1) title value(sprintf("loss_title_%d", i)), \
+     datadir."/ch5_loss.dat" using 1:(column(last + 2)) \
+     with lines lw 2.2 dt 2 lc rgb word(colours, last + 1) title value(sprintf("loss_title_%d", last))

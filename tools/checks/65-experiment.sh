@@ -48,7 +48,7 @@ grep -q "^solutions," build/experiment/results.csv ||
     fail "the reference results.csv has no impl column saying solutions"
 
 # 3. a planted gradient bug
-sed -i 's|d_W\[r \* d_model + i \* d_head + c\] +=|d_W[r * d_model + 0 * d_head + c] +=|' \
+sed -i 's|d_W\[r \* d_model + i \* d_head + c\] +=|d_W[r * d_model + (i - i) * d_head + c] +=|' \
     starter/ch4_grad.c
 cmp -s solutions/ch4_grad.c starter/ch4_grad.c && fail "the bug was not planted"
 if make --no-print-directory -s experiment $args >out3 2>&1; then

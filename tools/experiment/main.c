@@ -49,7 +49,7 @@
 #define MAX_CONFIG 8    /* head counts on the position task, + 1 control */
 #define MAX_SEEDS  100  /* SEEDS=N may ask for at most this many */
 #define N_EVAL     1000 /* fresh sequences the accuracy is measured on */
-#define N_PROBE    1000 /* sequences the linear probe is fitted on */
+#define N_PROBE    500  /* sequences the linear probe is fitted on */
 #define N_ABL      200  /* sequences each ablation is measured on */
 #define FIRST_SEED 2017ULL
 
@@ -472,6 +472,14 @@ static double get_acc_other(const struct exp_result *r, int j)
 {
     return r->acc_other[j];
 }
+/* the largest mean weight a head gives relation j's token */
+static double get_top_weight(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->role[i][j]);
+    return best;
+}
 /* the largest accuracy a single head's removal costs relation j */
 static double get_owner_loss(const struct exp_result *r, int j)
 {
@@ -592,6 +600,9 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
                 fprintf(v, "ch5.acc_other_%s_%s=%.1f\n", tag, key[c->task][j],
                         100 * st.mean);
             } else {
+                st = over_seeds(res, n, c->task, h, sc_, get_top_weight, j);
+                fprintf(v, "ch5.top_weight_%s_%s=%.2f\n", tag, key[c->task][j],
+                        st.mean);
                 st = over_seeds(res, n, c->task, h, sc_, get_owner_loss, j);
                 fprintf(v, "ch5.owner_loss_%s_%s=%.1f\n", tag, key[c->task][j],
                         100 * st.mean);
@@ -946,17 +957,22 @@ int main(int argc, char **argv)
             FILE *out = pass ? tab : stdout;
             fprintf(out, "\nYour code beside the reference solutions (mean "
                          "accuracy, the same seeds and settings):\n");
+            fprintf(out, "Position task:\n");
             flagged = compare(out, EXP_TASK_POSITION, s, n_pos, rs, n_rs);
+            fprintf(out, "Content task:\n");
             flagged += compare(out, EXP_TASK_CONTENT, sc, n_con, rc, n_rc);
             if (flagged)
                 fprintf(out,
                         "\n%d configuration%s differ%s from the reference "
-                        "by more than the spread across seeds. Your chapter "
-                        "1-4 tests pass, so this suggests a gradient the "
-                        "finite-difference tests let through (a term lost "
-                        "in one head or one block of a weight, say), or a "
+                        "by more than the spread across seeds (the larger "
+                        "standard deviation, at least 1 point). Where your "
+                        "chapter 1-4 tests pass, this suggests a gradient "
+                        "the finite-difference tests let through (a term "
+                        "lost in one head or one block of a weight, say; "
+                        "make test CH=5 checks the whole network's), or a "
                         "forward pass that differs from the reference at "
-                        "large T. Look at mha_backward() first.\n",
+                        "larger T than the tests use. Look at "
+                        "mha_backward() first.\n",
                         flagged, flagged > 1 ? "s" : "",
                         flagged > 1 ? "" : "s");
             else

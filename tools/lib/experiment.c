@@ -346,10 +346,13 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
                 if (z[s] > max)
                     max = z[s], best = s;
             double sum = 0;
+            for (int s = 0; s < S; s++) { /* g holds exp(z - max) a moment */
+                double e = exp((double)(z[s] - max));
+                g[s] = (float)e;
+                sum += e;
+            }
             for (int s = 0; s < S; s++)
-                sum += exp((double)(z[s] - max));
-            for (int s = 0; s < S; s++)
-                g[s] = (float)(exp((double)(z[s] - max)) / sum) - (s == target);
+                g[s] = (float)(g[s] / sum) - (s == target);
             if (loss_sum) /* -log p[target] */
                 *loss_sum += log(sum) - (double)(z[target] - max);
             if (correct)
