@@ -70,8 +70,10 @@ int mha_check_config(const struct mha_config *cfg);
 
 /* Copy head i's column block out of a fused projection.
  * W (d_model, d_model) -> W_i (d_model, d_head).
- * KIT_E_HEADS when n_heads does not divide d_model or i is not a head
- * (i < 0 or i >= n_heads). */
+ * Returns KIT_OK; KIT_E_NULL when W or W_i is NULL; KIT_E_SIZE when
+ * d_model or n_heads is not positive; KIT_E_HEADS when n_heads does not
+ * divide d_model or i is not a head (i < 0 or i >= n_heads). On an error
+ * it writes nothing. */
 int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads, int i);
 
 /* Multi-head attention, one head at a time:

@@ -232,7 +232,9 @@ int kit_expect_status(const char *file, int line, const char *call, int got,
                      kit_status_name(want), kit_strerror(want));
 }
 
-static int close_enough(double got, double want, double tol);
+/* ---------------------------------------------------------------------
+ * Comparing a whole tensor, naming a mistake, describing a failure
+ * ------------------------------------------------------------------- */
 
 /* Add to msg (size bytes, *used of them used), never past its end. */
 __attribute__((format(printf, 4, 5))) static void
@@ -246,6 +248,23 @@ append(char *msg, size_t size, int *used, const char *fmt, ...)
     va_end(ap);
     if (n > 0)
         *used = (size_t)*used + (size_t)n < size ? *used + n : (int)size - 1;
+}
+
+static int close_enough(double got, double want, double tol)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= tol + tol * fabs(want);
+}
+
+static int all_close(const float *got, const double *want, size_t n, double tol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!close_enough(got[i], want[i], tol))
+            return 0;
+    return 1;
 }
 
 /* Largest |a - b| over the n entries that are wrong, with NaN counted as
@@ -266,27 +285,400 @@ static double max_error(const float *got, const double *want, size_t n,
     return worst;
 }
 
-static int close_enough(double got, double want, double tol)
+/* "1 entry is" / "3 entries are" */
+static const char *entries(size_t n)
 {
-    if (isnan(want))
-        return isnan(got);
-    if (isinf(want))
-        return got == want;
-    return fabs(got - want) <= tol + tol * fabs(want);
+    return n == 1 ? "entry is" : "entries are";
 }
 
-static int all_close(const float *got, const double *want, size_t n, double tol)
+/* The position of flat index k, as the student indexes it: [head][row][col]
+ * for a shape with row blocks, [row][col], or one index for a vector. */
+static void format_index(char *buf, size_t size, size_t k, int rows, int cols,
+                         const struct kit_shape *shape)
 {
+    int r = (int)(k / (size_t)cols), c = (int)(k % (size_t)cols);
+    if (shape && shape->row_block > 0 && rows > shape->row_block)
+        snprintf(buf, size, "[%d][%d][%d]", r / shape->row_block,
+                 r % shape->row_block, c);
+    else if (cols == 1)
+        snprintf(buf, size, "[%d]", r);
+    else if (rows == 1)
+        snprintf(buf, size, "[%d]", c);
+    else
+        snprintf(buf, size, "[%d][%d]", r, c);
+}
+
+/* Append a set of indices 0..n-1 (flag[i] != 0) as "1, 3-5, 7". */
+static void append_set(char *msg, size_t size, int *used, const char *flag,
+                       int n)
+{
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (!flag[i])
+            continue;
+        int j = i;
+        while (j + 1 < n && flag[j + 1])
+            j++;
+        if (j == i)
+            append(msg, size, used, "%s%d", first ? "" : ", ", i);
+        else if (j == i + 1)
+            append(msg, size, used, "%s%d, %d", first ? "" : ", ", i, j);
+        else
+            append(msg, size, used, "%s%d-%d", first ? "" : ", ", i, j);
+        first = 0;
+        i = j;
+    }
+}
+
+static int count_set(const char *flag, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += flag[i] != 0;
+    return k;
+}
+
+/* Say which of n rows (or columns, or blocks: what) are wrong, when not
+ * all of them are: "only the first row (row 0)", "rows 1, 3-5". */
+static void append_where(char *msg, size_t size, int *used, const char *flag,
+                         int n, const char *what, const char *whats)
+{
+    int k = count_set(flag, n);
+    if (k == 0 || k == n || n == 1)
+        return;
+    if (k == 1 && flag[0])
+        append(msg, size, used, " Only the first %s (%s 0) is wrong.", what,
+               what);
+    else if (k == 1 && flag[n - 1])
+        append(msg, size, used, " Only the last %s (%s %d) is wrong.", what,
+               what, n - 1);
+    else {
+        append(msg, size, used, " Only %s ", k == 1 ? what : whats);
+        append_set(msg, size, used, flag, n);
+        if (n - k == 1)
+            append(msg, size, used, " %s wrong; the other %s is right.",
+                   k == 1 ? "is" : "are", what);
+        else
+            append(msg, size, used, " %s wrong; the other %d %s are right.",
+                   k == 1 ? "is" : "are", n - k, whats);
+    }
+}
+
+/* The names a constant factor f may have, from the shape's sizes:
+ * "sqrt(d_k)", "1/d_head", or for bare numbers "sqrt(8)". Appends
+ * " (that is X)" when one fits. */
+static void append_factor_name(char *msg, size_t size, int *used, double f,
+                               const struct kit_shape *shape)
+{
+    char names[200] = "";
+    int n_names = 0;
+    size_t len = 0;
+    for (int d = 0; shape && d < KIT_MAX_DIMS && shape->dims[d].name; d++) {
+        double v = shape->dims[d].value;
+        const char *nm = shape->dims[d].name;
+        const struct {
+            double value;
+            const char *fmt;
+        } cand[] = {{v, "%s"},
+                    {sqrt(v), "sqrt(%s)"},
+                    {1 / v, "1/%s"},
+                    {1 / sqrt(v), "1/sqrt(%s)"}};
+        for (size_t k = 0; k < 4; k++)
+            if (v > 1 && fabs(f - cand[k].value) <= 1e-4 * fabs(f) &&
+                len < sizeof names) {
+                char one[64];
+                snprintf(one, sizeof one, cand[k].fmt, nm);
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                        n_names++ ? " or " : "", one);
+            }
+    }
+    if (n_names) {
+        append(msg, size, used, " (= %s)", names);
+        return;
+    }
+    for (int k = 2; k <= 4096; k++) {
+        double s = sqrt((double)k);
+        if (fabs(f - k) <= 1e-5 * k && k <= 64)
+            return; /* a whole number says it all */
+        if (fabs(f - s) <= 1e-5 * s) {
+            append(msg, size, used, " (= sqrt(%d))", k);
+            return;
+        }
+        if (fabs(f - 1 / s) <= 1e-5 / s) {
+            append(msg, size, used, " (= 1/sqrt(%d))", k);
+            return;
+        }
+        if (fabs(f - 1.0 / k) <= 1e-5 / k) {
+            append(msg, size, used, " (= 1/%d)", k);
+            return;
+        }
+    }
+}
+
+/* got = f * want for one f (not 1) on every entry? Returns f, or NAN. */
+static double constant_factor(const float *got, const double *want, size_t n,
+                              double tol)
+{
+    size_t big = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(want[i]) || !isfinite(got[i]))
+            return NAN;
+        if (big == n || fabs(want[i]) > fabs(want[big]))
+            big = i;
+    }
+    if (big == n || fabs(want[big]) < 1e-6)
+        return NAN;
+    double f = got[big] / want[big];
+    if (fabs(f - 1) < 1e-3)
+        return NAN;
+    double t = fmax(tol, 1e-6);
     for (size_t i = 0; i < n; i++)
-        if (!close_enough(got[i], want[i], tol))
-            return 0;
+        if (fabs(got[i] - f * want[i]) > t + t * fabs(f * want[i]))
+            return NAN;
+    return f;
+}
+
+/* got = want + c for one c (not 0) on every entry? Returns c, or NAN. */
+static double constant_offset(const float *got, const double *want, size_t n,
+                              double tol)
+{
+    if (!isfinite(got[0]) || !isfinite(want[0]))
+        return NAN;
+    double c = got[0] - want[0], t = fmax(tol, 1e-6);
+    if (fabs(c) <= t)
+        return NAN;
+    for (size_t i = 1; i < n; i++)
+        if (!isfinite(got[i]) || !isfinite(want[i]) ||
+            fabs(got[i] - want[i] - c) > t + t * fabs(want[i]))
+            return NAN;
+    return c;
+}
+
+/* The factor f (not 1) that every wrong block of got shares with the
+ * same block of want, or NAN. Blocks are row blocks of rb rows (rb <
+ * rows) or column blocks of cb columns (cb < cols). */
+static double block_factor(const float *got, const double *want, int rows,
+                           int cols, int rb, int cb, double tol)
+{
+    int n_rb = rows / rb, n_cb = cols / cb;
+    size_t bs = (size_t)rb * cb;
+    float *g = kit_alloc(bs * sizeof *g);
+    double *w = kit_alloc(bs * sizeof *w);
+    double common = NAN;
+    int ok = 1;
+    for (int br = 0; br < n_rb && ok; br++)
+        for (int bc = 0; bc < n_cb && ok; bc++) {
+            size_t k = 0;
+            for (int r = br * rb; r < (br + 1) * rb; r++)
+                for (int c = bc * cb; c < (bc + 1) * cb; c++, k++) {
+                    g[k] = got[(size_t)r * cols + c];
+                    w[k] = want[(size_t)r * cols + c];
+                }
+            if (all_close(g, w, bs, tol))
+                continue;
+            double f = constant_factor(g, w, bs, tol);
+            if (isnan(f) ||
+                (!isnan(common) && fabs(f - common) > 1e-4 * fabs(common)))
+                ok = 0;
+            else
+                common = f;
+        }
+    free(g), free(w);
+    return ok ? common : NAN;
+}
+
+/* Is every row of got the same row of want times a factor of that row,
+ * with at least two different factors? */
+static int row_factors(const float *got, const double *want, int rows, int cols,
+                       double tol)
+{
+    double first = NAN;
+    int differ = 0;
+    for (int r = 0; r < rows; r++) {
+        const float *g = got + (size_t)r * cols;
+        const double *w = want + (size_t)r * cols;
+        double f = constant_factor(g, w, (size_t)cols, tol);
+        if (isnan(f)) {
+            if (!all_close(g, w, (size_t)cols, tol))
+                return 0;
+            f = 1;
+        }
+        if (isnan(first))
+            first = f;
+        differ |= fabs(f - first) > 1e-4 * fabs(first);
+    }
+    return differ;
+}
+
+/* Is got the transpose of want? Both (rows, cols), read in blocks of
+ * rb rows (a (h, T, T) tensor is h blocks of T rows); each block
+ * (rb, cols) is compared as a (cols, rb) matrix with want's block
+ * transposed. */
+static int is_transpose(const float *got, const double *want, int rows,
+                        int cols, int rb, double tol)
+{
+    if (rb <= 0 || rows % rb)
+        rb = rows;
+    if (rb == 1 || cols == 1)
+        return 0; /* a vector's transpose has the same numbers */
+    for (int b = 0; b < rows / rb; b++) {
+        const float *g = got + (size_t)b * rb * cols;
+        const double *w = want + (size_t)b * rb * cols;
+        for (int r = 0; r < rb; r++)
+            for (int c = 0; c < cols; c++)
+                if (!close_enough(g[(size_t)c * rb + r],
+                                  w[(size_t)r * cols + c], tol))
+                    return 0;
+    }
     return 1;
 }
 
-int kit_expect_tensor(const char *file, int line, const char *call,
-                      const float *got, const double *want, int rows, int cols,
-                      double tol, const struct kit_mistake *mistakes,
-                      int n_mistakes)
+/* Describe what is wrong with got, from the structure of its error,
+ * without guessing at a cause: how many entries, which rows, columns and
+ * blocks, a constant factor or offset, a transpose, NaN and infinities.
+ * Returns the number of NaN entries where the answer is finite. */
+static size_t describe(char *msg, size_t size, int *used, const float *got,
+                       const double *want, int rows, int cols, double tol,
+                       const struct kit_shape *shape)
+{
+    size_t n = (size_t)rows * (size_t)cols;
+    size_t n_bad = 0, n_finite = 0, n_nan = 0, n_pinf = 0, n_ninf = 0;
+    int rb = shape && shape->row_block > 0 && rows % shape->row_block == 0
+                 ? shape->row_block
+                 : rows;
+    int cb = shape && shape->col_block > 0 && cols % shape->col_block == 0
+                 ? shape->col_block
+                 : cols;
+    int n_rblocks = rows / rb, n_cblocks = cols / cb;
+    const char *block = shape && shape->block ? shape->block : "block";
+    char *bad_row = kit_alloc((size_t)rb), *bad_col = kit_alloc((size_t)cols);
+    char *bad_rblock = kit_alloc((size_t)n_rblocks);
+    char *bad_cblock = kit_alloc((size_t)n_cblocks);
+    int above = 0, on = 0, below = 0;
+    for (size_t k = 0; k < n; k++) {
+        int r = (int)(k / (size_t)cols), c = (int)(k % (size_t)cols);
+        if (isfinite(want[k])) {
+            n_finite++;
+            n_nan += isnan(got[k]) != 0;
+            n_pinf += isinf(got[k]) && got[k] > 0;
+            n_ninf += isinf(got[k]) && got[k] < 0;
+        }
+        if (close_enough(got[k], want[k], tol))
+            continue;
+        n_bad++;
+        bad_row[r % rb] = 1, bad_col[c] = 1;
+        bad_rblock[r / rb] = 1, bad_cblock[c / cb] = 1;
+        above += c > r % rb, on += c == r % rb, below += c < r % rb;
+    }
+    if (n_finite && n_nan == n_finite) {
+        append(msg, size, used,
+               " Every entry is NaN: the function never wrote its output, "
+               "or added to an output it never set to zero, or every entry "
+               "overflowed.");
+        goto done;
+    }
+    if (n_bad == n && n > 1)
+        append(msg, size, used, " Every entry is wrong.");
+    else if (n_bad == 1 && n > 1)
+        append(msg, size, used, " Only that one entry of %zu is wrong.", n);
+    else if (n > 1)
+        append(msg, size, used, " %zu of %zu entries are wrong.", n_bad, n);
+
+    double f = constant_factor(got, want, n, tol);
+    double off = isnan(f) ? constant_offset(got, want, n, tol) : NAN;
+    int all_zero = 1;
+    for (size_t k = 0; k < n && all_zero; k++)
+        all_zero = got[k] == 0.0f;
+    if (all_zero)
+        append(msg, size, used, " Every entry of your output is 0.");
+    else if (!isnan(f) && fabs(f + 1) < 1e-4)
+        append(msg, size, used,
+               " Every entry has the right size but the wrong sign.");
+    else if (!isnan(f)) {
+        append(msg, size, used,
+               " Every entry is the right one times the same factor, %.6g", f);
+        append_factor_name(msg, size, used, f, shape);
+        append(msg, size, used, ".");
+    } else if (!isnan(off))
+        append(msg, size, used,
+               " Every entry is the right one plus the same number, %.6g.",
+               off);
+    else if (n_bad > 1 && is_transpose(got, want, rows, cols, rb, tol))
+        append(msg, size, used,
+               " Your output is the transpose of the right one: entry "
+               "[i][j] holds what belongs at [j][i]%s.",
+               n_rblocks > 1 ? ", within each block" : "");
+    else if (n_bad > 1 && cols > 1 && row_factors(got, want, rows, cols, tol))
+        append(msg, size, used,
+               " Each wrong row is the right row times a number of its own: "
+               "the proportions within each row are right, the row's total "
+               "is not.");
+    else if (n_bad > 1 && (n_rblocks > 1 || n_cblocks > 1) &&
+             !isnan(f = block_factor(got, want, rows, cols, rb, cb, tol))) {
+        append(msg, size, used,
+               " In each wrong %s's block, every entry is the right one "
+               "times the same factor, %.6g",
+               block, f);
+        append_factor_name(msg, size, used, f, shape);
+        append(msg, size, used, ".");
+    }
+
+    if (n_bad == 1)
+        ; /* its place is already said */
+    else if (n_rblocks > 1) {
+        char what[40], whats[48];
+        snprintf(what, sizeof what, "%s", block);
+        snprintf(whats, sizeof whats, "%ss", block);
+        append_where(msg, size, used, bad_rblock, n_rblocks, what, whats);
+    }
+    int k_cb = count_set(bad_cblock, n_cblocks);
+    if (n_cblocks > 1 && n_bad > 1 && k_cb < n_cblocks) {
+        append(msg, size, used, " Only the columns of %s%s ", block,
+               k_cb == 1 ? "" : "s");
+        append_set(msg, size, used, bad_cblock, n_cblocks);
+        append(msg, size, used,
+               " are wrong (a %s's block is %d columns wide); the others are "
+               "right.",
+               block, cb);
+    }
+    if (n_bad > 1) {
+        append_where(msg, size, used, bad_row, rb, "row", "rows");
+        if (n_cblocks == 1 || k_cb == n_cblocks)
+            append_where(msg, size, used, bad_col, cols, "column", "columns");
+    }
+    if (rb == cols && rb > 1 && n_bad > 1) {
+        if (above && !on && !below)
+            append(msg, size, used,
+                   " Every wrong entry is above the diagonal (column > "
+                   "row).");
+        else if (!above && on && !below)
+            append(msg, size, used, " Only the diagonal is wrong.");
+        else if (!above && !on && below)
+            append(msg, size, used,
+                   " Every wrong entry is below the diagonal (column < "
+                   "row).");
+    }
+    if (n_nan || n_pinf || n_ninf) {
+        append(msg, size, used, " Where the answer is finite,");
+        if (n_nan)
+            append(msg, size, used, " %zu %s NaN%s", n_nan, entries(n_nan),
+                   n_pinf || n_ninf ? "," : ".");
+        if (n_pinf)
+            append(msg, size, used, " %zu %s +inf%s", n_pinf, entries(n_pinf),
+                   n_ninf ? "," : ".");
+        if (n_ninf)
+            append(msg, size, used, " %zu %s -inf.", n_ninf, entries(n_ninf));
+    }
+done:
+    free(bad_row), free(bad_col), free(bad_rblock), free(bad_cblock);
+    return n_finite && n_nan == n_finite ? 0 : n_nan;
+}
+
+int kit_expect_tensor_shaped(const char *file, int line, const char *call,
+                             const float *got, const double *want, int rows,
+                             int cols, const struct kit_shape *shape,
+                             double tol, const struct kit_mistake *mistakes,
+                             int n_mistakes)
 {
     size_t n = (size_t)rows * (size_t)cols;
     size_t bad = n;
@@ -298,41 +690,17 @@ int kit_expect_tensor(const char *file, int line, const char *call,
     if (bad == n)
         return kit_check(1, file, line, "%s", "");
 
-    int r = (int)(bad / (size_t)cols), c = (int)(bad % (size_t)cols);
-    char msg[3000];
+    char msg[3500], where[48];
+    format_index(where, sizeof where, bad, rows, cols, shape);
     int used = snprintf(msg, sizeof msg,
-                        "%s is wrong at [%d][%d]: expected %.6g, got %.6g "
-                        "(largest error %.3g, allowed %.1g).",
-                        call, r, c, want[bad], (double)got[bad],
+                        "%s: entry %s should be %.6g but is %.6g (largest "
+                        "error %.3g, allowed %.1g).",
+                        call, where, want[bad], (double)got[bad],
                         max_error(got, want, n, tol), tol);
 
-    /* Untouched output (still the NaN poison) and NaN from overflow are
-     * different stories; say which one this is. Only entries whose right
-     * answer is finite count (a mask's -INFINITY is an answer). */
-    size_t n_finite = 0, n_nan = 0, n_inf = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(want[i]))
-            continue;
-        n_finite++;
-        n_nan += isnan(got[i]) != 0;
-        n_inf += isinf(got[i]) != 0;
-    }
-    if (n_finite && n_nan == n_finite)
-        append(msg, sizeof msg, &used,
-               " Every entry is NaN: the function never wrote its "
-               "output, or added to an output it never set to "
-               "zero, or every entry overflowed.");
-    else if (n_nan || n_inf)
-        append(msg, sizeof msg, &used,
-               " %zu entries are NaN and %zu infinite where the "
-               "answer is finite: something overflowed or divided "
-               "by zero, or the code read past the end of an "
-               "array (a wrong size argument; make test SAN=1 "
-               "finds that).",
-               n_nan, n_inf);
-
-    /* Name the classic mistakes whose answer this is. More than one can
-     * fit the same numbers; then say so, rather than guess. */
+    /* Name the classic mistakes whose answer this is, and only those.
+     * More than one can fit the same numbers; then say so, rather than
+     * guess. The words KIT_NAMING_MARK start every naming. */
     int match[16], n_match = 0;
     for (int k = 0; k < n_mistakes && n_match < 16; k++)
         if (mistakes[k].value && all_close(got, mistakes[k].value, n, tol))
@@ -340,17 +708,44 @@ int kit_expect_tensor(const char *file, int line, const char *call,
     if (n_match == 1) {
         const struct kit_mistake *m = &mistakes[match[0]];
         append(msg, sizeof msg, &used,
-               " Likely mistake: %s. Your output is what that mistake "
+               " " KIT_NAMING_MARK ": %s. Your output is what that mistake "
                "gives. %s",
                m->name, m->advice);
-    } else if (n_match > 1) {
+        return kit_check(0, file, line, "%s", msg);
+    }
+    if (n_match > 1) {
         append(msg, sizeof msg, &used,
-               " Your output fits %d classic mistakes, and these "
-               "numbers cannot tell them apart:",
+               " " KIT_NAMING_MARK "s: your output fits %d classic mistakes, "
+               "and these numbers cannot tell them apart:",
                n_match);
         for (int k = 0; k < n_match && used < (int)sizeof msg; k++)
             append(msg, sizeof msg, &used, " (%d) %s: %s", k + 1,
                    mistakes[match[k]].name, mistakes[match[k]].advice);
+        return kit_check(0, file, line, "%s", msg);
     }
+
+    /* No known mistake gives these numbers: say what is wrong instead. */
+    size_t n_nan =
+        describe(msg, sizeof msg, &used, got, want, rows, cols, tol, shape);
+    int any_inf = 0;
+    for (size_t i = 0; i < n && !any_inf; i++)
+        any_inf = isinf(got[i]) != 0;
+    if (n_nan && any_inf)
+        append(msg, sizeof msg, &used,
+               " NaN comes from inf - inf, 0 * inf or 0/0.");
+    else if (n_nan)
+        append(msg, sizeof msg, &used,
+               " NaN comes from 0/0, inf - inf or 0 * inf, or from reading "
+               "memory that was never set, as past the end of an array "
+               "(make test SAN=1 finds that).");
     return kit_check(0, file, line, "%s", msg);
+}
+
+int kit_expect_tensor(const char *file, int line, const char *call,
+                      const float *got, const double *want, int rows, int cols,
+                      double tol, const struct kit_mistake *mistakes,
+                      int n_mistakes)
+{
+    return kit_expect_tensor_shaped(file, line, call, got, want, rows, cols,
+                                    NULL, tol, mistakes, n_mistakes);
 }

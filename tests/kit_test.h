@@ -81,15 +81,39 @@ struct kit_mistake {
     const double *value; /* the output that mistake produces     */
 };
 
+/* Every message that names a classic mistake says so with these words,
+ * and no other message contains them: tools/checks/50-mutants.sh relies
+ * on it to find a message that names the wrong mistake. */
+#define KIT_NAMING_MARK "Likely mistake"
+
+/* What a tensor's rows and columns are, so that a failure can be placed:
+ * "only head 1 is wrong", entry [head][row][col], "every entry is
+ * sqrt(d_k) times the right one". Zero-initialise what does not apply:
+ *   struct kit_shape s = {T, 0, "head", {{"d_head", 4}}};  (h, T, T)  */
+#define KIT_MAX_DIMS 4
+struct kit_shape {
+    int row_block;     /* rows per block ((h, T, T) as (h*T, T): T), or 0 */
+    int col_block;     /* columns per block (concat: d_head), or 0        */
+    const char *block; /* what one block is: "head", "tile"              */
+    struct {
+        const char *name; /* "d_k" */
+        double value;     /* 4     */
+    } dims[KIT_MAX_DIMS]; /* sizes a constant factor may be made of     */
+};
+
 /* Check a whole tensor in one assertion.
  *   call    what was called, e.g. "attention(Q, K, V) weights"
  *   got     (rows, cols) what the student's code wrote
  *   want    (rows, cols) the right answer
  *   tol     allowed |got - want|, plus tol * |want|
- *   mistakes, n_mistakes: known wrong answers; if got matches one of them,
- *           the message names that mistake.
- * The message shows the first wrong entry, expected against got, the
- * largest error, and any NaN or infinity. Returns 1 when equal. */
+ *   mistakes, n_mistakes: the classic mistakes this test knows, each with
+ *           the output it gives on this input (computed by the test, in
+ *           double). The message names those whose output got equals,
+ *           and no other. When none fits, it describes the error instead:
+ *           which rows, columns and blocks are wrong, a constant factor
+ *           or offset, a transpose, NaN and infinities.
+ * The message starts with the first wrong entry, expected against got,
+ * and the largest error. Returns 1 when equal. */
 #define KIT_EXPECT_TENSOR(call, got, want, rows, cols, tol, mistakes, n)       \
     kit_expect_tensor(__FILE__, __LINE__, call, got, want, rows, cols, tol,    \
                       mistakes, n)
@@ -97,6 +121,17 @@ int kit_expect_tensor(const char *file, int line, const char *call,
                       const float *got, const double *want, int rows, int cols,
                       double tol, const struct kit_mistake *mistakes,
                       int n_mistakes);
+
+/* The same, with the tensor's shape described (shape may be NULL). */
+#define KIT_EXPECT_TENSOR_SHAPED(call, got, want, rows, cols, shape, tol,      \
+                                 mistakes, n)                                  \
+    kit_expect_tensor_shaped(__FILE__, __LINE__, call, got, want, rows, cols,  \
+                             shape, tol, mistakes, n)
+int kit_expect_tensor_shaped(const char *file, int line, const char *call,
+                             const float *got, const double *want, int rows,
+                             int cols, const struct kit_shape *shape,
+                             double tol, const struct kit_mistake *mistakes,
+                             int n_mistakes);
 
 /* Check a returned status. A starter stub's KIT_E_TODO gets the message
  * "not written yet". Returns 1 when got == want. */

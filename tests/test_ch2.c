@@ -33,6 +33,11 @@ enum variant {
     TRANSPOSED,    /* the past hidden: query i sees keys i..T-1       */
     NO_MASK,       /* nothing hidden: plain chapter-1 attention       */
     POS_INF,       /* the future's scores set to +infinity            */
+    NO_SCALE,      /* the 1/sqrt(d_k) forgotten                       */
+    SCALE_DK,      /* divided by d_k instead of sqrt(d_k)             */
+    ROW0_OPEN,     /* the mask's row loop starts at 1: row 0 unmasked */
+    LASTCOL_OPEN,  /* the mask's column loop stops at T-1             */
+    MASK_AFTER,    /* causal_mask() after softmax_rows(): -inf stays  */
     N_VARIANTS
 };
 
@@ -55,6 +60,14 @@ static const char *const mistake_name[N_VARIANTS] = {
     "chapter-1 attention",
     "the mask filled with +INFINITY instead of -INFINITY (exp(+inf - +inf) "
     "is NaN, so every row with a future becomes NaN)",
+    "a missing 1/sqrt(d_k) scale",
+    "scaling by d_k instead of sqrt(d_k)",
+    "the mask's row loop starting at 1, so row 0 is left unmasked (the "
+    "first token sees every token)",
+    "the mask's column loop stopping one short, so the last column is "
+    "left unmasked (every token sees the last one)",
+    "causal_mask() called after softmax_rows(): the future's weights are "
+    "-INFINITY, and each row was normalised over every key",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -70,16 +83,27 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "row i.",
     "Write -INFINITY, with the minus sign: a hidden key must get weight "
     "exp(-inf) = 0.",
+    "Divide every score q_i . k_j by sqrt(d_k) before the mask and the "
+    "softmax, as in chapter 1.",
+    "The scale is 1/sqrt(d_k): use sqrtf((float)d_k), not d_k.",
+    "Every row i has a future (keys j > i) except the last: loop over "
+    "i = 0 .. T-1.",
+    "Mask every key j > i up to j = T-1: loop while j < T.",
+    "Mask the scores first, then call softmax_rows(): exp(-INFINITY) is "
+    "then exactly 0 and each row sums to 1 over the keys it may see.",
 };
 
 /* Can query i see key j under this variant? */
-static int visible(enum variant v, int i, int j)
+static int visible(enum variant v, int i, int j, int T)
 {
+    const int T_LAST = T - 1;
     switch (v) {
     case DIAG_HIDDEN: return j < i;
     case NEXT_VISIBLE: return j <= i + 1;
     case TRANSPOSED: return j >= i;
     case NO_MASK: return 1;
+    case ROW0_OPEN: return i == 0 || j <= i;
+    case LASTCOL_OPEN: return j <= i || j == T_LAST;
     case AFTER_SOFTMAX: /* masked after the softmax, below */
     case ZERO_FILL:     /* masked by a score of 0, below */
     case POS_INF:       /* masked by a score of +inf, below */
@@ -98,12 +122,15 @@ static void variant_scores(enum variant v, const double *Q, const double *K,
             double dot = 0;
             for (int k = 0; k < d_k; k++)
                 dot += Q[i * d_k + k] * K[j * d_k + k];
-            double s = dot / sqrt((double)d_k);
+            double s = v == NO_SCALE   ? dot
+                       : v == SCALE_DK ? dot / d_k
+                                       : dot / sqrt((double)d_k);
             if (v == ZERO_FILL && j > i)
                 s = 0.0;
             else if (v == POS_INF && j > i)
                 s = INFINITY;
-            else if (v != AFTER_SOFTMAX && !visible(v, i, j))
+            else if (v != AFTER_SOFTMAX && v != MASK_AFTER &&
+                     !visible(v, i, j, T))
                 s = -INFINITY;
             S[i * T + j] = s;
         }
@@ -131,6 +158,8 @@ static void variant_attention(enum variant v, const double *Q, const double *K,
             w_i[j] /= sum;
             if (v == AFTER_SOFTMAX && j > i)
                 w_i[j] = 0.0;
+            if (v == MASK_AFTER && j > i)
+                w_i[j] = -INFINITY;
         }
     }
     for (int i = 0; i < T; i++)
@@ -196,7 +225,7 @@ static void variant_mask(enum variant v, const float *scores, double *S, int T)
                 s = 0.0;
             else if (v == POS_INF && j > i)
                 s = INFINITY;
-            else if (!visible(v, i, j))
+            else if (!visible(v, i, j, T))
                 s = -INFINITY;
             S[i * T + j] = s;
         }
@@ -225,19 +254,15 @@ static int all_near(const float *got, const double *want, int n, double tol)
 }
 
 /* A reduced quantity (row sums, one row, one output row) is often the same
- * for several mistakes: without a mask and with the mask after the
- * softmax, the row sums over j <= i agree. The whole weight matrix tells
- * them apart. So keep in the table only the mistakes whose whole weights
- * equal the student's W (T, T), when any does; when none does (two
- * mistakes at once), leave the table as it is. */
+ * for several mistakes: without a mask and with the mask transposed, row
+ * 0 agrees; and a mistake no model knows can give the same row 0 as one
+ * that a model knows. The whole weight matrix tells them apart. So keep in
+ * the table only the mistakes whose whole weights equal the student's
+ * W (T, T); when none does, name none. */
 static void narrow_by_weights(struct kit_mistake *m, const float *W,
                               const struct variants *vs)
 {
-    int n = vs->T * vs->T, any = 0;
-    for (int v = 1; v < N_VARIANTS; v++)
-        any |= all_near(W, vs->W[v], n, 1e-5);
-    if (!any)
-        return;
+    int n = vs->T * vs->T;
     for (int v = 1; v < N_VARIANTS; v++)
         if (!all_near(W, vs->W[v], n, 1e-5))
             m[v - 1].value = NULL;
@@ -261,15 +286,34 @@ KIT_TEST(causal_mask_hides_future,
     double *values[N_VARIANTS];
     for (int v = 0; v < N_VARIANTS; v++) {
         variant_mask((enum variant)v, orig, wrong[v], T);
-        values[v] = v == AFTER_SOFTMAX ? NULL : wrong[v];
+        values[v] = v == AFTER_SOFTMAX || v == MASK_AFTER || v == NO_SCALE ||
+                            v == SCALE_DK
+                        ? NULL
+                        : wrong[v];
     }
     variant_mask(RIGHT, orig, want, T);
-    struct kit_mistake m[N_MISTAKES];
+    struct kit_mistake m[N_MISTAKES + 1];
     mistakes_table(m, values);
     const char *call = "causal_mask(scores, 6)";
     if (KIT_EXPECT_STATUS(call, causal_mask(scores, T), KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "scores", scores, T * T))
-        KIT_EXPECT_TENSOR(call, scores, want, T, T, 0.0, m, N_MISTAKES);
+        KIT_EXPECT_IN_BOUNDS(call, "scores", scores, T * T)) {
+        /* a large finite negative instead of -INFINITY: whatever number
+         * the student chose, it is the one in scores[0][1]; the model is
+         * the right mask filled with that number */
+        double finite[T * T];
+        double fill = scores[1];
+        for (int k = 0; k < T * T; k++)
+            finite[k] = isinf(want[k]) ? fill : want[k];
+        m[N_MISTAKES] = (struct kit_mistake){
+            "the mask filled with a large finite negative number instead of "
+            "-INFINITY",
+            "causal_mask() promises -INFINITY (attention.h): it hides a "
+            "key whatever the other scores are, where a finite number "
+            "hides it only while the real scores stay far above it. Write "
+            "-INFINITY (from <math.h>).",
+            isfinite(fill) && fill <= -100 ? finite : NULL};
+        KIT_EXPECT_TENSOR(call, scores, want, T, T, 0.0, m, N_MISTAKES + 1);
+    }
     kit_output_free(scores);
 }
 
@@ -466,22 +510,29 @@ static int future_case(struct rng *r, const char *label, int T, int d_k,
         KIT_EXPECT_TENSOR(call, row2, rows[RIGHT], 1, d_v, 1e-5, m, N_MISTAKES);
         return 0;
     }
-    /* 2. and bit for bit what rows t of out and weights were before */
+    /* 2. and bit for bit what rows t of out and weights were before
+     *    (attention.h promises it, and says why it holds) */
     const float *got[2] = {row2, W2 + t * T};
     const float *before[2] = {out1 + t * d_v, W1 + t * T};
     const int n[2] = {d_v, T};
     for (int k = 0; k < 2; k++)
-        if (memcmp(got[k], before[k], sizeof(float) * (size_t)n[k])) {
-            double was[16];
-            kit_to_double(before[k], was, (size_t)n[k]);
-            snprintf(call, sizeof call,
-                     "%s, T = %d: %s row %d after changing rows %d..%d of K "
-                     "and V, against the same row before (it must be "
-                     "bit-for-bit equal)",
-                     label, T, k ? "weights" : "out", t, t + 1, T - 1);
-            KIT_EXPECT_TENSOR(call, got[k], was, 1, n[k], 0.0, NULL, 0);
-            return 0;
-        }
+        for (int c = 0; c < n[k]; c++)
+            if (memcmp(&got[k][c], &before[k][c], sizeof(float))) {
+                KIT_CHECK(0,
+                          "%s, T = %d: %s[%d][%d] changed when only rows "
+                          "%d..%d of K and V did: it was %.9g (%a) and is "
+                          "now %.9g (%a), a difference of %.3g. The "
+                          "future's weights must be exactly 0, so that the "
+                          "future adds exact zeros to row %d and leaves it "
+                          "bit-for-bit the same (see causal_attention() in "
+                          "attention.h).",
+                          label, T, k ? "weights" : "out", t, c, t + 1, T - 1,
+                          (double)before[k][c], (double)before[k][c],
+                          (double)got[k][c], (double)got[k][c],
+                          fabs((double)got[k][c] - before[k][c]), t);
+                variants_free(&vs);
+                return 0;
+            }
     variants_free(&vs);
     free(Q), free(K), free(V);
     kit_output_free(out1), kit_output_free(out2);

@@ -36,6 +36,14 @@ enum variant {
     NO_W_O,        /* out = concat, W_o never applied                   */
     ALL_HEAD0,     /* every head uses head 0's columns                  */
     NO_CAUSAL,     /* the causal flag ignored                           */
+    NO_SCALE,      /* the scores not scaled at all                      */
+    SCALE_DHEAD,   /* scores / d_head (scaled twice by 1/sqrt(d_head))  */
+    W_O_T,         /* out = concat W_o^T                                */
+    W_T,           /* W_q, W_k, W_v read in PyTorch's (out, in) layout  */
+    OFF_I,         /* head i at column offset i, not i*d_head           */
+    WEIGHTS_OFF,   /* head i's weights written at i*T, not i*T*T         */
+    CONCAT_INTER,  /* concat written interleaved: column c*h + i        */
+    K_FROM_WQ,     /* K computed with W_q                               */
     N_VARIANTS
 };
 
@@ -51,6 +59,16 @@ static const char *const mistake_name[N_VARIANTS] = {
     "every head using head 0's weights (the head index is not used when "
     "slicing W_q, W_k, W_v)",
     "the causal flag ignored (query t sees keys after t)",
+    "a missing 1/sqrt(d_head) scale",
+    "scores scaled by 1/d_head instead of 1/sqrt(d_head)",
+    "W_o used transposed (out = concat W_o^T)",
+    "W_q, W_k and W_v read transposed, in PyTorch's (out, in) layout "
+    "(Q = X W_q^T)",
+    "head i's columns starting at column i instead of i*d_head",
+    "head i's weights written at offset i*T instead of i*T*T",
+    "the concatenation written interleaved (head i's column c at c*h + i "
+    "instead of i*d_head + c)",
+    "K computed with W_q instead of W_k",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -63,6 +81,22 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "Pass the loop's head index i when cutting out W_q^i, W_k^i, W_v^i.",
     "When cfg->causal is set, use causal_attention() (chapter 2), or mask "
     "j > t with -INFINITY before the softmax.",
+    "Each head is an attention of width d_head: divide its scores by "
+    "sqrtf((float)d_head).",
+    "The scale is 1/sqrt(d_head), applied once. Dividing by d_head, or "
+    "scaling Q_i or K_i yourself before attention() (which divides by "
+    "sqrt(d_k) already), gives 1/d_head.",
+    "out = concat W_o: W_o[r][c] is W_o[r * d_model + c], which "
+    "matmul(concat, W_o, out, T, d_model, d_model) reads.",
+    "mha.h stores W as (d_model in, d_model out), by rows: Q = X W, "
+    "W[r][c] at W[r * d_model + c]. PyTorch's weight is the transpose.",
+    "Head i's columns are i*d_head .. (i+1)*d_head - 1: the offset is "
+    "i * d_head.",
+    "weights is (n_heads, T, T): head i's T x T block starts at "
+    "weights + i*T*T.",
+    "Head i's output fills the contiguous columns i*d_head .. "
+    "(i+1)*d_head - 1 of concat: concat[t * d_model + i * d_head + c].",
+    "K_i = X W_k^i: slice W_k for the keys.",
 };
 
 struct layer { /* one layer's inputs, in double */
@@ -80,6 +114,7 @@ static int fused_col(enum variant v, int i, int c, int n_heads, int d_head)
     switch (v) {
     case INTERLEAVED: return c * n_heads + i;
     case ALL_HEAD0: return c;
+    case OFF_I: return i + c;
     default: return i * d_head + c;
     }
 }
@@ -91,22 +126,31 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
 {
     const int T = L->T, d = L->d_model, h = L->n_heads, dh = d / h;
     const int causal = L->causal && v != NO_CAUSAL;
-    const double scale = 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
+    const double scale = v == NO_SCALE ? 1.0
+                         : v == SCALE_DHEAD
+                             ? 1.0 / dh
+                             : 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
     double *P = kit_alloc(sizeof(double) * (size_t)T * d * 3);
     double *concat = kit_alloc(sizeof(double) * (size_t)T * d);
+    double *w_buf = kit_alloc(sizeof(double) * (size_t)T * T);
     double *Q = P, *K = P + T * d, *V = P + 2 * T * d; /* (T, d) each */
+    const double *W_k = v == K_FROM_WQ ? L->W_q : L->W_k;
     for (int t = 0; t < T; t++)
         for (int c = 0; c < d; c++) {
             double q = 0, k = 0, vv = 0;
             for (int r = 0; r < d; r++) {
-                q += L->X[t * d + r] * L->W_q[r * d + c];
-                k += L->X[t * d + r] * L->W_k[r * d + c];
-                vv += L->X[t * d + r] * L->W_v[r * d + c];
+                int at = v == W_T ? c * d + r : r * d + c;
+                q += L->X[t * d + r] * L->W_q[at];
+                k += L->X[t * d + r] * W_k[at];
+                vv += L->X[t * d + r] * L->W_v[at];
             }
             Q[t * d + c] = q, K[t * d + c] = k, V[t * d + c] = vv;
         }
+    /* entries no head writes keep the NaN the tests poison buffers with */
+    for (int k = 0; k < h * T * T; k++)
+        weights[k] = NAN;
     for (int i = 0; i < h; i++) {
-        double *w_i = weights + i * T * T;
+        double *w_i = w_buf;
         int block = v == CONCAT_ORDER ? h - 1 - i : i;
         for (int t = 0; t < T; t++) {
             double max = -INFINITY, sum = 0;
@@ -128,19 +172,27 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
                 double s = 0;
                 for (int j = 0; j < T; j++)
                     s += w_i[t * T + j] * V[j * d + fused_col(v, i, c, h, dh)];
-                concat[t * d + block * dh + c] = s;
+                int col = v == CONCAT_INTER ? c * h + i
+                          : v == OFF_I      ? i + c
+                                            : block * dh + c;
+                concat[t * d + col] = s;
             }
         }
+        /* head i's block, where this variant writes it */
+        double *dst = weights + (size_t)i * (v == WEIGHTS_OFF ? T : T * T);
+        memcpy(dst, w_i, sizeof(double) * (size_t)T * T);
     }
     for (int t = 0; t < T; t++)
         for (int c = 0; c < d; c++) {
             double s = 0;
             for (int r = 0; r < d; r++)
-                s += concat[t * d + r] * L->W_o[r * d + c];
+                s += concat[t * d + r] *
+                     L->W_o[v == W_O_T ? c * d + r : r * d + c];
             out[t * d + c] = v == NO_W_O ? concat[t * d + c] : s;
         }
     free(P);
     free(concat);
+    free(w_buf);
 }
 
 /* Every mistake's output and weights, and the tables that name them.
@@ -160,8 +212,12 @@ static void mistakes_build(struct mistakes *M, const struct layer *L)
         variant_mha((enum variant)v, L, M->out[v], M->weights[v]);
         if (v == RIGHT)
             continue;
-        M->m_out[v - 1] =
-            (struct kit_mistake){mistake_name[v], mistake_advice[v], M->out[v]};
+        /* with OFF_I, columns past (h-1) + d_head of concat are never
+         * written, so out holds whatever the scratch memory held */
+        int unknowable =
+            v == OFF_I && L->n_heads > 1 && L->n_heads < L->d_model;
+        M->m_out[v - 1] = (struct kit_mistake){
+            mistake_name[v], mistake_advice[v], unknowable ? NULL : M->out[v]};
         M->m_weights[v - 1] = (struct kit_mistake){
             mistake_name[v], mistake_advice[v], M->weights[v]};
     }
@@ -311,21 +367,23 @@ KIT_TEST(mha_head_slice_blocks,
         for (int c = 0; c < D; c++)
             W[r * D + c] = (float)(10 * r + c); /* W[r][c] = "rc" */
     for (int i = 0; i < H; i++) {
-        double want[D * DH], interleaved[D * DH];
+        double want[D * DH], interleaved[D * DH], transposed[D * DH];
         for (int r = 0; r < D; r++)
             for (int c = 0; c < DH; c++) {
                 want[r * DH + c] = 10 * r + i * DH + c;
                 interleaved[r * DH + c] = 10 * r + c * H + i;
+                transposed[r * DH + c] = 10 * (i * DH + c) + r;
             }
-        const struct kit_mistake m[] = {{mistake_name[INTERLEAVED],
-                                         mistake_advice[INTERLEAVED],
-                                         interleaved}};
+        const struct kit_mistake m[] = {
+            {mistake_name[INTERLEAVED], mistake_advice[INTERLEAVED],
+             interleaved},
+            {mistake_name[W_T], mistake_advice[W_T], transposed}};
         char call[80];
         snprintf(call, sizeof call, "mha_head_slice(W, W_i, 6, 3, %d)", i);
         kit_poison(W_i, D * DH);
         if (!KIT_EXPECT_STATUS(call, mha_head_slice(W, W_i, D, H, i), KIT_OK) ||
             !KIT_EXPECT_IN_BOUNDS(call, "W_i", W_i, D * DH) ||
-            !KIT_EXPECT_TENSOR(call, W_i, want, D, DH, 0, m, 1))
+            !KIT_EXPECT_TENSOR(call, W_i, want, D, DH, 0, m, 2))
             goto done;
     }
     /* errors, and nothing written, checked after each call */
@@ -374,6 +432,10 @@ static void golden_cases(forward_fn forward, int causal)
         kit_to_float(g->X, X, (size_t)T * d);
         struct mistakes M;
         mistakes_build(&M, &L);
+        const struct kit_shape w_shape = {
+            T, 0, "head", {{"d_head", d / h}, {"d_model", d}, {"n_heads", h}}};
+        const struct kit_shape o_shape = {
+            0, 0, "head", {{"d_head", d / h}, {"d_model", d}, {"n_heads", h}}};
         char call[160];
         snprintf(call, sizeof call,
                  "%s(case \"%s\": T %d, d_model %d, %d heads, causal %d)",
@@ -385,14 +447,26 @@ static void golden_cases(forward_fn forward, int causal)
         if (ok) {
             char what[200];
             snprintf(what, sizeof what, "%s weights (head, query, key)", call);
-            ok = KIT_EXPECT_TENSOR(what, att, g->weights[causal], h * T, T,
-                                   1e-5, M.m_weights, N_VARIANTS - 1);
+            ok = KIT_EXPECT_TENSOR_SHAPED(what, att, g->weights[causal], h * T,
+                                          T, &w_shape, 1e-5, M.m_weights,
+                                          N_VARIANTS - 1);
         }
         if (ok) {
+            /* the weights are right: only a mistake whose weights are
+             * right too can explain a wrong out */
+            for (int v = 1; v < N_VARIANTS; v++)
+                for (size_t k = 0; k < n_att; k++) {
+                    double a = M.weights[v][k], b = g->weights[causal][k];
+                    if (!(fabs(a - b) <= 1e-5 + 1e-5 * fabs(b))) {
+                        M.m_out[v - 1].value = NULL;
+                        break;
+                    }
+                }
             char what[200];
             snprintf(what, sizeof what, "%s out", call);
-            ok = KIT_EXPECT_TENSOR(what, out, g->out[causal], T, d, 1e-5,
-                                   M.m_out, N_VARIANTS - 1);
+            ok = KIT_EXPECT_TENSOR_SHAPED(what, out, g->out[causal], T, d,
+                                          &o_shape, 1e-5, M.m_out,
+                                          N_VARIANTS - 1);
         }
         mistakes_free(&M);
         weights_free(&w);
@@ -459,12 +533,14 @@ KIT_TEST(mha_fused_equals_loop,
         if (ok) {
             kit_to_double(out_loop, want_out, T * D);
             kit_to_double(att_loop, want_att, H * T * T);
-            ok = KIT_EXPECT_TENSOR(causal ? "mha_forward_fused weights "
-                                            "against mha_forward's (causal)"
-                                          : "mha_forward_fused weights "
-                                            "against mha_forward's",
-                                   att_fused, want_att, H * T, T, 1e-5, NULL,
-                                   0) &&
+            const struct kit_shape shape = {T, 0, "head", {{"d_head", D / H}}};
+            ok = KIT_EXPECT_TENSOR_SHAPED(causal ? "mha_forward_fused weights "
+                                                   "against mha_forward's "
+                                                   "(causal)"
+                                                 : "mha_forward_fused weights "
+                                                   "against mha_forward's",
+                                          att_fused, want_att, H * T, T, &shape,
+                                          1e-5, NULL, 0) &&
                  KIT_EXPECT_TENSOR(causal ? "mha_forward_fused out against "
                                             "mha_forward's (causal)"
                                           : "mha_forward_fused out against "
@@ -571,7 +647,10 @@ KIT_TEST(mha_one_head_is_attention,
  * Heads are independent; edge shapes
  * ------------------------------------------------------------------- */
 
-/* Changing head 2's W_q changes head 2's weights, and no other head's. */
+/* Changing head 2's W_q changes head 2's weights, and no other head's.
+ * When that fails, the weights before and after the change are compared
+ * with what each classic mistake gives before and after: a mistake is
+ * named only when both match. */
 static void independence(forward_fn forward)
 {
     enum { T = 7, D = 16, H = 4, DH = D / H };
@@ -585,33 +664,72 @@ static void independence(forward_fn forward)
              fn_name(forward));
     int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, before, T),
                                KIT_OK);
-    for (int r = 0; r < D; r++) /* new numbers in W_q's column block 2 */
-        for (int c = 2 * DH; c < 3 * DH; c++)
+    /* new numbers in W_q's column block 2, in float and in double */
+    double *W_q2 = kit_alloc(sizeof(double) * D * D);
+    memcpy(W_q2, R.L.W_q, sizeof(double) * D * D);
+    for (int r = 0; r < D; r++)
+        for (int c = 2 * DH; c < 3 * DH; c++) {
             R.w.W_q[r * D + c] = -2.0f * R.w.W_q[r * D + c] + 0.3f;
+            W_q2[r * D + c] = R.w.W_q[r * D + c];
+        }
     kit_poison(after, H * T * T);
     ok = ok && KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, after, T),
                                  KIT_OK);
-    for (int i = 0; ok && i < H; i++) {
+    /* the property, in plain words */
+    char what[240] = "";
+    for (int i = 0; ok && i < H && !what[0]; i++) {
         const float *b = before + i * T * T, *a = after + i * T * T;
-        if (i == 2) {
-            double change = 0;
-            for (int k = 0; k < T * T; k++)
-                change += fabs((double)a[k] - b[k]);
-            ok = KIT_CHECK(change > 1e-3,
-                           "%s: head 2's weights did not change when head "
-                           "2's W_q (columns 8..11) did. Likely mistake: %s.",
-                           fn_name(forward), mistake_name[ALL_HEAD0]);
-            continue;
-        }
         double moved = 0;
         for (int k = 0; k < T * T; k++)
             moved = fmax(moved, fabs((double)a[k] - b[k]));
-        ok = KIT_CHECK(moved == 0,
-                       "%s: head %d's weights moved (by up to %.3g) when only "
-                       "head 2's W_q (columns 8..11) changed. Likely mistake: "
-                       "%s.",
-                       fn_name(forward), i, moved, mistake_name[INTERLEAVED]);
+        if (i == 2 && !(moved > 1e-3))
+            snprintf(what, sizeof what,
+                     "%s: head 2's weights did not change when head 2's W_q "
+                     "(columns 8..11) did",
+                     fn_name(forward));
+        else if (i != 2 && !(moved == 0))
+            snprintf(what, sizeof what,
+                     "%s: head %d's weights moved (by up to %.3g) when only "
+                     "head 2's W_q (columns 8..11) changed",
+                     fn_name(forward), i, moved);
     }
+    if (ok && what[0]) {
+        struct layer L2 = R.L;
+        L2.W_q = W_q2;
+        struct mistakes M1, M2;
+        mistakes_build(&M1, &R.L);
+        mistakes_build(&M2, &L2);
+        /* a mistake fits only if it gives both the weights before and
+         * the weights after */
+        for (int v = 1; v < N_VARIANTS; v++) {
+            const struct kit_mistake one = M1.m_weights[v - 1];
+            if (!one.value)
+                continue;
+            int fits = 1;
+            for (int k = 0; k < H * T * T && fits; k++) {
+                double w = one.value[k], g = before[k];
+                fits =
+                    isnan(w) ? isnan(g) : fabs(g - w) <= 1e-5 + 1e-5 * fabs(w);
+            }
+            if (!fits)
+                M2.m_weights[v - 1].value = NULL;
+        }
+        const struct kit_shape shape = {
+            T, 0, "head", {{"d_head", DH}, {"d_model", D}}};
+        char c1[300], c2[300];
+        snprintf(c1, sizeof c1, "%s; the weights before the change", what);
+        snprintf(c2, sizeof c2, "%s; the weights after the change", what);
+        if (KIT_EXPECT_TENSOR_SHAPED(c1, before, M1.weights[RIGHT], H * T, T,
+                                     &shape, 1e-5, M1.m_weights,
+                                     N_VARIANTS - 1) &&
+            KIT_EXPECT_TENSOR_SHAPED(c2, after, M2.weights[RIGHT], H * T, T,
+                                     &shape, 1e-5, M2.m_weights,
+                                     N_VARIANTS - 1))
+            KIT_CHECK(0, "%s.", what);
+        mistakes_free(&M1);
+        mistakes_free(&M2);
+    }
+    free(W_q2);
     random_layer_free(&R);
 }
 
@@ -812,8 +930,10 @@ KIT_TEST(mha_sentence_heads,
             T, D, H, 0, Xd, Wd, Wd + D * D, Wd + 2 * D * D, Wd + 3 * D * D};
         variant_mha(RIGHT, &L, want_out, want_att);
         free(Wd);
-        ok = KIT_EXPECT_TENSOR("mha_forward(the sentence) weights", att,
-                               want_att, H * T, T, 1e-5, NULL, 0);
+        const struct kit_shape shape = {T, 0, "head", {{"d_head", D / H}}};
+        ok =
+            KIT_EXPECT_TENSOR_SHAPED("mha_forward(the sentence) weights", att,
+                                     want_att, H * T, T, &shape, 1e-5, NULL, 0);
     }
     /* the row of "street": each head's favourite key */
     const int want_key[H] = {8, 8, 6, 2}; /* narrow narrow blocked truck */

@@ -179,6 +179,17 @@ static const char NO_SCALE_FIX[] =
     "backward pass must multiply d_scores by the same factor before "
     "step 1.";
 
+static const char SOFTMAX_SKIPPED[] =
+    "the softmax's backward pass skipped (d_scores = d_weights)";
+static const char SOFTMAX_SKIPPED_FIX[] =
+    "Between d_weights and d_scores lies the softmax: call "
+    "softmax_rows_backward(weights, d_weights, d_scores, T, T).";
+static const char SCALE_DK[] =
+    "d_scores scaled by 1/d_k instead of 1/sqrt(d_k) in the backward pass";
+static const char SCALE_DK_FIX[] =
+    "The forward pass multiplied by 1/sqrt(d_k); the backward pass "
+    "multiplies d_scores by that same factor: 1.0f / sqrtf((float)d_k).";
+
 /* ---------------------------------------------------------------------
  * matmul_backward
  * ------------------------------------------------------------------- */
@@ -198,12 +209,12 @@ static double mm_loss(void *ctx)
     return L;
 }
 
-/* Case k: the first is square (n = p), the rest random, from seed. */
+/* Case k: the first is square (m = n = p), the rest random, from seed. */
 static struct mm_case mm_make(int k)
 {
     struct rng r;
     rng_seed(&r, 4100 + (unsigned long long)k);
-    struct mm_case c = {3, 4, 4, 0, 0, 0, 0, 0};
+    struct mm_case c = {4, 4, 4, 0, 0, 0, 0, 0};
     if (k > 0) {
         c.m = 1 + rng_int(&r, 5);
         c.n = 1 + rng_int(&r, 5);
@@ -244,27 +255,50 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                     s += c->G[i * p + j] * c->B[j * p + k];
                 no_t[i * n + k] = s;
             }
+    /* d_A right, but stored transposed: entry [i][k] at k * m + i */
+    double *tr_A = kit_alloc((size_t)m * n * sizeof *tr_A);
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k < n; k++)
+            tr_A[k * m + i] = c->d_A[i * n + k] + fill;
     const struct kit_mistake mA[] = {
+        {"d_A written transposed (d_A[k * m + i] instead of d_A[i * n + k])",
+         "d_A has A's shape (m, n), stored by rows: the gradient of A[i][k] "
+         "goes to d_A[i * n + k].",
+         m > 1 && n > 1 ? tr_A : NULL},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_A : NULL},
         {"B used where B^T belongs (d_A = d_C B)",
          "d_A[i][k] sums d_C[i][j] * B[k][j] over j: B is read along its row "
          "k, which is column k of B^T.",
          n == p ? no_t : NULL}};
+    /* d_B = A d_C, forgetting the transpose (only shaped right if m = n) */
+    double *no_tB = kit_alloc((size_t)n * p * sizeof *no_tB);
+    if (m == n)
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < p; j++) {
+                double s = fill;
+                for (int i = 0; i < m; i++)
+                    s += c->A[k * n + i] * c->G[i * p + j];
+                no_tB[k * p + j] = s;
+            }
     const struct kit_mistake mB[] = {
-        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_B : NULL}};
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_B : NULL},
+        {"A used where A^T belongs (d_B = A d_C)",
+         "d_B[k][j] sums A[i][k] * d_C[i][j] over i: A is read down its "
+         "column k, which is row k of A^T.",
+         m == n ? no_tB : NULL}};
     char what[160];
     snprintf(what, sizeof what, "%s, (%d,%d) x (%d,%d): d_A", call, m, n, n, p);
     if (KIT_EXPECT_STATUS(call, matmul_backward(A, B, G, d_A, d_B, m, n, p),
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_A", d_A, (size_t)m * n) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_B", d_B, (size_t)n * p) &&
-        KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 2)) {
+        KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 3)) {
         what[strlen(what) - 1] = 'B';
-        ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 1);
+        ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 2);
     }
     kit_output_free(A), kit_output_free(B), kit_output_free(G);
     kit_output_free(d_A), kit_output_free(d_B);
-    free(want_A), free(want_B), free(no_t);
+    free(want_A), free(want_B), free(no_t), free(no_tB), free(tr_A);
     return ok;
 }
 
@@ -582,6 +616,43 @@ static int att_check(const struct att_case *c, float fill, const char *call)
     /* no scale: d_scores, hence d_Q and d_K, come out sqrt(d_k) too big */
     double *ns_Q = affine(c->d_Q, T * dk, sqrt(dk), fill);
     double *ns_K = affine(c->d_K, T * dk, sqrt(dk), fill);
+    /* the mistakes of steps 3 to 1, worked analytically in double:
+     * d_weights = d_out V^T; the softmax backward; the scale; d_Q = dS K,
+     * d_K = dS^T Q */
+    const double s = 1 / sqrt(dk);
+    double *dS = kit_alloc((size_t)T * T * sizeof *dS);    /* right    */
+    double *dS_sk = kit_alloc((size_t)T * T * sizeof *dS); /* skipped  */
+    double *dW = kit_alloc((size_t)T * sizeof *dW); /* row i of d_weights */
+    for (int i = 0; i < T; i++) {
+        double rowdot = 0;
+        for (int j = 0; j < T; j++) {
+            dW[j] = 0;
+            for (int k = 0; k < dv; k++)
+                dW[j] += c->G[i * dv + k] * c->V[j * dv + k];
+            rowdot += dW[j] * c->P[i * T + j];
+        }
+        for (int j = 0; j < T; j++) {
+            int hidden = c->causal && j > i;
+            dS[i * T + j] = hidden ? 0 : c->P[i * T + j] * (dW[j] - rowdot) * s;
+            dS_sk[i * T + j] = hidden ? 0 : dW[j] * s;
+        }
+    }
+    double *sk_Q = kit_alloc((size_t)T * dk * sizeof *sk_Q);
+    double *sk_K = kit_alloc((size_t)T * dk * sizeof *sk_K);
+    double *nt_K = kit_alloc((size_t)T * dk * sizeof *nt_K);
+    for (int i = 0; i < T; i++)
+        for (int k = 0; k < dk; k++) {
+            double q = fill, kk = fill, nt = fill;
+            for (int j = 0; j < T; j++) {
+                q += dS_sk[i * T + j] * c->K[j * dk + k];
+                kk += dS_sk[j * T + i] * c->Q[j * dk + k];
+                nt += dS[i * T + j] * c->Q[j * dk + k];
+            }
+            sk_Q[i * dk + k] = q, sk_K[i * dk + k] = kk, nt_K[i * dk + k] = nt;
+        }
+    /* scaled by 1/d_k instead of 1/sqrt(d_k): sqrt(d_k) times too small */
+    double *dk_Q = affine(c->d_Q, T * dk, s, fill);
+    double *dk_K = affine(c->d_K, T * dk, s, fill);
     /* d_V = weights d_out, with the weights not transposed */
     double *wt_V = kit_alloc((size_t)T * dv * sizeof *wt_V);
     ref_matmul(c->P, c->G, wt_V, T, T, dv);
@@ -589,16 +660,25 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         wt_V[i] += fill;
     const struct kit_mistake mQ[] = {
         {NO_SCALE, NO_SCALE_FIX, ns_Q},
-        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL}};
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL},
+        {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_Q},
+        {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_Q : NULL}};
     const struct kit_mistake mK[] = {
         {NO_SCALE, NO_SCALE_FIX, ns_K},
-        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL}};
+        {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL},
+        {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_K},
+        {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_K : NULL},
+        {"d_scores used where d_scores^T belongs (d_K = d_scores Q)",
+         "score[i][j] = q_i . k_j, so key j collects from every query i: "
+         "d_K[j] = sum over i of d_scores[i][j] q_i, which is d_scores^T Q.",
+         nt_K}};
     const struct kit_mistake mV[] = {
         {"weights used where weights^T belongs (d_V = weights d_out)",
          "out = weights V, so d_V = weights^T d_out: value j collects "
          "from every query i that looked at it, weights[i][j] d_out[i].",
          wt_V},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_V : NULL}};
+    const struct kit_shape shape = {0, 0, NULL, {{"d_k", dk}, {"T", T}}};
     char what[200];
     int len = snprintf(what, sizeof what, "%s, T=%d d_k=%d d_v=%d%s: d_Q", call,
                        T, dk, dv, c->causal ? " causal" : "");
@@ -609,9 +689,11 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         KIT_EXPECT_IN_BOUNDS(call, "d_Q", d_Q, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) &&
-        KIT_EXPECT_TENSOR(what, d_Q, want_Q, T, dk, GRAD_TOL, mQ, 2)) {
+        KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
+                                 4)) {
         what[len - 1] = 'K';
-        if (KIT_EXPECT_TENSOR(what, d_K, want_K, T, dk, GRAD_TOL, mK, 2)) {
+        if (KIT_EXPECT_TENSOR_SHAPED(what, d_K, want_K, T, dk, &shape, GRAD_TOL,
+                                     mK, 5)) {
             what[len - 1] = 'V';
             ok = KIT_EXPECT_TENSOR(what, d_V, want_V, T, dv, GRAD_TOL, mV, 2);
         }
@@ -621,6 +703,9 @@ static int att_check(const struct att_case *c, float fill, const char *call)
     kit_output_free(d_Q), kit_output_free(d_K), kit_output_free(d_V);
     free(want_Q), free(want_K), free(want_V), free(ns_Q);
     free(ns_K), free(wt_V);
+    free(dW), free(dS), free(dS_sk), free(sk_Q), free(sk_K), free(nt_K),
+        free(dk_Q);
+    free(dk_K);
     return ok;
 }
 
@@ -817,13 +902,43 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
         int x = order[o];
         double *want = affine(c->d_W[x], DD, 1, fill);
         double *ns = affine(c->d_W[x], DD, sqrt(D / c->h), fill);
+        double *none = affine(c->d_W[x], DD, 0, fill);
+        /* from the right gradient's column blocks (one per head): all of
+         * them added into block 0; block i carrying blocks 0..i */
+        double *block0 = affine(c->d_W[x], DD, 0, fill);
+        double *carried = affine(c->d_W[x], DD, 0, fill);
+        int dh = D / c->h;
+        for (int r = 0; r < D; r++)
+            for (int col = 0; col < D; col++) {
+                double g = c->d_W[x][r * D + col];
+                block0[r * D + col % dh] += g;
+                for (int b = col / dh; b < c->h; b++)
+                    carried[r * D + b * dh + col % dh] += g;
+            }
         const struct kit_mistake mW[] = {
             {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_W[x] : NULL},
             {"the 1/sqrt(d_head) scale left out of the backward pass",
-             NO_SCALE_FIX, x < 2 ? ns : NULL}};
+             NO_SCALE_FIX, x < 2 ? ns : NULL},
+            {"d_w.W_o left as it was, so d_W_o was never computed (no d_B "
+             "passed to matmul_backward() for out = concat W_o)",
+             "Step 5 gives two gradients: d_concat and d_w->W_o. Pass both "
+             "to matmul_backward().",
+             x == 3 ? none : NULL},
+            {"every head's gradient sent to block 0 of the weight's gradient",
+             "Head i's slice came from column block i, so its gradient goes "
+             "back to column block i: pass i, not 0.",
+             x < 3 && c->h > 1 ? block0 : NULL},
+            {"per-head gradients not zeroed between heads, so head i's "
+             "gradient also carries heads 0..i-1",
+             "Set d_Q_i, d_K_i, d_V_i and the d_W_?i to zero at the start of "
+             "every head: the backward passes add into them.",
+             x < 3 && c->h > 1 ? carried : NULL}};
+        const struct kit_shape shape = {
+            0, x < 3 ? dh : 0, "head", {{"d_head", dh}, {"d_model", D}}};
         snprintf(what + len, sizeof what - (size_t)len, "%s", W_NAME[x]);
-        int good = KIT_EXPECT_TENSOR(what, dWf[x], want, D, D, GRAD_TOL, mW, 2);
-        free(want), free(ns);
+        int good = KIT_EXPECT_TENSOR_SHAPED(what, dWf[x], want, D, D, &shape,
+                                            GRAD_TOL, mW, 5);
+        free(want), free(ns), free(none), free(block0), free(carried);
         if (!good)
             goto done;
     }
