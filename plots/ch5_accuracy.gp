@@ -12,7 +12,7 @@ set ytics ("0%%" 0, "20%%" 0.2, "40%%" 0.4, "60%%" 0.6, "80%%" 0.8, "100%%" 1.0)
 set grid ytics lc rgb "#dddddd"
 set style data histograms
 set style histogram errorbars gap 1.5 lw 1.2
-set style fill solid 0.9 border rgb "#ffffff"
+set style fill solid 0.9 border rgb "#333333"
 set boxwidth 0.9
 set key outside right top vertical Left reverse noautotitle
 set xtics nomirror scale 0 font ",11"
