@@ -40,7 +40,7 @@ for w in "$@"; do
         wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
         cpu='?'
     fi
-    nets=$(awk -F, 'NR > 1' "$dir/results.csv" "$dir/content.csv" | wc -l)
+    nets=$(awk -F, 'FNR > 1' "$dir/results.csv" "$dir/content.csv" | wc -l)
     printf '%2d worker%s: %6.1f s wall, %6s s CPU, %d networks (load average before: %s)\n' \
         "$w" "$([ "$w" -gt 1 ] && echo s || echo ' ')" "$wall" "$cpu" "$nets" "$load"
     if [ -z "$first_wall" ]; then
