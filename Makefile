@@ -6,7 +6,15 @@
 #   TEST=name               one test only
 #   SAN=1                   build with AddressSanitizer and UBSan
 #   TIMEOUT=seconds         per-test time limit (default 5, 30 with SAN=1)
+#   STRICT=1                warnings in starter/ are errors (the default for
+#                           solutions/, and what make check asks of both)
 #   EDITION=student|instructor  which book `make book` renders
+#
+# How the student's loop builds (tools/loop/test.sh): each chapter's tests
+# link only the student files that tools/mk/chapters.mk lists for it, so
+# a file that does not compile stops only the chapters that need it. The
+# student's files are compiled with the kit's leak check forced in
+# (tools/harness/leakcheck.h).
 
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
@@ -16,6 +24,12 @@ CH      ?=
 TEST    ?=
 SAN     ?=
 EDITION ?= student
+STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
+
+include tools/mk/chapters.mk
+# The chapters: every tests/test_chN.c, in numeric order.
+CHAPTER_NUMS := $(shell ls tests/test_ch*.c 2>/dev/null | \
+  sed -n 's|^tests/test_ch\([0-9][0-9]*\)\.c$$|\1|p' | sort -n)
 
 ifneq ($(filter-out starter solutions,$(IMPL)),)
 $(error IMPL must be starter or solutions, not '$(IMPL)')
@@ -25,7 +39,13 @@ CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2)
-CPPFLAGS := -Iinclude -Itests $(PKG_CFLAGS) -MMD -MP
+CPPFLAGS := -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -MMD -MP
+# The student's files: the leak check forced in; warnings are shown but
+# stop nothing unless STRICT=1, except the few that are always bugs.
+LEAKCHECK := -include tools/harness/leakcheck.h
+STUDENT_WARN := -Werror=implicit-function-declaration -Werror=return-type \
+  -Werror=incompatible-pointer-types -Werror=int-conversion
+STUDENT_CFLAGS = $(filter-out -Werror,$(CFLAGS)) $(STUDENT_WARN) $(LEAKCHECK)
 LDLIBS   := $(PKG_LIBS) -lm
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -48,16 +68,28 @@ objs      = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
 LIB_OBJ   := $(call objs,$(LIB_SRC),$(VARIANT))
 TEST_OBJ  := $(call objs,$(TEST_SRC),$(VARIANT))
 IMPL_OBJ  := $(call objs,$(call IMPL_SRC,$(IMPL)),$(VARIANT))
-RUNNER_OBJ := $(call objs,tools/harness/runner.c,$(VARIANT))
+RUNNER_OBJ := $(call objs,tools/harness/runner.c tools/harness/leakcheck.c,$(VARIANT))
 TESTS_BIN := $(OUT)/kit_tests
 LIBKIT    := $(OUT)/libkit.a
+LIBTOOLS  := $(OUT)/libtools.a
+EXERCISES := $(B)/exercises.tsv
+
+# The objects chapter N's tests link: its test file and its student files
+# (chapters.mk); and those of a set of chapters, with the runner, the
+# shared checks and the given code (an archive: only what is called).
+ch_objs  = $(OUT)/tests/test_ch$(1).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
+set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
+           $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
+           --exercises $(EXERCISES) $(if $(SAN),--san-log $(OUT)/sanitizer.log) \
+           --state $(OUT)/progress \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
 .PHONY: all help deps deps-dev test list debug check plots reset clean \
-        format format-check valgrind golden compdb kit-tests
+        format format-check valgrind golden compdb kit-tests watch hint \
+        progress objects
 
 # ---------------------------------------------------------------------------
 # The main job and the student's loop
@@ -70,32 +102,79 @@ all:
 	$(MAKE) --no-print-directory book
 	$(MAKE) --no-print-directory compdb
 
+# The student's loop is tools/loop/*.sh; these are the variables it reads.
+LOOP_ENV = MAKE="$(MAKE)" B="$(B)" OUT="$(OUT)" IMPL="$(IMPL)" CH="$(CH)" \
+  TEST="$(TEST)" SAN="$(SAN)" STRICT="$(STRICT)" CHAPTER_NUMS="$(CHAPTER_NUMS)" \
+  RUN_ARGS="$(RUN_ARGS)" GDB="$(GDB)" INOTIFYWAIT="$(INOTIFYWAIT)"
+GDB ?= gdb
+INOTIFYWAIT ?= inotifywait
+
 ## test: build and run the tests on starter/ (CH=N, TEST=name, IMPL=solutions, SAN=1)
-test: $(TESTS_BIN)
-	@$(TESTS_BIN) $(RUN_ARGS)
+test:
+	@$(LOOP_ENV) sh tools/loop/test.sh run
 
 ## list: list every test, by chapter, with what it checks
-list: $(TESTS_BIN)
-	@$(TESTS_BIN) --list
+list:
+	@$(LOOP_ENV) sh tools/loop/test.sh list
+
+## progress: every chapter's bar, and the next exercise with its book section
+progress:
+	@$(LOOP_ENV) sh tools/loop/test.sh progress
+
+## watch: rerun the tests of the chapter you are editing on every save (CH=N)
+watch:
+	@$(LOOP_ENV) exec sh tools/loop/watch.sh
+
+## hint: the next hint for a test (TEST=name, or CH=N: its first failing test)
+hint:
+	@$(LOOP_ENV) sh tools/loop/hint.sh
 
 ## debug: run one test in-process under gdb, built at -O0 (TEST=name is required)
 debug:
+	@command -v $(GDB) >/dev/null || { echo "make debug needs gdb, which is not installed."; \
+	  echo "Install it with: make deps   (or: sudo apt-get install gdb)"; exit 2; }
 	@test -n "$(TEST)" || { echo "make debug needs TEST=name (see make list)"; exit 2; }
-	@$(MAKE) --no-print-directory -s kit-tests DEBUG=1 SAN=
-	@echo "gdb: type 'run' to start; after a crash 'bt' shows the calls and"
-	@echo "'frame N' then 'info locals' shows one of them. 'break matmul' stops"
-	@echo "at a function before 'run'. 'quit' leaves."
-	gdb -q --args $(B)/$(IMPL)-debug/kit_tests --no-fork --impl $(IMPL) --test $(TEST)
+	@$(LOOP_ENV) DEBUG=1 OUT="$(B)/$(IMPL)-debug" SAN= sh tools/loop/test.sh debug
 
-## kit-tests: only build the test binary (for IMPL and SAN)
+## kit-tests: only build the test binary of every chapter (for IMPL and SAN)
 kit-tests: $(TESTS_BIN)
+	@$(LOOP_ENV) sh tools/loop/warnings.sh
 
-$(TESTS_BIN): $(RUNNER_OBJ) $(TEST_OBJ) $(IMPL_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# What tools/loop/test.sh asks for: the objects of chapters $(WANT) (with
+# make -k, so each file that compiles is compiled), then one binary.
+objects: $(call set_objs,$(WANT)) $(EXERCISES)
 
-$(LIBKIT): $(IMPL_OBJ) $(LIB_OBJ)
+# A failed link leaves no binary behind. LINK_LOG=file (tools/loop/test.sh)
+# sends the linker's messages there, for the kit to explain them.
+LINK_TO = $(if $(LINK_LOG),>$(LINK_LOG) 2>&1) || { rm -f $@; exit 1; }
+
+$(TESTS_BIN): $(call set_objs,$(CHAPTER_NUMS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(LINK_TO)
+
+# A binary for some chapters only: kit_tests-1-2 holds chapters 1 and 2.
+.SECONDEXPANSION:
+$(OUT)/kit_tests-%: $$(call set_objs,$$(subst -, ,$$*))
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(LINK_TO)
+
+$(LIBKIT): $(IMPL_OBJ) $(LIB_OBJ) $(OUT)/tools/harness/leakcheck.o
 	@rm -f $@
 	ar rcs $@ $^
+
+$(LIBTOOLS): $(LIB_OBJ)
+	@rm -f $@
+	@ar rcs $@ $^
+
+# (Not remade when starter/ changes: the student edits it all the time,
+# and which file defines an exercise's function does not change.)
+$(EXERCISES): $(wildcard chapters/*.md) tools/loop/exercises.sh
+	@mkdir -p $(dir $@)
+	@sh tools/loop/exercises.sh >$@.tmp && mv $@.tmp $@
+
+# The student's files: the kit's one-line explanation above the
+# compiler's own message (tools/loop/cc.sh), a log of the warnings.
+$(OUT)/$(IMPL)/%.o: $(IMPL)/%.c tools/harness/leakcheck.h
+	@mkdir -p $(dir $@)
+	@$(LOOP_ENV) sh tools/loop/cc.sh $@ $< $(CC) $(CPPFLAGS) $(STUDENT_CFLAGS) -c -o $@ $<
 
 $(B)/%.o:
 	@mkdir -p $(dir $@)
@@ -105,7 +184,7 @@ $(B)/%.o:
 define object_rule
 $(call objs,$(1),$(VARIANT)): $(1)
 endef
-$(foreach s,$(LIB_SRC) $(TEST_SRC) $(call IMPL_SRC,$(IMPL)) tools/harness/runner.c,\
+$(foreach s,$(LIB_SRC) $(TEST_SRC) tools/harness/runner.c tools/harness/leakcheck.c,\
   $(eval $(call object_rule,$(s))))
 
 # The headers each object depends on, as the compiler wrote them; they are
@@ -118,7 +197,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(call IMPL_SRC,$(IMPL)) tools/harness/runner
 # ---------------------------------------------------------------------------
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
-  texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
+  texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear chromium epubcheck
 
@@ -142,10 +221,17 @@ PLOT_SRC     := $(wildcard tools/plotdata/*.c)
 PLOT_BINS    := $(patsubst tools/plotdata/%.c,$(B)/plotdata/%,$(PLOT_SRC))
 PLOT_SCRIPTS := $(filter-out plots/common.gp,$(wildcard plots/*.gp))
 PLOT_NAMES   := $(patsubst plots/%.gp,%,$(PLOT_SCRIPTS))
-PLOT_FILES   := $(foreach n,$(PLOT_NAMES),$(B)/plots/$(n).png $(B)/plots/$(n).svg)
+# Diagrams: TikZ pictures (tools/diagrams/*.tex), drawn like the plots.
+DIAGRAM_SRC  := $(wildcard tools/diagrams/*.tex)
+DIAGRAM_NAMES := $(patsubst tools/diagrams/%.tex,%,$(DIAGRAM_SRC))
+# Every figure is vector: a PDF drawn at its printed size (for LaTeX),
+# an SVG converted from that PDF (for the HTML and EPUB), and a PNG
+# preview, so that both editions show the very same drawing.
+FIGURE_NAMES := $(PLOT_NAMES) $(DIAGRAM_NAMES)
+PLOT_FILES   := $(foreach n,$(FIGURE_NAMES),$(B)/plots/$(n).pdf $(B)/plots/$(n).svg $(B)/plots/$(n).png)
 DATA_STAMP   := $(B)/plots/data/.stamp
 
-## plots: run the reference code to write the data, then draw every figure
+## plots: run the reference code to write the data, then draw every figure (PDF, SVG, PNG)
 plots: $(PLOT_FILES)
 
 $(B)/plotdata/%: tools/plotdata/%.c $(B)/solutions/libkit.a
@@ -167,22 +253,38 @@ $(DATA_STAMP): $(PLOT_BINS)
 	@set -e; for p in $(PLOT_BINS); do echo "  run  $$p"; $$p $(dir $@); done
 	@touch $@
 
-$(B)/plots/%.png: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='png'; outfile='$@'; datadir='$(B)/plots/data'" $<
+$(B)/plots/%.pdf: plots/%.gp plots/common.gp $(DATA_STAMP)
+	gnuplot -e "fmt='pdf'; outfile='$@'; datadir='$(B)/plots/data'" $<
 
-$(B)/plots/%.svg: plots/%.gp plots/common.gp $(DATA_STAMP)
-	gnuplot -e "fmt='svg'; outfile='$@'; datadir='$(B)/plots/data'" $<
+# A diagram is a standalone LaTeX document; pdflatex runs in its own
+# directory so that its auxiliary files stay out of the way.
+$(B)/plots/%.pdf: tools/diagrams/%.tex
+	@mkdir -p $(B)/diagrams $(dir $@)
+	@echo "  pdflatex  $<"
+	@pdflatex -interaction=nonstopmode -halt-on-error -output-directory=$(B)/diagrams $< >/dev/null \
+	  || { grep -A8 '^!' $(B)/diagrams/$*.log | head -n 20; exit 1; }
+	@cp $(B)/diagrams/$*.pdf $@
+
+$(B)/plots/%.svg: $(B)/plots/%.pdf
+	pdftocairo -svg $< $@
+
+$(B)/plots/%.png: $(B)/plots/%.pdf
+	pdftocairo -png -r 150 -singlefile $< $(basename $@)
 
 # ---------------------------------------------------------------------------
 # The kit's own checks
 # ---------------------------------------------------------------------------
 
 # The runner's own test binary: tools/harness/selftest.c, not a chapter.
+# selftest.c is compiled as a student's file is, with the leak check.
 $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
+                            tools/harness/leakcheck.c tools/harness/leakcheck.h \
                             tests/kit_test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iinclude -Itests $(PKG_CFLAGS) -o $@ \
-	  tools/harness/runner.c tools/harness/selftest.c $(LDLIBS)
+	$(CC) $(CFLAGS) -Iinclude -Itests $(PKG_CFLAGS) $(LEAKCHECK) -c \
+	  -o $(B)/selftest/selftest.o tools/harness/selftest.c
+	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
+	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
 
 ## check: the kit's self-test (solutions pass, stubs fail cleanly, API, sanitizers, plots, book)
 check:
@@ -233,4 +335,4 @@ help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /' | sed 's/: /\t/' | \
 	  awk -F'\t' '{printf "  %-14s %s\n", substr($$1,3), $$2}'
 
-include $(sort $(wildcard tools/mk/*.mk))
+include $(filter-out tools/mk/chapters.mk,$(sort $(wildcard tools/mk/*.mk)))

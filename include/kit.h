@@ -18,7 +18,7 @@
 
 enum kit_status {
     KIT_OK = 0,
-    KIT_E_SIZE = -1,  /* a size is zero or negative                  */
+    KIT_E_SIZE = -1,  /* a size is zero, negative or out of range    */
     KIT_E_NULL = -2,  /* a required pointer is NULL                  */
     KIT_E_HEADS = -3, /* d_model is not a multiple of n_heads, etc.  */
     KIT_E_NOMEM = -4, /* out of memory for scratch space             */

@@ -1,7 +1,7 @@
 # ch1_heatmap.gp: one head's attention weights over the example sentence.
 # Data: ch1_heatmap.dat (query row, key column, weight), written by
 # tools/plotdata/ch1.c from the reference attention().
-size_w = 760; size_h = 700
+fig_w = 12; fig_h = 11              # cm, as printed
 load "plots/common.gp"
 load datadir."/sentence_tics.gp"
 set title "One head, Q = K = V = X: weights over the sentence"
@@ -15,4 +15,4 @@ set size ratio -1
 set tics nomirror out scale 0.5
 unset key
 plot datadir."/ch1_heatmap.dat" using 2:1:3 with image, \
-     datadir."/ch1_heatmap.dat" using 2:1:(sprintf("%.2f", $3)) with labels font ",9" textcolor rgb "#555555"
+     datadir."/ch1_heatmap.dat" using 2:1:(sprintf("%.2f", $3)) with labels font ",8" textcolor rgb "#555555"

@@ -5,18 +5,17 @@
 # Data: ch5_content_hH_iI.dat (tools/experiment/main.c); ch5_content.gpi
 # holds each panel's title (the head's mean weight on each relation's
 # token, over the evaluation sequences).
-size_w = 1200
-size_h = 500
+fig_w = 16.4; fig_h = 6.8            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_content.gpi"
 set cbrange [0:1]
 set yrange [] reverse
 set size ratio -1
-set tics scale 0 font ",12"
+set tics scale 0 font ",8"
 unset key
-set title font ",13"
+set title font ",8"
 set multiplot layout 1, 3 margins 0.03, 0.9, 0.1, 0.8 spacing 0.05, 0.1 \
-    title "Content task: attention weights of the trained heads on one sequence" font ",15"
+    title "Content task: attention weights of the trained heads on one sequence" font ",9"
 do for [p in "1:0 2:0 2:1"] {
     h = int(substr(p, 1, 1)); i = int(substr(p, 3, 3))
     set title value(sprintf("title_ch5_content_h%d_i%d", h, i))

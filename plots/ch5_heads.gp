@@ -6,25 +6,24 @@
 # the files' first row and column; ch5_heads.gpi sets each panel's title:
 # the head's mean weight on the token each relation reads (t-1, t-2,
 # x0 = the first token, x1 = the second), over the evaluation sequences.
-size_w = 1200
-size_h = 1120
+fig_w = 16.4; fig_h = 15.6            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_heads.gpi"
 
 set cbrange [0:1]
 set yrange [] reverse
 set size ratio -1
-set tics scale 0 font ",12"
+set tics scale 0 font ",8"
 set xtics offset 0, 0.3
 unset key
-set title font ",13"
+set title font ",8"
 
 set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.89 spacing 0.035, 0.13 \
-    title "Attention weights of the trained heads on one sequence\n(rows: 1, 2 and 4 heads)" font ",16"
+    title "Attention weights of the trained heads on one sequence\n(rows: 1, 2 and 4 heads)" font ",10"
 
 # the empty corner of the first row explains how to read a panel
 set label 10 "In each panel a row is a query (the first at the top)\nand a column a key; the labels are the sequence's symbols.\n\nAbove each panel: the head's mean weight on the token\neach relation reads, over every evaluation sequence:\n  t-1 = the previous token,  t-2 = the token two back,\n  x0 = the first token,  x1 = the second token." \
-    at screen 0.3, screen 0.86 left font ",13"
+    at screen 0.3, screen 0.86 left font ",8.5"
 
 do for [k in "1 2 4"] {
     h = int(k)

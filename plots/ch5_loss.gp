@@ -2,8 +2,7 @@
 # the position task, the mean over seeds. Data: ch5_loss.dat
 # (tools/experiment/main.c): step, then one column per configuration;
 # ch5_misc.gpi names the columns.
-size_w = 900
-size_h = 560
+fig_w = 14.4; fig_h = 9              # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_misc.gpi"
 
@@ -25,6 +24,6 @@ colours = "#d95f02 #7570b3 #1b9e77 #e7298a #66a61e #a6761d #666666"
 # the last column is the scale control, dashed
 last = loss_columns - 1
 plot for [i = 0:last - 1] datadir."/ch5_loss.dat" using 1:(column(i + 2)) \
-     with lines lw 2.2 lc rgb word(colours, i + 1) title value(sprintf("loss_title_%d", i)), \
+     with lines lw 1.8 lc rgb word(colours, i + 1) title value(sprintf("loss_title_%d", i)), \
      datadir."/ch5_loss.dat" using 1:(column(last + 2)) \
-     with lines lw 2.2 dt 2 lc rgb word(colours, last + 1) title value(sprintf("loss_title_%d", last))
+     with lines lw 1.8 dt 2 lc rgb word(colours, last + 1) title value(sprintf("loss_title_%d", last))

@@ -4,8 +4,7 @@
 # number of heads kept, mean and sd over seeds. Data: ch5_prune.dat
 # (tools/experiment/main.c), one block per head count; ch5_misc.gpi
 # names the blocks.
-size_w = 900
-size_h = 520
+fig_w = 14.4; fig_h = 8.4            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_misc.gpi"
 set title "Pruning: accuracy as heads are removed, the least important first"

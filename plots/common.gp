@@ -1,23 +1,29 @@
 # common.gp: every figure script loads this first (load "plots/common.gp").
 # The Makefile sets
-#   fmt     = "png" or "svg"
+#   fmt     = "pdf" (the only format drawn; the SVG and the PNG preview
+#             are converted from the PDF, so every edition shows the
+#             same drawing)
 #   outfile = the file to write
 #   datadir = where the reference code wrote the data
 # This file chooses the terminal; the script then draws its figure.
-if (!exists("fmt")) fmt = "png"
+#
+# A figure is drawn at the size it is printed: set fig_w and fig_h, in
+# cm, before loading this file. The book's text is 16.4 cm wide, so
+# fig_w <= 16.4 (tools/checks/72-book-print.sh checks it), and then a font
+# of N points in the script is N points on paper. Every font must be at
+# least 7 points (the check reads `font ",N"` and {/=N ...} in every
+# script). The default font is 9 points; an enhanced-text subscript is
+# 0.8 of its line's size, so 9 keeps it at 7.2.
+# (Older scripts set size_w, size_h in pixels: 1000 px = 16 cm.)
+if (!exists("fmt")) fmt = "pdf"
 if (!exists("datadir")) datadir = "build/plots/data"
 if (!exists("outfile")) outfile = "build/plots/figure." . fmt
 
-# size_w, size_h (pixels) may be set by a script before it loads this;
-# the defaults suit one heatmap.
-if (!exists("size_w")) size_w = 800
-if (!exists("size_h")) size_h = 700
+if (!exists("fig_w")) fig_w = exists("size_w") ? size_w * 0.016 : 12.0
+if (!exists("fig_h")) fig_h = exists("size_h") ? size_h * 0.016 : 9.0
+if (!exists("font_pt")) font_pt = 9
 
-if (fmt eq "svg") {
-    set terminal svg size size_w, size_h font "DejaVu Sans,14" background rgb "white"
-} else {
-    set terminal pngcairo size size_w, size_h font "DejaVu Sans,13" background rgb "white"
-}
+eval sprintf("set terminal pdfcairo enhanced color size %.2fcm,%.2fcm font 'DejaVu Sans,%g' linewidth 1.2 rounded background rgb 'white'", fig_w, fig_h, font_pt)
 set output outfile
 
 # The kit's one colour scale for attention weights: 0 (white) to 1 (dark).

@@ -62,13 +62,18 @@ int mha_head_slice(const float *W, float *W_i, int d_model, int n_heads, int i)
  * out = concat(head_0, ..., head_{h-1}) W_o.
  * X (T, d_model), out (T, d_model), weights (h, T, T): head i writes its
  * (T, T) weights at weights + i*T*T.
- * Steps: check everything first (NULLs, mha_check_config(), T > 0) and
- * write nothing on error; malloc scratch for W_q^i, W_k^i, W_v^i
+ * First check everything (NULLs, mha_check_config(), T > 0) and write
+ * nothing on error; malloc scratch for W_q^i, W_k^i, W_v^i
  * (d_model, d_head), Q_i, K_i, V_i, head_i (T, d_head) and concat
- * (T, d_model), returning KIT_E_NOMEM (after freeing) if one fails;
- * then for each head: mha_head_slice(), matmul(), attention(), and copy
- * head_i into columns i*d_head.. of concat. Last: concat times W_o.
- * attention() of width d_head scales by 1/sqrt(d_head), as it must. */
+ * (T, d_model), returning KIT_E_NOMEM (after freeing) if one fails.
+ * Then, for each head i:
+ *   1. cut head i's W_q^i, W_k^i, W_v^i out of W_q, W_k, W_v
+ *      (mha_head_slice());
+ *   2. project: Q_i = X W_q^i, K_i = X W_k^i, V_i = X W_v^i (matmul());
+ *   3. attend: attention() (causal_attention() when cfg->causal), whose
+ *      width d_head makes it scale by 1/sqrt(d_head), as it must;
+ *   4. concatenate: copy head_i into columns i*d_head.. of concat.
+ * 5. Last, mix the heads: out = concat W_o. */
 int mha_forward(const struct mha_config *cfg, const struct mha_weights *w,
                 const float *X, float *out, float *weights, int T)
 {
@@ -86,11 +91,16 @@ int mha_forward(const struct mha_config *cfg, const struct mha_weights *w,
  * once for all heads, each (T, d_model); head i reads columns
  * off = i*d_head .. off + d_head - 1 of each.
  * X (T, d_model), out (T, d_model), weights (h, T, T).
- * Steps for head i: scores[t][j] = (q_t . k_j over head i's columns)
- * / sqrt(d_head), not sqrt(d_model); -INFINITY for j > t when causal;
- * softmax_rows(); then the weighted sum of head i's value columns,
- * written straight into columns off.. of concat. Last: concat W_o.
- * Same checks, errors and scratch rules as mha_forward(). */
+ * Same checks, errors and scratch rules as mha_forward(). Steps:
+ * 1. project once: Q = X W_q, K = X W_k, V = X W_v.
+ * Then, for each head i and each query t:
+ *   2. scores[j] = (q_t . k_j over head i's columns) / sqrt(d_head),
+ *      not sqrt(d_model), reading Q and K at column offset off;
+ *   3. when causal, -INFINITY for every key j > t;
+ *   4. softmax (softmax_rows()) turns the scores into head i's weights;
+ *   5. the weighted sum of head i's value columns, written straight
+ *      into columns off.. of concat.
+ * 6. Last, mix the heads: out = concat W_o. */
 int mha_forward_fused(const struct mha_config *cfg, const struct mha_weights *w,
                       const float *X, float *out, float *weights, int T)
 {

@@ -12,15 +12,32 @@ meaning:
                                    /* @end N */ in F. F without a '/' is
                                    starter/F (student edition) or
                                    solutions/F (instructor edition).
-  ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. The
-                                   image is looked up in <builddir>/; its
-                                   width, unless given ({width=60%}), is
-                                   its pixels / 1000 of the text width
+  ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. A
+                                   figure under plots/ is vector, drawn
+                                   by plots/x.gp or tools/diagrams/x.tex:
+                                   the PDF <builddir>/plots/x.pdf in
+                                   LaTeX, at the
+                                   size it was drawn (its fonts are the
+                                   printed sizes), and the SVG converted
+                                   from it in HTML and EPUB, at the same
+                                   share of the column (.png, .svg, .pdf
+                                   or no extension all mean the same
+                                   figure). In HTML a click enlarges it
+                                   (pure CSS, no script).
+  | table |  + Table: Caption {#tbl:x}
+                                   Table C.k; @tbl:x refers to it. Every
+                                   table is numbered; in print it never
+                                   splits across pages.
+  ::: {.generated file=F #tbl:x}   a generated table; the div's text, if
+  Caption.                         any, is its caption
   @ch:slug                         "Chapter C"
   ::: exercise                     Exercise C.k; @ex:id refers to one
   ::: question                     Question C.k (to think about, no code)
                                    with an id
   ::: {.generated file=F}          the Markdown file <builddir>/plots/data/F
+                                   (a number followed by % is set with a
+                                   no-break space before the %, as the
+                                   prose writes it: 70.9 %)
   []{.value key=K}                 K's value, from <builddir>/plots/data/
                                    *.values (lines key=value)
   ::: instructor-only / student-only   kept in that edition only
@@ -315,6 +332,38 @@ local function generated(ctx, div)
          "by a data writer in tools/plotdata/ during make plots)")
   end
   local blocks = pandoc.read(text, "markdown").blocks
+  -- House style: "70.9 %", with a no-break space, as the prose has it.
+  blocks = pandoc.Blocks(blocks):walk({
+    Str = function(str)
+      local t = str.text:gsub("(%d)%%", "%1\u{a0}%%")
+      if t ~= str.text then
+        return pandoc.Str(t)
+      end
+    end,
+  })
+  -- The div's own text is the caption of the table it brings in, and
+  -- its id the table's.
+  local caption = pandoc.utils.blocks_to_inlines(div.content)
+  local found = false
+  blocks = blocks:walk({
+    Table = function(tbl)
+      if found then
+        return nil
+      end
+      found = true
+      if #caption > 0 then
+        tbl.caption = { long = { pandoc.Plain(caption) } }
+      end
+      if div.identifier ~= "" then
+        tbl.attr = pandoc.Attr(div.identifier, tbl.attr.classes, tbl.attr.attributes)
+      end
+      return tbl
+    end,
+  })
+  if (#caption > 0 or div.identifier ~= "") and not found then
+    fail(ctx, "the generated block of '" .. file .. "' has a caption or an id, " ..
+         "but the file holds no table")
+  end
   return pandoc.Div(blocks, pandoc.Attr("", { "generated" }, { { "data-file", file } }))
 end
 
@@ -337,6 +386,24 @@ local function is_figure(para)
          (para.content[1].title or ""):match("^fig:") ~= nil
 end
 
+-- The book's text width in print, in points (A4, 2.3 cm margins: the
+-- figures under plots/ are drawn for it; see plots/common.gp).
+local TEXTWIDTH_PT = 16.4 / 2.54 * 72
+
+-- A figure under plots/ is drawn as <builddir>/plots/NAME.pdf, with an
+-- SVG converted from it: LaTeX takes the PDF, HTML and EPUB the SVG.
+local function vector_src(src)
+  local base = src:match("^(plots/.+)%.png$") or src:match("^(plots/.+)%.svg$") or
+               src:match("^(plots/.+)%.pdf$") or src:match("^(plots/[^.]+)$")
+  if not base then
+    return nil
+  end
+  if FORMAT:match("latex") then
+    return base .. ".pdf"
+  end
+  return base .. ".svg"
+end
+
 local function check_image(ctx, img)
   local src = img.src
   if src:match("^%a[%w+.-]*:") or src:match("^//") then
@@ -345,10 +412,17 @@ local function check_image(ctx, img)
     end
     return img
   end
-  if exists(builddir .. "/" .. src) then
-    if FORMAT:match("latex") then
-      img.src = builddir .. "/" .. src
+  local vec = vector_src(src)
+  if vec then
+    if not exists(builddir .. "/" .. vec) then
+      fail(ctx, "figure '" .. src .. "': " .. builddir .. "/" .. vec .. " not found " ..
+           "(is there a plots/*.gp or tools/diagrams/*.tex that draws it, and did make plots run?)")
     end
+    img.src = builddir .. "/" .. vec
+    return img
+  end
+  if exists(builddir .. "/" .. src) then
+    img.src = builddir .. "/" .. src
   elseif not exists(src) then
     fail(ctx, "image '" .. src .. "' not found in " .. builddir ..
          "/ (is there a plots/*.gp that draws it, and did make plots run?)")
@@ -356,30 +430,102 @@ local function check_image(ctx, img)
   return img
 end
 
--- The width of a PNG in pixels, or nil.
-local function png_width(path)
-  local f = io.open(path, "rb")
-  if not f then
+-- The width of an SVG in points (pdftocairo writes width="123pt"), or nil.
+local function svg_width_pt(path)
+  local text = read_file(path)
+  if not text then
     return nil
   end
-  local head = f:read(24)
-  f:close()
-  if not head or #head < 24 or head:sub(2, 4) ~= "PNG" then
+  local head = text:sub(1, 2000):match("<svg[^>]*>")
+  if not head then
     return nil
   end
-  return string.unpack(">I4", head, 17)
+  local w, unit = head:match('%swidth="([%d.]+)(%a*)"')
+  w = tonumber(w)
+  if not w then
+    return nil
+  end
+  if unit == "pt" or unit == "" then
+    return w
+  elseif unit == "px" then
+    return w * 0.75
+  elseif unit == "cm" then
+    return w / 2.54 * 72
+  elseif unit == "mm" then
+    return w / 25.4 * 72
+  elseif unit == "in" then
+    return w * 72
+  end
+  return nil
 end
 
--- A figure's width on the page, unless the chapter gives one: the
--- plots all use the same font size in pixels, so a figure gets a share
--- of the text width in proportion to its pixels (1000 px = the full
--- width). Its lettering is then the same size in every figure.
+-- A figure's width in HTML, unless the chapter gives one: the same share
+-- of the column as of the printed text width, so that its lettering is
+-- in proportion to the text around it, as on paper.
 local function default_width(src)
-  local px = png_width(src) or png_width(builddir .. "/" .. src)
-  if not px then
-    return "75%"
+  local w = src:match("%.svg$") and svg_width_pt(src)
+  if not w then
+    return nil
   end
-  return string.format("%d%%", math.max(40, math.min(100, math.floor(px / 10 + 0.5))))
+  return string.format("%d%%", math.max(30, math.min(100, math.floor(w / TEXTWIDTH_PT * 100 + 0.5))))
+end
+
+-- A caption as plain text, for an image's alt text: the mathematics as
+-- a reader would say it, not as TeX.
+local function math_text(tex)
+  local t = tex
+  local function group(pat, fn)
+    local n
+    repeat
+      t, n = t:gsub(pat, fn)
+    until n == 0
+  end
+  group("\\sqrt%s*(%b{})", function(g)
+    g = g:sub(2, -2)
+    return #g > 1 and ("√(" .. g .. ")") or ("√" .. g)
+  end)
+  group("\\bar%s*(%b{})", function(g) return g:sub(2, -2) .. "\u{304}" end)
+  group("\\overline%s*(%b{})", function(g) return g:sub(2, -2) .. "\u{305}" end)
+  group("\\[a-z]*frac%s*(%b{})%s*(%b{})", function(a, b) return a:sub(2, -2) .. "/" .. b:sub(2, -2) end)
+  group("\\(%a+)%s*(%b{})", function(cmd, g)
+    if cmd == "text" or cmd == "mathrm" or cmd == "operatorname" or cmd == "mathbf" or
+       cmd == "mathit" or cmd == "textrm" or cmd == "mathsf" or cmd == "texttt" then
+      return g:sub(2, -2)
+    end
+    return nil
+  end)
+  local words = {
+    times = "×", cdot = "·", le = "≤", leq = "≤", ge = "≥", geq = "≥", approx = "≈",
+    infty = "∞", to = "→", pm = "±", top = "T", ne = "≠", neq = "≠", sum = "∑",
+    alpha = "α", beta = "β", epsilon = "ε", varepsilon = "ε", theta = "θ",
+    lambda = "λ", mu = "μ", sigma = "σ", tau = "τ", omega = "ω", partial = "∂",
+    ldots = "…", dots = "…", cdots = "…", odot = "⊙", propto = "∝", infin = "∞",
+  }
+  t = t:gsub("\\([,;:! ])", " "):gsub("\\quad", " "):gsub("\\qquad", " ")
+  t = t:gsub("\\left", ""):gsub("\\right", ""):gsub("\\[Bb]ig+[lr]?", "")
+  t = t:gsub("\\(%a+)", function(w) return words[w] or w end)
+  local sub = {
+    a = "ₐ", e = "ₑ", h = "ₕ", i = "ᵢ", j = "ⱼ", k = "ₖ", l = "ₗ", m = "ₘ", n = "ₙ",
+    o = "ₒ", p = "ₚ", r = "ᵣ", s = "ₛ", t = "ₜ", u = "ᵤ", v = "ᵥ", x = "ₓ",
+    ["0"] = "₀", ["1"] = "₁", ["2"] = "₂", ["3"] = "₃", ["4"] = "₄",
+    ["5"] = "₅", ["6"] = "₆", ["7"] = "₇", ["8"] = "₈", ["9"] = "₉",
+  }
+  t = t:gsub("_{?(%w)}?", function(c) return sub[c] or ("_" .. c) end)
+  t = t:gsub("[{}]", ""):gsub("%s+", " ")
+  return t
+end
+
+local function plain_text(inlines)
+  local out = {}
+  pandoc.Inlines(inlines):walk({
+    Str = function(x) out[#out + 1] = x.text end,
+    Space = function() out[#out + 1] = " " end,
+    SoftBreak = function() out[#out + 1] = " " end,
+    LineBreak = function() out[#out + 1] = " " end,
+    Code = function(x) out[#out + 1] = x.text end,
+    Math = function(x) out[#out + 1] = math_text(x.text) end,
+  })
+  return (table.concat(out):gsub("%s+", " "))
 end
 
 local function figure(ctx, para)
@@ -393,10 +539,116 @@ local function figure(ctx, para)
   local caption = pandoc.List({ pandoc.Strong({ pandoc.Str(label .. ".") }), pandoc.Space() })
   caption:extend(img.caption)
   img.caption = caption
-  if not img.attributes.width and not img.attributes.height then
+  if (FORMAT:match("html") or FORMAT:match("epub")) and not img.attributes.width and
+     not img.attributes.height then
     img.attributes.width = default_width(img.src)
   end
+  if FORMAT:match("html") or FORMAT:match("epub") then
+    -- <figure>, with an alt text in words, not TeX. In HTML the image
+    -- sits inside a label with a hidden checkbox, so that a click (or
+    -- Space) shows it at full size and a second click puts it back, with
+    -- CSS alone (tools/book/book.css, "Figures"). E-readers zoom by
+    -- themselves.
+    local alt = plain_text(caption)
+    local id = img.identifier
+    local image = pandoc.Image({ pandoc.Str(alt) }, img.src, "",
+                               pandoc.Attr("", {}, img.attributes))
+    local body = { image }
+    if FORMAT:match("html") then
+      body = {
+        pandoc.RawInline("html", '<label class="zoom" title="Click to enlarge; click again to close">' ..
+                                 '<input type="checkbox" aria-label="' .. label .. ' at full size" />'),
+        image,
+        pandoc.RawInline("html", '</label>'),
+      }
+    end
+    return {
+      pandoc.RawBlock("html", '<figure' .. (id ~= "" and (' id="' .. id .. '"') or "") .. '>'),
+      pandoc.Plain(body),
+      pandoc.RawBlock("html", "<figcaption>"),
+      pandoc.Plain(caption),
+      pandoc.RawBlock("html", "</figcaption>"),
+      pandoc.RawBlock("html", "</figure>"),
+    }
+  end
   return para
+end
+
+-- A table: Table C.k, its caption from "Table: text {#tbl:x}" or from
+-- the .generated block that brought it in. In LaTeX it is set in a
+-- table float that never splits (tools/book/header.tex, kittable).
+local function table_caption_id(tbl)
+  local long = tbl.caption and tbl.caption.long or {}
+  local inlines = pandoc.utils.blocks_to_inlines(long)
+  local id = tbl.attr.identifier
+  -- a trailing {#tbl:x} in the caption text
+  local last = inlines[#inlines]
+  if last and last.t == "Str" then
+    local tid = last.text:match("^{#(tbl:[%w%-_:.]+)}$")
+    if tid then
+      id = tid
+      inlines:remove(#inlines)
+      while #inlines > 0 and (inlines[#inlines].t == "Space" or inlines[#inlines].t == "SoftBreak") do
+        inlines:remove(#inlines)
+      end
+    end
+  end
+  return inlines, id
+end
+
+local function numbered_table(ctx, tbl)
+  ctx.tables = (ctx.tables or 0) + 1
+  local number = ctx.prefix .. ctx.tables
+  local label = "Table " .. number
+  local text, id = table_caption_id(tbl)
+  if id ~= "" then
+    if not id:match("^tbl:") then
+      fail(ctx, "a table's id '" .. id .. "' must start with 'tbl:'")
+    end
+    add_ref(ctx, id, label)
+  end
+  local caption = pandoc.List({ pandoc.Strong({ pandoc.Str(label .. ".") }) })
+  if #text > 0 then
+    caption:insert(pandoc.Space())
+    caption:extend(text)
+  end
+  tbl.attr = pandoc.Attr("", tbl.attr.classes, tbl.attr.attributes)
+  -- A table of short cells (numbers, names) takes its columns' natural
+  -- widths: a pipe table's relative widths only reflect how long its
+  -- source lines were.
+  local longest = 0
+  local function rows(list)
+    for _, row in ipairs(list or {}) do
+      for _, cell in ipairs(row.cells or {}) do
+        longest = math.max(longest, utf8.len(stringify(cell.contents)) or 0)
+      end
+    end
+  end
+  rows(tbl.head and tbl.head.rows)
+  for _, body in ipairs(tbl.bodies or {}) do
+    rows(body.head)
+    rows(body.body)
+  end
+  if longest <= 24 then
+    for i, cs in ipairs(tbl.colspecs) do
+      tbl.colspecs[i] = { cs[1], pandoc.ColWidthDefault }
+    end
+  end
+  if FORMAT:match("latex") then
+    tbl.caption = { long = {} }
+    local cap = pandoc.List({ pandoc.RawInline("latex", (id ~= "" and ("\\hypertarget{" .. id .. "}{}") or "") ..
+                                                      "\\captionof{table}{") })
+    cap:extend(caption)
+    cap:insert(pandoc.RawInline("latex", "}"))
+    return {
+      pandoc.RawBlock("latex", "\\begin{kittable}"),
+      pandoc.Plain(cap),
+      tbl,
+      pandoc.RawBlock("latex", "\\end{kittable}"),
+    }
+  end
+  tbl.caption = { long = { pandoc.Plain(caption) } }
+  return pandoc.Div({ tbl }, pandoc.Attr(id, { "table" }))
 end
 
 -- A numbered box: an exercise (code to write, with its test command) or
@@ -425,7 +677,15 @@ local function numbered_box(ctx, div, kind)
   end
   div.attributes["data-number"] = number
   if FORMAT:match("latex") then
-    div.content:insert(1, pandoc.RawBlock("latex", "\\begin{" .. box.env .. "}"))
+    -- A short box never breaks across pages (a line alone on the next
+    -- page helps nobody); a long one, with code or many lines, may.
+    local long = #stringify(div) > 1200
+    pandoc.Blocks(div.content):walk({
+      CodeBlock = function() long = true end,
+      Table = function() long = true end,
+    })
+    div.content:insert(1, pandoc.RawBlock("latex", "\\begin{" .. box.env .. "}" ..
+                                                   (long and "" or "[unbreakable]")))
     div.content:insert(pandoc.RawBlock("latex", "\\end{" .. box.env .. "}"))
   end
   return div
@@ -540,6 +800,30 @@ local function process_chapter(ctx, blocks)
     Image = function(img)
       return check_image(ctx, img)
     end,
+    Math = function(m)
+      -- In MathML, \operatorname{f} becomes <mo>f</mo>, which browsers
+      -- space as an operator: "MultiHead ( X )". Upright text sets it
+      -- tight, as TeX does.
+      -- And texmath makes every matched ( ) stretchy, which browsers set
+      -- with gaps, "( X )"; TeX stretches only \left( \right), so a
+      -- plain parenthesis is braced, {(}, which texmath keeps plain.
+      if FORMAT:match("html") or FORMAT:match("epub") then
+        local t = m.text:gsub("\\operatorname%s*(%b{})%s*\\!", "\\text%1")
+                        :gsub("\\operatorname%s*(%b{})", "\\text%1")
+        t = t:gsub("()([%(%)])", function(pos, ch)
+          local before = t:sub(1, pos - 1)
+          if before:match("\\left%s*$") or before:match("\\right%s*$") or
+             before:match("\\[bB]igg?[lr]?%s*$") or before:match("\\$") then
+            return nil
+          end
+          return "{" .. ch .. "}"
+        end)
+        if t ~= m.text then
+          m.text = t
+          return m
+        end
+      end
+    end,
   }))
   -- Figures and exercises in document order (one block walk, bottom-up).
   blocks = blocks:walk(guarded({
@@ -555,12 +839,15 @@ local function process_chapter(ctx, blocks)
         end
       end
     end,
+    Table = function(tbl)
+      return numbered_table(ctx, tbl)
+    end,
   }))
   return number_headers(ctx, blocks)
 end
 
 -- Cross references: @fig:x, @ch:slug, @ex:x, @sec:x become links.
-local ref_prefixes = { "fig:", "ch:", "ex:", "sec:" }
+local ref_prefixes = { "fig:", "ch:", "ex:", "sec:", "tbl:" }
 
 local function is_ref(id)
   for _, p in ipairs(ref_prefixes) do
@@ -592,7 +879,7 @@ local function resolve_refs(ctx, blocks)
         local r = refs[c.id]
         if not r then
           fail(ctx, "reference '@" .. c.id .. "' points to nothing: no figure, " ..
-               "chapter, exercise or section has the id '" .. c.id .. "'")
+               "chapter, exercise, table or section has the id '" .. c.id .. "'")
         end
         if i > 1 then
           out:insert(pandoc.Str(","))
@@ -714,12 +1001,33 @@ local function build(doc)
   for _, p in ipairs(parts) do
     blocks:extend(resolve_refs(p[1], p[2]))
   end
+  if FORMAT:match("epub") then
+    -- EPUB's navigation document may not hold MathML: headings' math
+    -- becomes text there (dₖ, √dₖ).
+    blocks = pandoc.Blocks(blocks):walk({
+      Header = function(h)
+        h.content = pandoc.Inlines(h.content):walk({
+          Math = function(m) return pandoc.Str(math_text(m.text)) end,
+        })
+        return h
+      end,
+    })
+  end
   doc.blocks = blocks
 
   local label = edition == "instructor" and "Instructor edition" or "Student edition"
   meta.edition = label
   meta["edition-label"] = pandoc.MetaInlines({ pandoc.Str(label) })
-  if not meta.date then
+  if FORMAT:match("epub") then
+    -- an EPUB's date must be a date: the edition goes in the subtitle
+    local sub = meta.subtitle and pandoc.List(meta.subtitle) or pandoc.List()
+    if #sub > 0 then
+      sub:extend({ pandoc.Str(" ("), pandoc.Str(label), pandoc.Str(")") })
+    else
+      sub = pandoc.List({ pandoc.Str(label) })
+    end
+    meta.subtitle = pandoc.MetaInlines(sub)
+  elseif not meta.date then
     meta.date = pandoc.MetaInlines({ pandoc.Str(label) })
   end
   doc.meta = meta

@@ -21,7 +21,8 @@ mark="Likely mistake"
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=solutions || exit 1
 shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/tools/lib/*.o)
-cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude -Itests $(pkg-config --cflags cunit 2>/dev/null)"
+# The same leak check as make test compiles into the student's files.
+cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude -Itests -include tools/harness/leakcheck.h $(pkg-config --cflags cunit 2>/dev/null)"
 libs="$(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm"
 n=0 bad=0 named=0 misnamed=0 n_cat=0 n_none=0
 for table in tools/mutants/*.tsv; do

@@ -1,13 +1,15 @@
 #!/bin/sh
-# Every figure is drawn, as PNG and SVG, from a run of the reference code.
+# Every figure is drawn from a run of the reference code (or from its
+# TikZ source, tools/diagrams/), as a vector PDF, an SVG and a PNG preview.
 set -eu
 B=${B:-build}
 make --no-print-directory -s plots
 status=0
-for gp in plots/*.gp; do
-    n=$(basename "$gp" .gp)
+for src in plots/*.gp tools/diagrams/*.tex; do
+    [ -e "$src" ] || continue
+    n=$(basename "$src"); n=${n%.*}
     [ "$n" = common ] && continue
-    for ext in png svg; do
+    for ext in pdf svg png; do
         if [ ! -s "$B/plots/$n.$ext" ]; then echo "missing $B/plots/$n.$ext"; status=1; fi
     done
 done

@@ -233,13 +233,6 @@ while read -r num fn; do
     fi
 done
 
-# ---------------------------------------------------------------------
-# 8. Listings fit the page: LaTeX reports no wide overfull lines.
-# ---------------------------------------------------------------------
-for log in "$B/book/book.log" "$B/book/book-instructor.log"; do
-    [ -e "$log" ] || continue
-    wide=$(grep -Eo 'Overfull \\hbox \(([2-9][0-9]|[0-9]{3,})\.[0-9]+pt too wide\)' "$log" | head -n 3 || true)
-    [ -z "$wide" ] || echo "  warning: $log: $wide"
-done
+# (The print layout, the LaTeX logs and the figures: 72-book-print.sh.)
 
 exit $status

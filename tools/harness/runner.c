@@ -21,10 +21,15 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "kit_test.h"
+#define KIT_LEAKCHECK_NO_MACROS /* the runner calls the real allocator */
+#include "leakcheck.h"
 
 #include <CUnit/CUnit.h>
 #include <CUnit/TestRun.h>
 
+#include <fcntl.h>
+
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -36,6 +41,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Built with AddressSanitizer (make test SAN=1)? */
+#if defined(__SANITIZE_ADDRESS__)
+#define KIT_SAN 1
+#include <sanitizer/lsan_interface.h>
+#else
+#define KIT_SAN 0
+#endif
 
 /* ---------------------------------------------------------------------
  * Registration
@@ -67,14 +80,25 @@ static int by_number(const void *a, const void *b)
  * ------------------------------------------------------------------- */
 
 static struct {
-    int chapter;       /* 0: all                            */
-    const char *test;  /* NULL: all                         */
-    int fork;          /* run each body in a child          */
-    double timeout;    /* seconds per test                  */
-    const char *junit; /* path of the JUnit XML, or NULL  */
-    const char *impl;  /* "starter" or "solutions", for hints */
-    int verbose;       /* print every test, not only failures */
-} opt = {0, NULL, 1, 5.0, NULL, "starter", 1};
+    int chapter;           /* 0: all                            */
+    const char *test;      /* NULL: all                         */
+    int fork;              /* run each body in a child          */
+    double timeout;        /* seconds per test                  */
+    const char *junit;     /* path of the JUnit XML, or NULL  */
+    const char *impl;      /* "starter" or "solutions", for hints */
+    int verbose;           /* print every test, not only failures */
+    const char *san_log;   /* SAN=1: where the sanitizers' reports go */
+    const char *exercises; /* build/exercises.tsv: the book's exercises */
+    int progress_only;     /* print only the progress view */
+    const char *state;     /* where each chapter's last result is kept */
+} opt = {0, NULL, 1, 5.0, NULL, "starter", 1, NULL, NULL, 0, NULL};
+
+/* Chapters that did not compile, so are not in this binary (--broken
+ * "N|title|file|test test ..."): the progress view still shows them,
+ * the JUnit report counts their tests as failed, and the last line says
+ * how many tests could not run. */
+static const char *broken[32];
+static int n_broken;
 
 /* ---------------------------------------------------------------------
  * Records: how a child's checks reach the parent
@@ -91,6 +115,7 @@ struct rec_header {
 };
 
 static int record_fd = -1; /* write end, in a child; -1 in-process */
+static int child_failed;   /* checks failed so far, in a child */
 
 static void write_all(int fd, const void *buf, size_t n)
 {
@@ -126,9 +151,11 @@ static struct {
     char first_msg[MSG_MAX];
     char first_where[256];
     char last_call[512]; /* the student's function being called, if any */
+    int san;             /* a sanitizer's report explains the failure */
 } cur;
 
-static int current_chapter; /* the chapter of the test running now */
+static int current_chapter;       /* the chapter of the test running now */
+static const char *cur_name = ""; /* and its name */
 
 int kit_current_chapter(void)
 {
@@ -163,6 +190,7 @@ void kit_about_to_call(const char *call)
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
 {
     char msg[MSG_MAX];
+    child_failed += !ok;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -236,9 +264,95 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
 #define SHORT_LIMIT 1.0
 static int timeouts_so_far;
 
+/* SAN=1: the log every child's stderr goes to, and the part of it that
+ * the current test wrote. */
+static int san_fd = -1;
+
+static int san_explain(off_t from, char *why, size_t size, int *n);
+
+/* Under AddressSanitizer, LeakSanitizer looks for blocks nobody can
+ * reach any more, allocated anywhere (the counting wrappers only see the
+ * student's malloc, calloc and realloc calls). Its report goes to the
+ * log; the failure quotes its summary and the student's frame. */
+static void lsan_check(off_t from)
+{
+#if KIT_SAN
+    if (__lsan_do_recoverable_leak_check()) {
+        char why[MSG_MAX];
+        int n = snprintf(why, sizeof why,
+                         "memory leak: LeakSanitizer found memory that was "
+                         "allocated during this test and never freed.");
+        san_explain(from, why, sizeof why, &n);
+        if ((size_t)n < sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " Its full report, with where each block was "
+                     "allocated: %s.",
+                     opt.san_log);
+        kit_check(0, "runner.c", __LINE__, "%s", why);
+    }
+#else
+    (void)from;
+#endif
+}
+
+/* The "SUMMARY:" line of the sanitizer report the current test wrote to
+ * the log (from byte `from` on), or UBSan's "runtime error:" line, and
+ * the first stack frame in the student's code, appended to why. Returns
+ * 0 when the log holds no report for this test. The log's path is given
+ * once, at the end of the run. */
+static int san_explain(off_t from, char *why, size_t size, int *n)
+{
+    if (san_fd < 0 || *n < 0 || (size_t)*n >= size)
+        return 0;
+    FILE *f = fopen(opt.san_log, "r");
+    if (!f)
+        return 0;
+    fseeko(f, from, SEEK_SET);
+    char line[1024], summary[512] = "", frame[512] = "", ub[512] = "";
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s/", opt.impl);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *p = line + strspn(line, " ");
+        if (!*summary && strncmp(p, "SUMMARY: ", 9) == 0)
+            snprintf(summary, sizeof summary, "%s", p + 9);
+        else if (!*ub && strstr(p, "runtime error:"))
+            snprintf(ub, sizeof ub, "%s", p);
+        else if (!*frame && p[0] == '#' && strstr(p, " in ") &&
+                 strstr(p, dir)) {
+            /* "#0 0x5555 in matmul /path/starter/ch1_attention.c:30" */
+            const char *fn = strstr(p, " in ") + 4;
+            const char *src = strstr(p, dir);
+            int fn_len = (int)strcspn(fn, " ");
+            snprintf(frame, sizeof frame, "%s in %.*s()", src, fn_len, fn);
+        }
+    }
+    fclose(f);
+    for (char *t = summary + strlen(summary); t > summary && t[-1] == '.';)
+        *--t = '\0'; /* its own full stop: ours follows */
+    if (!*summary && !*ub)
+        return 0;
+    /* UBSan's "file:line: runtime error: ..." says more than its
+     * summary; ASan's summary names the error and the line. */
+    *n += snprintf(why + *n, size - (size_t)*n, "%s%s%s.", *n ? " " : "",
+                   *ub ? "" : "SUMMARY: ", *ub ? ub : summary);
+    /* The frame, unless the summary already names the same line. */
+    char at[512];
+    snprintf(at, sizeof at, "%.*s", (int)strcspn(frame, " "), frame);
+    if (*frame && !strstr(*ub ? ub : summary, at) && (size_t)*n < size)
+        *n +=
+            snprintf(why + *n, size - (size_t)*n,
+                     " The first line of your code in its report: %s.", frame);
+    if (*n > (int)size - 1)
+        *n = (int)size - 1;
+    return 1;
+}
+
 static void run_forked(const struct kit_test *t)
 {
     int fds[2];
+    off_t san_from = san_fd >= 0 ? lseek(san_fd, 0, SEEK_END) : 0;
+    cur_name = t->name;
     if (pipe(fds) != 0) {
         assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
         return;
@@ -255,7 +369,15 @@ static void run_forked(const struct kit_test *t)
     if (pid == 0) {
         close(fds[0]);
         record_fd = fds[1];
+        if (san_fd >= 0) {
+            /* The sanitizers' reports go to the log, not the screen. */
+            dprintf(san_fd, "\n==== test %s ====\n", t->name);
+            dup2(san_fd, STDERR_FILENO);
+        }
+        kit_leak_reset();
         t->body();
+        if (!kit_leak_check() && !child_failed)
+            lsan_check(san_from);
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
@@ -316,7 +438,17 @@ static void run_forked(const struct kit_test *t)
         ;
 
     char why[1024];
-    int n;
+    int n = 0;
+    if (!timed_out && (WIFSIGNALED(status) || !got_end) &&
+        san_explain(san_from, why, sizeof why, &n)) {
+        /* A sanitizer stopped it: its one line says what and where. */
+        cur.san = 1;
+        if (*cur.last_call && (size_t)n < sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n, " It happened inside %s.",
+                     cur.last_call);
+        assert_in_parent(0, t->name, 0, why);
+        return;
+    }
     if (timed_out) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
@@ -333,9 +465,11 @@ static void run_forked(const struct kit_test *t)
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         n = snprintf(why, sizeof why,
                      "the test process exited with status %d before it "
-                     "finished (a sanitizer report above says why, if there "
-                     "is one).",
-                     WEXITSTATUS(status));
+                     "finished%s.",
+                     WEXITSTATUS(status),
+                     KIT_SAN ? ": a sanitizer stopped it"
+                             : " (a sanitizer report above says why, if "
+                               "there is one)");
     } else if (!got_end) {
         n = snprintf(why, sizeof why,
                      "the test process stopped before the test finished: "
@@ -347,11 +481,16 @@ static void run_forked(const struct kit_test *t)
     if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
         n += snprintf(why + n, sizeof why - (size_t)n,
                       " It happened inside %s.", cur.last_call);
-    if (!timed_out && n > 0 && (size_t)n < sizeof why)
-        snprintf(why + n, sizeof why - (size_t)n,
-                 " To see the line: make test SAN=1 TEST=%s, or make debug "
-                 "TEST=%s.",
-                 t->name, t->name);
+    if (!timed_out && n > 0 && (size_t)n < sizeof why) {
+        if (KIT_SAN) /* SAN=1 is on already: only the debugger is left */
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " To stop at the line: make debug TEST=%s.", t->name);
+        else
+            snprintf(why + n, sizeof why - (size_t)n,
+                     " To see the line: make test SAN=1 TEST=%s, or make "
+                     "debug TEST=%s.",
+                     t->name, t->name);
+    }
     assert_in_parent(0, t->name, 0, why);
 }
 
@@ -369,7 +508,9 @@ struct selected {
     int passed;
     int ran;
     double seconds;
-    char *message; /* first failure, or NULL */
+    char *message;  /* first failure, or NULL */
+    char call[128]; /* the student's call it failed in, if known */
+    int san;        /* its failure is a sanitizer's report */
 };
 
 static struct selected sel[MAX_TESTS];
@@ -387,8 +528,11 @@ static void run_selected(int i)
     double start = now_seconds();
     if (opt.fork)
         run_forked(s->t);
-    else
+    else {
+        kit_leak_reset();
         s->t->body();
+        kit_leak_check();
+    }
     if (cur.checks == 0)
         assert_in_parent(0, s->t->name, 0,
                          "this test made no checks, so it proves nothing");
@@ -397,7 +541,9 @@ static void run_selected(int i)
     s->passed = cur.failed == 0;
     if (!s->passed)
         s->message = strdup(cur.first_msg);
-    if (s->passed) {
+    if (opt.progress_only)
+        ; /* print nothing per test */
+    else if (s->passed) {
         if (opt.verbose)
             printf("  ok    ch%d %s\n", s->ch->number, s->t->name);
     } else {
@@ -406,6 +552,10 @@ static void run_selected(int i)
         if (cur.failed > 1)
             printf("        (and %d more failed check%s in this test)\n",
                    cur.failed - 1, cur.failed > 2 ? "s" : "");
+    }
+    if (!s->passed) {
+        snprintf(s->call, sizeof s->call, "%.127s", cur.last_call);
+        s->san = cur.san;
         if (first_failure < 0) {
             first_failure = i;
             snprintf(first_failure_msg, sizeof first_failure_msg, "%s",
@@ -447,7 +597,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kit_tests [--chapter N] [--test NAME] [--no-fork]\n"
             "                 [--timeout SECONDS] [--junit FILE.xml]\n"
-            "                 [--impl starter|solutions] [--quiet] [--list]\n");
+            "                 [--impl starter|solutions] [--quiet] [--list]\n"
+            "                 [--san-log FILE] [--exercises FILE.tsv]\n"
+            "                 [--broken 'N|title|file|tests'] [--progress]\n"
+            "                 [--state DIR]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -476,6 +629,22 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(a, "--impl") == 0 && v) {
             opt.impl = v;
             i++;
+        } else if (strcmp(a, "--san-log") == 0 && v) {
+            opt.san_log = *v ? v : NULL;
+            i++;
+        } else if (strcmp(a, "--exercises") == 0 && v) {
+            opt.exercises = v;
+            i++;
+        } else if (strcmp(a, "--broken") == 0 && v) {
+            if (n_broken < (int)(sizeof broken / sizeof broken[0]))
+                broken[n_broken++] = v;
+            i++;
+        } else if (strcmp(a, "--state") == 0 && v) {
+            opt.state = v;
+            i++;
+        } else if (strcmp(a, "--progress") == 0) {
+            opt.progress_only = 1;
+            opt.verbose = 0;
         } else if (strcmp(a, "--no-fork") == 0) {
             opt.fork = 0;
         } else if (strcmp(a, "--quiet") == 0) {
@@ -498,6 +667,63 @@ static int parse_args(int argc, char **argv, int *list)
         return 0;
     }
     return 1;
+}
+
+/* Edit distance between a and b (both short), for "did you mean". */
+static int distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (int j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] =
+                sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+/* Print the test names nearest to name (up to three), or all chapters. */
+static void did_you_mean(const char *name)
+{
+    int best = 99;
+    for (int c = 0; c < n_chapters; c++)
+        for (const struct kit_test *const *t = chapters[c]->tests; *t; t++) {
+            int d = distance(name, (*t)->name);
+            if (strstr((*t)->name, name))
+                d = d < 2 ? d : 2;
+            best = d < best ? d : best;
+        }
+    int limit = (int)strlen(name) / 2 + 1;
+    if (best > limit) {
+        fprintf(
+            stderr,
+            "  No test name is close. Run 'make list' to see every test.\n");
+        return;
+    }
+    fprintf(stderr, "  Did you mean:");
+    int shown = 0;
+    for (int d = best; d <= best + 1 && shown < 3; d++)
+        for (int c = 0; c < n_chapters; c++)
+            for (const struct kit_test *const *t = chapters[c]->tests;
+                 *t && shown < 3; t++) {
+                int e = distance(name, (*t)->name);
+                if (strstr((*t)->name, name))
+                    e = e < 2 ? e : 2;
+                if (e == d) {
+                    fprintf(stderr, "%s TEST=%s (ch%d)", shown ? "," : "",
+                            (*t)->name, chapters[c]->number);
+                    shown++;
+                }
+            }
+    fprintf(stderr, "?\n");
 }
 
 static int select_tests(void)
@@ -543,36 +769,208 @@ static int register_with_cunit(void)
     return 1;
 }
 
+/* The book's exercise for a function, from --exercises (a TSV written
+ * from the chapters' Markdown: function, exercise number, section, chapter file,
+ * the student's file that defines the function).
+ * Returns 1 and fills the fields when found. */
+static int find_exercise(const char *func, char *ex, char *section, char *md,
+                         char *src, size_t size)
+{
+    FILE *f = opt.exercises ? fopen(opt.exercises, "r") : NULL;
+    if (!f)
+        return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *fields[5] = {line, NULL, NULL, NULL, NULL};
+        for (int k = 1; k < 5; k++) {
+            char *tab = fields[k - 1] ? strchr(fields[k - 1], '\t') : NULL;
+            if (tab) {
+                *tab = '\0';
+                fields[k] = tab + 1;
+            }
+        }
+        if (fields[4] && strcmp(fields[0], func) == 0) {
+            snprintf(ex, size, "%s", fields[1]);
+            snprintf(section, size, "%s", fields[2]);
+            snprintf(md, size, "%s", fields[3]);
+            snprintf(src, size, "%s", fields[4]);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The function a failed test is about: the student's call it failed in,
+ * else the longest exercise function its name starts with. */
+static void function_of(const struct selected *s, char *func, size_t size)
+{
+    /* the identifier just before the first '(': "case 1: f(x)" -> f */
+    size_t n = strcspn(s->call, "("), from = n;
+    while (from > 0 && (isalnum((unsigned char)s->call[from - 1]) ||
+                        s->call[from - 1] == '_'))
+        from--;
+    if (n > from && s->call[n] == '(') {
+        snprintf(func, size, "%.*s", (int)(n - from), s->call + from);
+        return;
+    }
+    *func = '\0';
+    FILE *f = opt.exercises ? fopen(opt.exercises, "r") : NULL;
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        size_t k = strcspn(line, "\t");
+        if (k < size && k > strlen(func) && strncmp(s->t->name, line, k) == 0)
+            snprintf(func, size, "%.*s", (int)k, line);
+    }
+    fclose(f);
+}
+
+/* The tests of broken chapter b: the words after its third '|'. */
+static const char *broken_tests(int b)
+{
+    const char *p = broken[b];
+    for (int k = 0; k < 3 && p; k++) {
+        p = strchr(p, '|');
+        p = p ? p + 1 : NULL;
+    }
+    return p ? p : "";
+}
+
+static int count_broken_tests(void)
+{
+    int n = 0;
+    for (int b = 0; b < n_broken; b++)
+        for (const char *p = broken_tests(b); *p;) {
+            p += strspn(p, " ");
+            if (*p)
+                n++;
+            p += strcspn(p, " ");
+        }
+    return n;
+}
+
+static void print_broken(int number)
+{
+    for (int b = 0; b < n_broken; b++) {
+        char title[128] = "", file[128] = "";
+        int n = 0;
+        if (sscanf(broken[b], "%d|%127[^|]|%127[^|]", &n, title, file) < 1 ||
+            n != number)
+            continue;
+        printf("  Chapter %d  %-42s [%s] does not compile: %s\n", n, title,
+               "--------------------", file);
+    }
+}
+
+static void make_bar(char bar[21], int passed, int total)
+{
+    int fill = total ? passed * 20 / total : 0;
+    for (int k = 0; k < 20; k++)
+        bar[k] = k < fill ? '#' : '.';
+    bar[20] = '\0';
+}
+
+/* --state DIR: each chapter whose every test ran leaves "passed total
+ * title" in DIR/chN.txt, so that a later run of another chapter can show
+ * its bar too, marked as from an earlier run. */
+static void save_state(const struct kit_chapter *ch, int passed, int total)
+{
+    if (!opt.state)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/ch%d.txt", opt.state, ch->number);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "%d %d %s\n", passed, total, ch->title);
+    fclose(f);
+}
+
+static void print_saved(int number)
+{
+    if (!opt.state)
+        return;
+    char path[1024], title[128] = "", bar[21];
+    int passed = 0, total = 0;
+    snprintf(path, sizeof path, "%s/ch%d.txt", opt.state, number);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int got = fscanf(f, "%d %d %127[^\n]", &passed, &total, title);
+    fclose(f);
+    if (got != 3 || total <= 0)
+        return;
+    make_bar(bar, passed, total);
+    printf("  Chapter %d  %-42s [%s] %3d/%d%s (from an earlier "
+           "run)\n",
+           number, title, bar, passed, total, passed == total ? "  done" : "");
+}
+
 static void print_progress(void)
 {
     printf("\nProgress\n");
-    for (int c = 0; c < n_chapters; c++) {
-        const struct kit_chapter *ch = chapters[c];
+    for (int number = 1; number < 100; number++) {
+        const struct kit_chapter *ch = NULL;
+        for (int c = 0; c < n_chapters; c++)
+            if (chapters[c]->number == number)
+                ch = chapters[c];
+        int is_broken = 0;
+        for (int b = 0; b < n_broken; b++)
+            is_broken |= atoi(broken[b]) == number;
+        if (is_broken) {
+            print_broken(number);
+            continue;
+        }
         int total = 0, passed = 0;
-        for (int i = 0; i < n_sel; i++)
+        for (int i = 0; ch && i < n_sel; i++)
             if (sel[i].ch == ch && sel[i].ran) {
                 total++;
                 passed += sel[i].passed;
             }
-        if (total == 0)
+        if (total == 0) {
+            print_saved(number);
             continue;
+        }
         int in_chapter = 0; /* all of the chapter's tests, run or not */
         for (const struct kit_test *const *t = ch->tests; *t; t++)
             in_chapter++;
         char bar[21];
-        int fill = passed * 20 / total;
-        for (int k = 0; k < 20; k++)
-            bar[k] = k < fill ? '#' : '.';
-        bar[20] = '\0';
+        make_bar(bar, passed, total);
         if (total < in_chapter) /* TEST= chose some: no "done" */
             printf("  Chapter %d  %-42s [%s] %3d/%d passed (%d of its %d "
                    "tests run)\n",
                    ch->number, ch->title, bar, passed, total, total,
                    in_chapter);
-        else
+        else {
             printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
                    bar, passed, total, passed == total ? "  done" : "");
+            save_state(ch, passed, total);
+        }
     }
+
+    /* The next exercise: the one the first failing test is about. */
+    if (first_failure < 0) {
+        if (n_broken)
+            printf("Next: make the file above compile; the compiler's "
+                   "message is at the top.\n");
+        return;
+    }
+    const struct selected *s = &sel[first_failure];
+    char func[128], ex[128], section[128], md[128], src[128];
+    function_of(s, func, sizeof func);
+    if (*func && find_exercise(func, ex, section, md, src, sizeof ex))
+        printf("Next: Exercise %s, %s() in %s/%s. Read section %.*s, "
+               "\"%s\", in %s (or in the book: make book-html).\n",
+               ex, func, opt.impl, src, (int)strcspn(section, " "), section,
+               section + strcspn(section, " ") +
+                   (section[strcspn(section, " ")] != 0),
+               md);
+    else
+        printf("Next: %s, in %s/%s.\n", s->t->name, opt.impl, s->ch->file);
 }
 
 static void print_first_failure(void)
@@ -584,8 +982,14 @@ static void print_first_failure(void)
            *first_failure_where ? " (" : "", first_failure_where,
            *first_failure_where ? ")" : "");
     printf("  %s\n", first_failure_msg);
-    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s\n", opt.impl,
-           s->ch->file, s->ch->number, s->t->name);
+    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s%s%s\n", opt.impl,
+           s->ch->file, s->ch->number, s->t->name, KIT_SAN ? " SAN=1" : "",
+           strcmp(opt.impl, "starter") ? " IMPL=solutions" : "");
+    if (s->san && san_fd >= 0)
+        printf("  The sanitizer's full report: %s (the section '==== test "
+               "%s'); to stop at the line in gdb: make debug TEST=%s\n",
+               opt.san_log, s->t->name, s->t->name);
+    printf("  Stuck? make hint TEST=%s shows a hint.\n", s->t->name);
 }
 
 static void xml_escaped(FILE *f, const char *s)
@@ -616,6 +1020,8 @@ static int write_junit(const char *path)
         total += sel[i].ran;
         failed += sel[i].ran && !sel[i].passed;
     }
+    total += count_broken_tests();
+    failed += count_broken_tests();
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"kit\" tests=\"%d\" failures=\"%d\">\n",
             total, failed);
@@ -648,6 +1054,27 @@ static int write_junit(const char *path)
         }
         fprintf(f, "  </testsuite>\n");
     }
+    /* Chapters that did not compile: each test is a failure. */
+    for (int b = 0; b < n_broken; b++) {
+        char title[128] = "", file[128] = "";
+        int number = 0;
+        sscanf(broken[b], "%d|%127[^|]|%127[^|]", &number, title, file);
+        fprintf(f, "  <testsuite name=\"ch%d ", number);
+        xml_escaped(f, title);
+        fprintf(f, "\">\n");
+        for (const char *p = broken_tests(b); *p;) {
+            p += strspn(p, " ");
+            int len = (int)strcspn(p, " ");
+            if (len)
+                fprintf(f,
+                        "    <testcase classname=\"ch%d\" name=\"%.*s\" "
+                        "time=\"0\">\n      <failure message=\"%s does not "
+                        "compile\">not run</failure>\n    </testcase>\n",
+                        number, len, p, file);
+            p += len;
+        }
+        fprintf(f, "  </testsuite>\n");
+    }
     fprintf(f, "</testsuites>\n");
     return fclose(f) == 0;
 }
@@ -668,10 +1095,25 @@ int main(int argc, char **argv)
     if (!select_tests())
         return 2;
     if (n_sel == 0) {
-        fprintf(stderr,
-                "kit_tests: no test matches CH=%d TEST=%s. "
-                "Run 'make list' to see every test.\n",
-                opt.chapter, opt.test ? opt.test : "");
+        int known = 0;
+        for (int c = 0; c < n_chapters; c++)
+            known |= chapters[c]->number == opt.chapter;
+        if (opt.chapter && !known) {
+            fprintf(stderr,
+                    "kit_tests: there is no chapter %d. The chapters are:",
+                    opt.chapter);
+            for (int c = 0; c < n_chapters; c++)
+                fprintf(stderr, " %d", chapters[c]->number);
+            fprintf(stderr, ".\n");
+        } else if (opt.chapter) {
+            fprintf(stderr, "kit_tests: chapter %d has no test named '%s'.\n",
+                    opt.chapter, opt.test ? opt.test : "");
+            did_you_mean(opt.test ? opt.test : "");
+        } else {
+            fprintf(stderr, "kit_tests: there is no test named '%s'.\n",
+                    opt.test ? opt.test : "");
+            did_you_mean(opt.test ? opt.test : "");
+        }
         return 2;
     }
     if (!register_with_cunit()) {
@@ -679,21 +1121,54 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (opt.san_log && opt.fork) {
+        san_fd =
+            open(opt.san_log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+        if (san_fd < 0)
+            fprintf(stderr,
+                    "kit_tests: cannot write %s; the sanitizers' "
+                    "reports go to the screen\n",
+                    opt.san_log);
+    }
+
     /* CUnit runs the suites; the wrappers print each test's line. */
+    double start = now_seconds();
     CU_run_all_tests();
+    double wall = now_seconds() - start;
     if (opt.junit && !write_junit(opt.junit))
         return 2;
 
     print_progress();
+    if (opt.progress_only) {
+        CU_cleanup_registry();
+        return 0;
+    }
     print_first_failure();
 
+    /* CUnit's summary, but its "Elapsed time" counts only the CPU time of
+     * this process, not the tests' children or the time waited for a
+     * test that hung: it says the wall-clock time instead. */
     char *summary = CU_get_run_results_string();
-    printf("\n%s\n", summary ? summary : "");
+    char *el = summary ? strstr(summary, "Elapsed time") : NULL;
+    if (el) {
+        char *end = strchr(el, '\n');
+        printf("\n%.*sElapsed time = %8.3f seconds (wall clock)%s\n",
+               (int)(el - summary), summary, wall, end ? end : "");
+    } else
+        printf("\n%s\n", summary ? summary : "");
     free(summary);
+    if (san_fd >= 0)
+        close(san_fd);
 
     unsigned ran = CU_get_number_of_tests_run();
     unsigned failed = CU_get_number_of_tests_failed();
-    printf("%u passed, %u failed\n", ran - failed, failed);
+    int not_run = count_broken_tests();
+    if (not_run)
+        printf("%u passed, %u failed, %d not run (their chapters do not "
+               "compile)\n",
+               ran - failed, failed, not_run);
+    else
+        printf("%u passed, %u failed\n", ran - failed, failed);
     CU_cleanup_registry();
     for (int i = 0; i < n_sel; i++)
         free(sel[i].message);

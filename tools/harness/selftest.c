@@ -50,6 +50,22 @@ KIT_TEST(exits_early, "a test whose code calls exit(0)")
     exit(0);
 }
 
+/* Compiled with the leak check forced in, as a student's file is: this
+ * malloc goes through the counting wrapper. */
+static int forgets_to_free(int n)
+{
+    float *scratch = malloc((size_t)n * sizeof *scratch);
+    if (!scratch)
+        return 0;
+    scratch[0] = 1.0f;
+    return (int)scratch[0]; /* and scratch is never freed */
+}
+
+KIT_TEST(leaks, "a test whose code never frees what it allocated")
+{
+    KIT_CHECK(forgets_to_free(8) == 1, "the call returned");
+}
+
 KIT_TEST(no_checks, "a test that checks nothing")
 {
 }
@@ -69,7 +85,7 @@ static const struct kit_test *const many_tests[] = {P8, P8, P8, P8, P8,
 KIT_CHAPTER(98, "Many tests", "tools/harness/selftest.c", many_tests)
 
 static const struct kit_test *const harness_tests[] = {
-    &passes,      &fails,     &segfaults,    &hangs, &aborts,
-    &exits_early, &no_checks, &passes_after, NULL};
+    &passes,      &fails, &segfaults, &hangs,        &aborts,
+    &exits_early, &leaks, &no_checks, &passes_after, NULL};
 KIT_CHAPTER(99, "The runner's self-test", "tools/harness/selftest.c",
             harness_tests)

@@ -7,7 +7,9 @@ const char *kit_strerror(int status)
 {
     switch (status) {
     case KIT_OK: return "success";
-    case KIT_E_SIZE: return "a size is zero or negative";
+    case KIT_E_SIZE:
+        return "a size is zero, negative or out of range (a full KV cache, "
+               "a total too large to hold)";
     case KIT_E_NULL: return "a required pointer is NULL";
     case KIT_E_HEADS:
         return "impossible heads: n_heads must divide d_model, and a head "

@@ -21,6 +21,8 @@ BOOK_PDF      := $(B)/$(BOOK_NAME).pdf
 BOOK_CODE     := $(if $(filter instructor,$(EDITION)),solutions,starter)
 BOOK_ENGINE   ?= pdflatex
 
+BOOK_RUN := $(B)/plots/data/book_first_run.md
+
 # Everything a listing, a figure or a value may come from.
 BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
   $(wildcard $(BOOK_CODE)/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c) \
@@ -39,8 +41,7 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
 # untouched stubs when every function of starter/ch1_*.c is still a stub
 # (as many "return KIT_E_TODO" as "@listing" markers, reset.sh's test),
 # a student's code otherwise.
-BOOK_RUN := $(B)/plots/data/book_first_run.md
-$(BOOK_RUN): $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
+$(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
 	@{ todo=$$(cat starter/ch1_*.c | grep -c 'return KIT_E_TODO' || true); \
@@ -51,23 +52,52 @@ $(BOOK_RUN): $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c in
 	     echo 'Here is what `make test CH=1` printed when this book was built. Chapter 1 in `starter/` was no longer the untouched stubs ('"$$((marks - todo))"' of its '"$$marks"' functions written), so this is a run of that code, not of the stubs:'; \
 	   fi; echo; \
 	   echo '```text'; echo '$$ make test CH=1'; \
-	   { $(B)/starter/kit_tests --impl starter --chapter 1 || true; } | \
+	   { $(B)/starter/kit_tests --impl starter --chapter 1 --exercises $(EXERCISES) || true; } | \
 	   awk 'NR <= 4 { print; next } NR == 5 { print "  ..." } \
 	        /^Progress/ { p = 1 } /^Run Summary/ { p = 0 } p { print } \
 	        { last = $$0 } END { print last }' | cat -s; \
 	   echo '```'; } >$@.tmp
 	@mv $@.tmp $@
 
-.PHONY: book book-html book-pdf
-## book: render the book, HTML and PDF (EDITION=instructor: with the solutions)
+# FORMAT picks what `make book` renders: html, pdf, epub, or several
+# (default: html pdf).
+FORMAT ?= html pdf
+ifneq ($(filter-out html pdf epub,$(FORMAT)),)
+$(error FORMAT must be html, pdf or epub (or several), not '$(FORMAT)')
+endif
+BOOK_EPUB := $(B)/$(BOOK_NAME).epub
+
+.PHONY: book book-html book-pdf book-epub
+## book: render the book, HTML and PDF (EDITION=instructor: the solutions; FORMAT=epub: an EPUB)
 book:
 	@$(MAKE) --no-print-directory plots
 	@$(MAKE) --no-print-directory $(DATA_STAMP) $(BOOK_RUN)
-	@$(MAKE) --no-print-directory book-html book-pdf
-	@echo "book: $(BOOK_HTML) $(BOOK_PDF) ($(EDITION) edition)"
+	@$(MAKE) --no-print-directory $(addprefix book-,$(FORMAT))
+	@echo "book: $(foreach f,$(FORMAT),$(BOOK_$(shell echo $(f) | tr a-z A-Z))) ($(EDITION) edition)"
 
+## book-html: render only the HTML book, quickly, to read the chapters (EDITION=instructor too)
 book-html: $(BOOK_HTML)
+	@echo "book: $(BOOK_HTML) ($(EDITION) edition); open it in a browser"
 book-pdf: $(BOOK_PDF)
+book-epub: $(BOOK_EPUB)
+
+# The EPUB (EPUB 3): MathML and the SVG figures, for tablets and
+# e-readers; checked by epubcheck when it is installed. (Debian's
+# /usr/bin/epubcheck is a jar that needs binfmt support to run directly,
+# so it is run with java -jar.)
+EPUBCHECK := $(if $(and $(wildcard /usr/share/java/epubcheck.jar),$(shell command -v java)),\
+  java -jar /usr/share/java/epubcheck.jar,$(if $(shell command -v epubcheck),epubcheck))
+$(BOOK_EPUB): $(BOOK_DEPS) tools/book/epub.css
+	@mkdir -p $(dir $@)
+	@echo "  pandoc  $@"
+	@$(BOOK_PANDOC) --to=epub3 --mathml --css=tools/book/epub.css \
+	  --output=$@.tmp.epub || { rm -f $@.tmp.epub; exit 1; }
+	@mv $@.tmp.epub $@
+	@if [ -n "$(EPUBCHECK)" ]; then \
+	  $(EPUBCHECK) -q $@ >$(B)/$(BOOK_NAME).epubcheck.txt 2>&1 \
+	    && echo "  epubcheck  $@: no errors" \
+	    || { cat $(B)/$(BOOK_NAME).epubcheck.txt | head -n 30; echo "book: epubcheck found errors in $@"; exit 1; }; \
+	else echo "  (epubcheck is not installed: make deps-dev; $@ was not validated)"; fi
 
 $(BOOK_HTML): $(BOOK_DEPS)
 	@mkdir -p $(dir $@)

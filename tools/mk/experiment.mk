@@ -35,12 +35,14 @@ EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
 # The book's program, on the reference solutions.
 EXP_BIN := $(EXP_DIR)/solutions/experiment
 
-# $(EXP_DIR)/IMPL/experiment: the program on IMPL's code.
+# $(EXP_DIR)/IMPL/experiment: the program on IMPL's files of chapters 1
+# to 4, the ones chapter 5 links (CH_FILES_5, tools/mk/chapters.mk).
+EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
 $(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(LIB_SRC) \
-                            $(wildcard $(1)/*.c)
+                            $(call EXP_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) -Iinclude $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(wildcard $(1)/*.c) \
+	$$(CC) -Iinclude $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
 	  $(LIB_SRC) -lm
 endef
 $(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
@@ -69,9 +71,9 @@ ifeq ($(IMPL),solutions)
 	@echo "(written: $(EXP_CSV), $(EXP_DIR)/content.csv, $(EXP_DATA)/ch5_*)"
 else
 ifneq ($(EXP_GATE),no)
-	@$(MAKE) --no-print-directory -s kit-tests IMPL=$(IMPL) SAN= DEBUG=
 	@bad=; for n in $(EXP_NEEDS); do \
-	  $(B)/$(IMPL)/kit_tests --impl $(IMPL) --chapter $$n --quiet >/dev/null 2>&1 || bad="$$bad $$n"; \
+	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
+	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
 	done; \
 	if [ -n "$$bad" ]; then \
 	  set -- $$bad; \

@@ -1,0 +1,25 @@
+# ch6_groups.gp: which K/V head each of 8 query heads reads, with 8, 2 and
+# 1 K/V heads (MHA, GQA, MQA). Measured, not drawn from the formula:
+# tools/plotdata/ch6.c runs the reference gqa_forward() with K/V head j's
+# values all j + 1 and reads back what each query head returned.
+# Data: ch6_groups.dat (panel, query head, K/V head, its x position).
+size_w = 1200; size_h = 380
+load "plots/common.gp"
+f = datadir."/ch6_groups.dat"
+set multiplot layout 1,3 title "Query heads (top) and the K/V head each one reads (bottom)" font ",16"
+unset key
+unset border
+unset tics
+set xrange [-0.8:7.8]
+set yrange [-0.45:1.35]
+q = "#2171b5"; kv = "#d95f02"
+array titles[3] = ["8 K/V heads: multi-head (MHA)", "2 K/V heads: grouped (GQA)", "1 K/V head: multi-query (MQA)"]
+do for [p = 0:2] {
+    set title titles[p + 1] font ",14"
+    plot f index p using 2:(1):($4 - $2):(-1) with vectors nohead lw 1.8 lc rgb "#999999", \
+         f index p using 2:(1) with points pt 7 ps 3.2 lc rgb q, \
+         f index p using 2:(1):(sprintf("%d", $2)) with labels tc rgb "white" font ",11", \
+         f index p using 4:(0) with points pt 5 ps 3.6 lc rgb kv, \
+         f index p using 4:(0):(sprintf("%d", $3)) with labels tc rgb "white" font ",11"
+}
+unset multiplot

@@ -1,0 +1,1136 @@
+/*
+ * test_ch6.c: chapter 6 tests, many heads at inference: the KV cache,
+ * incremental decoding, multi-query and grouped-query attention.
+ *
+ * Every comparison is against PyTorch (tests/golden/ch6_golden.h: the
+ * K/V heads repeated for their groups, then torch.nn.MultiheadAttention),
+ * against a small implementation in double written here, or against the
+ * student's own chapter 3 layer. The double code also computes what each
+ * classic mistake would produce, so that a failure can name the mistake.
+ *
+ * Dimension letters: T = tokens, t = the position decoded,
+ * d_model = embedding width, h = n_heads query heads, g = n_kv_heads
+ * K/V heads, d_head = d_model / h, d_kv = g * d_head, C = capacity.
+ */
+#include "attention.h"
+#include "decode.h"
+#include "kit_test.h"
+#include "mha.h"
+#include "rng.h"
+
+#include "golden/ch6_golden.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------
+ * The right layer and the classic mistakes, in double
+ * ------------------------------------------------------------------- */
+
+enum variant {
+    RIGHT,
+    NOT_ATTENDED,  /* query t sees positions 0 .. t-1: itself missing   */
+    ONE_TOO_MANY,  /* positions 0 .. t+1: one unfilled (zero) slot read */
+    BEFORE_APPEND, /* attends 0 .. t before storing t: slot t still 0   */
+    WRONG_KV,      /* query head i reads K/V head i % g, not i / (h/g)  */
+    SCALE_D_MODEL, /* scores / sqrt(d_model) instead of / sqrt(d_head) */
+    NO_CAUSAL,     /* gqa_forward: the causal flag ignored              */
+    N_VARIANTS
+};
+
+/* The names are what tools/mutants/ch6.tsv looks for in the messages. */
+static const char *const mistake_name[N_VARIANTS] = {
+    "",
+    "the cache position off by one: the current token is not attended "
+    "(query t read positions 0 .. t-1 only)",
+    "the cache position off by one: one position too many read (query t "
+    "read positions 0 .. t+1, the last one never filled)",
+    "attending before appending: query t read its own slot before its key "
+    "and value were stored there",
+    "the wrong K/V head for a query head (i % n_kv_heads instead of the "
+    "group index i / (n_heads / n_kv_heads))",
+    "scores scaled by 1/sqrt(d_model) instead of 1/sqrt(d_head)",
+    "the causal flag ignored (query t sees keys after t)",
+};
+static const char *const mistake_advice[N_VARIANTS] = {
+    "",
+    "After appending, the cache holds t + 1 positions, 0 .. t, and the new "
+    "token is one of them: loop p <= t (p < c->len).",
+    "The cache holds positions 0 .. t after the append, c->len of them: "
+    "loop p < c->len, not p <= c->len.",
+    "Project, append k and v, and only then attend: the new token must see "
+    "its own key and value.",
+    "Neighbouring query heads share: head i reads K/V head i / (n_heads / "
+    "n_kv_heads), so heads 0 and 1 share K/V head 0 when the groups are 2.",
+    "Each head is an attention of width d_head: divide by "
+    "sqrtf((float)d_head), d_head = d_model / n_heads.",
+    "When cfg->causal is set, set scores[t][p] = -INFINITY for p > t "
+    "before the softmax.",
+};
+
+struct layer { /* one GQA layer's inputs, in double */
+    int T, d_model, n_heads, n_kv;
+    const double *X;   /* (T, d_model) */
+    const double *W_q; /* (d_model, d_model) */
+    const double *W_k; /* (d_model, d_kv) */
+    const double *W_v; /* (d_model, d_kv) */
+    const double *W_o; /* (d_model, d_model) */
+};
+
+/* The layer as a variant computes it. causal = 1 is also what decoding
+ * token by token gives; the decode mistakes need causal = 1.
+ * out (T, d_model); weights (n_heads, T, T) or NULL. */
+static void variant_layer(enum variant v, const struct layer *L, int causal,
+                          double *out, double *weights)
+{
+    const int T = L->T, d = L->d_model, h = L->n_heads, g = L->n_kv;
+    const int dh = d / h, dkv = g * dh, G = h / g;
+    if (v == NO_CAUSAL)
+        causal = 0;
+    const double scale = 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
+    double *Q = kit_alloc(sizeof(double) * (size_t)T * d);
+    double *K = kit_alloc(sizeof(double) * (size_t)T * dkv);
+    double *V = kit_alloc(sizeof(double) * (size_t)T * dkv);
+    double *concat = kit_alloc(sizeof(double) * (size_t)T * d);
+    double *a = kit_alloc(sizeof(double) * (size_t)(T + 1));
+    for (int t = 0; t < T; t++) {
+        for (int c = 0; c < d; c++) {
+            double s = 0;
+            for (int r = 0; r < d; r++)
+                s += L->X[t * d + r] * L->W_q[r * d + c];
+            Q[t * d + c] = s;
+        }
+        for (int c = 0; c < dkv; c++) {
+            double k = 0, vv = 0;
+            for (int r = 0; r < d; r++) {
+                k += L->X[t * d + r] * L->W_k[r * dkv + c];
+                vv += L->X[t * d + r] * L->W_v[r * dkv + c];
+            }
+            K[t * dkv + c] = k, V[t * dkv + c] = vv;
+        }
+    }
+    for (int i = 0; i < h; i++) {
+        const int j = v == WRONG_KV ? i % g : i / G;
+        for (int t = 0; t < T; t++) {
+            /* keys 0 .. n_real-1 are real; `zero` adds one unfilled slot,
+             * a zero key (score 0) and a zero value */
+            int n_real = causal ? t + 1 : T;
+            if (v == NOT_ATTENDED || v == BEFORE_APPEND)
+                n_real = t;
+            const int zero = v == ONE_TOO_MANY || v == BEFORE_APPEND;
+            double max = zero ? 0 : -INFINITY, sum = 0;
+            for (int p = 0; p < n_real; p++) {
+                double s = 0;
+                for (int c = 0; c < dh; c++)
+                    s += Q[t * d + i * dh + c] * K[p * dkv + j * dh + c];
+                a[p] = s * scale;
+                max = fmax(max, a[p]);
+            }
+            if (zero)
+                a[n_real] = 0;
+            for (int p = 0; p < n_real + zero; p++)
+                sum += (a[p] = exp(a[p] - max));
+            for (int p = 0; p < n_real + zero; p++)
+                a[p] /= sum;
+            for (int c = 0; c < dh; c++) {
+                double s = 0; /* no key at all: the sum is empty, 0 */
+                for (int p = 0; p < n_real; p++)
+                    s += a[p] * V[p * dkv + j * dh + c];
+                concat[t * d + i * dh + c] = s;
+            }
+            for (int p = 0; weights && p < T; p++)
+                weights[(i * T + t) * T + p] = p < n_real ? a[p] : 0;
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c++) {
+            double s = 0;
+            for (int r = 0; r < d; r++)
+                s += concat[t * d + r] * L->W_o[r * d + c];
+            out[t * d + c] = s;
+        }
+    free(Q), free(K), free(V), free(concat), free(a);
+}
+
+/* Every mistake's output (and weights), and the tables naming them.
+ * out[v] (T, d_model), weights[v] (n_heads, T, T). */
+struct mistakes {
+    double *out[N_VARIANTS], *weights[N_VARIANTS];
+    struct kit_mistake m_out[N_VARIANTS - 1], m_weights[N_VARIANTS - 1];
+};
+
+static void mistakes_build(struct mistakes *M, const struct layer *L,
+                           int causal)
+{
+    size_t n_out = (size_t)L->T * L->d_model;
+    size_t n_w = (size_t)L->n_heads * L->T * L->T;
+    for (int v = 0; v < N_VARIANTS; v++) {
+        M->out[v] = kit_alloc(sizeof(double) * n_out);
+        M->weights[v] = kit_alloc(sizeof(double) * n_w);
+        variant_layer((enum variant)v, L, causal, M->out[v], M->weights[v]);
+        if (v == RIGHT)
+            continue;
+        M->m_out[v - 1] =
+            (struct kit_mistake){mistake_name[v], mistake_advice[v], M->out[v]};
+        M->m_weights[v - 1] = (struct kit_mistake){
+            mistake_name[v], mistake_advice[v], M->weights[v]};
+    }
+}
+
+static void mistakes_free(struct mistakes *M)
+{
+    for (int v = 0; v < N_VARIANTS; v++)
+        free(M->out[v]), free(M->weights[v]);
+}
+
+/* ---------------------------------------------------------------------
+ * Helpers: random layers in float and double
+ * ------------------------------------------------------------------- */
+
+struct random_layer {
+    struct layer L;
+    struct mha_weights w;
+    float *X; /* (T, d_model) */
+    double *buf;
+};
+
+static void random_layer(struct random_layer *R, int T, int d_model,
+                         int n_heads, int n_kv, unsigned long long seed)
+{
+    const size_t d = (size_t)d_model, dkv = (size_t)n_kv * (d / n_heads);
+    const size_t nx = (size_t)T * d, nq = d * d, nk = d * dkv;
+    const size_t n = nx + 2 * nq + 2 * nk;
+    struct rng r;
+    rng_seed(&r, seed);
+    float *f = kit_alloc(n * sizeof(float));
+    rng_fill(&r, f, (int)n, -1.0f, 1.0f);
+    R->buf = kit_alloc(n * sizeof(double));
+    kit_to_double(f, R->buf, n);
+    R->X = f; /* X first, then W_q, W_k, W_v, W_o, all in one block */
+    R->w = (struct mha_weights){f + nx, f + nx + nq, f + nx + nq + nk,
+                                f + nx + nq + 2 * nk};
+    double *b = R->buf;
+    R->L = (struct layer){T,
+                          d_model,
+                          n_heads,
+                          n_kv,
+                          b,
+                          b + nx,
+                          b + nx + nq,
+                          b + nx + nq + nk,
+                          b + nx + nq + 2 * nk};
+}
+
+static void random_layer_free(struct random_layer *R)
+{
+    free(R->X);
+    free(R->buf);
+}
+
+/* Float copies of a golden case's weights. */
+static void weights_from_double(struct mha_weights *w, const struct layer *L)
+{
+    const size_t d = (size_t)L->d_model;
+    const size_t dkv = (size_t)L->n_kv * (d / L->n_heads);
+    w->W_q = kit_alloc(d * d * sizeof(float));
+    w->W_k = kit_alloc(d * dkv * sizeof(float));
+    w->W_v = kit_alloc(d * dkv * sizeof(float));
+    w->W_o = kit_alloc(d * d * sizeof(float));
+    kit_to_float(L->W_q, w->W_q, d * d);
+    kit_to_float(L->W_k, w->W_k, d * dkv);
+    kit_to_float(L->W_v, w->W_v, d * dkv);
+    kit_to_float(L->W_o, w->W_o, d * d);
+}
+
+static void weights_free(struct mha_weights *w)
+{
+    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+}
+
+static int all_nan(const float *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]))
+            return 0;
+    return 1;
+}
+
+/* A cache from the given code; the test stops if it cannot be made. */
+static int new_cache(struct kv_cache *c, int capacity, int n_kv, int d_head)
+{
+    return KIT_CHECK(kv_cache_alloc(c, capacity, n_kv, d_head) == KIT_OK,
+                     "could not allocate a KV cache (capacity %d, %d heads "
+                     "of %d): out of memory?",
+                     capacity, n_kv, d_head);
+}
+
+/* ---------------------------------------------------------------------
+ * The cache
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(kv_cache_append_stores,
+         "kv_cache_append: K/V head j's key of position p lands in row "
+         "j*C + p; len and appends count")
+{
+    enum { C = 4, G = 3, DH = 2, N = 3, DKV = G * DH };
+    struct kv_cache c;
+    if (!new_cache(&c, C, G, DH))
+        return;
+    double want_K[G * C * DH] = {0}, want_V[G * C * DH] = {0};
+    double token_major[G * C * DH] = {0};
+    for (int p = 0; p < N; p++) {
+        float k[DKV], v[DKV];
+        for (int e = 0; e < DKV; e++) { /* k = "p.e", v = -k */
+            k[e] = (float)(10 * p + e + 1), v[e] = -k[e];
+            const int j = e / DH, d = e % DH;
+            want_K[(j * C + p) * DH + d] = k[e];
+            want_V[(j * C + p) * DH + d] = v[e];
+            token_major[(p * G + j) * DH + d] = k[e];
+        }
+        char call[80];
+        snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
+        if (!KIT_EXPECT_STATUS(call, kv_cache_append(&c, k, v), KIT_OK))
+            goto done;
+        if (!KIT_CHECK(c.len == p + 1 && c.appends == p + 1,
+                       "after %d appends the cache says len %d, appends %ld; "
+                       "each append adds 1 to both",
+                       p + 1, c.len, c.appends))
+            goto done;
+    }
+    const struct kit_mistake m[] = {
+        {"positions stored token by token (row p*n_kv_heads + j) instead "
+         "of head by head (row j*capacity + p)",
+         "decode.h: K/V head j's rows are contiguous, row j*C + p.",
+         token_major}};
+    if (KIT_EXPECT_TENSOR("the cache's K after 3 appends (rows j*C + p)", c.K,
+                          want_K, G * C, DH, 0, m, 1))
+        KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
+                          want_V, G * C, DH, 0, NULL, 0);
+done:
+    kv_cache_free(&c);
+}
+
+KIT_TEST(kv_cache_capacity,
+         "kv_cache_append: a full cache returns KIT_E_SIZE and changes "
+         "nothing; NULLs are errors")
+{
+    enum { C = 3, G = 2, DH = 2, DKV = G * DH };
+    struct kv_cache c;
+    if (!new_cache(&c, C, G, DH))
+        return;
+    float k[DKV] = {1, 2, 3, 4}, v[DKV] = {5, 6, 7, 8};
+    for (int p = 0; p < C; p++)
+        if (!KIT_EXPECT_STATUS("kv_cache_append (filling the cache)",
+                               kv_cache_append(&c, k, v), KIT_OK))
+            goto done;
+    float K0[G * C * DH], V0[G * C * DH];
+    memcpy(K0, c.K, sizeof K0), memcpy(V0, c.V, sizeof V0);
+    float k2[DKV] = {-1, -2, -3, -4};
+    if (!KIT_EXPECT_STATUS("kv_cache_append to a full cache (capacity 3, "
+                           "len 3)",
+                           kv_cache_append(&c, k2, k2), KIT_E_SIZE))
+        goto done;
+    if (!KIT_CHECK(c.len == C && c.appends == C,
+                   "kv_cache_append to a full cache returned KIT_E_SIZE but "
+                   "changed len to %d or appends to %ld (both must stay 3)",
+                   c.len, c.appends) ||
+        !KIT_CHECK(!memcmp(K0, c.K, sizeof K0) && !memcmp(V0, c.V, sizeof V0),
+                   "kv_cache_append to a full cache returned KIT_E_SIZE but "
+                   "wrote into K or V (a wrap-around to position 0?); a full "
+                   "cache must change nothing"))
+        goto done;
+    struct kv_cache empty = c;
+    empty.K = NULL;
+    KIT_EXPECT_STATUS("kv_cache_append(NULL, k, v)",
+                      kv_cache_append(NULL, k, v), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_append(c, NULL, v)",
+                      kv_cache_append(&c, NULL, v), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_append(c, k, NULL)",
+                      kv_cache_append(&c, k, NULL), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_append(cache with K NULL, k, v)",
+                      kv_cache_append(&empty, k, v), KIT_E_NULL);
+done:
+    kv_cache_free(&c);
+}
+
+KIT_TEST(kv_cache_read_positions,
+         "kv_cache_read: head j's positions 0..t come back in order; "
+         "unfilled positions and missing heads are errors")
+{
+    enum { C = 5, G = 2, DH = 3, N = 4, DKV = G * DH };
+    struct kv_cache c;
+    if (!new_cache(&c, C, G, DH))
+        return;
+    float *K = kit_output(C * DH), *V = kit_output(C * DH);
+    for (int p = 0; p < N; p++) {
+        float k[DKV], v[DKV];
+        for (int e = 0; e < DKV; e++)
+            k[e] = (float)(100 * p + e), v[e] = 0.5f * k[e];
+        if (!KIT_EXPECT_STATUS("kv_cache_append", kv_cache_append(&c, k, v),
+                               KIT_OK))
+            goto done;
+    }
+    for (int j = 0; j < G; j++)
+        for (int t = 0; t < N; t++) {
+            double wk[N * DH], wv[N * DH];
+            for (int p = 0; p <= t; p++)
+                for (int d = 0; d < DH; d++) {
+                    wk[p * DH + d] = 100 * p + j * DH + d;
+                    wv[p * DH + d] = 0.5 * wk[p * DH + d];
+                }
+            char call[80];
+            snprintf(call, sizeof call, "kv_cache_read(c, head %d, t %d)", j,
+                     t);
+            const size_t n = (size_t)(t + 1) * DH; /* (t + 1, d_head) */
+            float *Kt = kit_output(n), *Vt = kit_output(n);
+            int ok = KIT_EXPECT_STATUS(call, kv_cache_read(&c, j, t, Kt, Vt),
+                                       KIT_OK) &&
+                     KIT_EXPECT_IN_BOUNDS(call, "K_out", Kt, n) &&
+                     KIT_EXPECT_IN_BOUNDS(call, "V_out", Vt, n) &&
+                     KIT_EXPECT_TENSOR(call, Kt, wk, t + 1, DH, 0, NULL, 0) &&
+                     KIT_EXPECT_TENSOR(call, Vt, wv, t + 1, DH, 0, NULL, 0);
+            kit_output_free(Kt), kit_output_free(Vt);
+            if (!ok)
+                goto done;
+        }
+    const struct {
+        int j, t, want;
+        const char *call;
+    } bad[] = {
+        {0, N, KIT_E_SIZE, "kv_cache_read(c, head 0, t 4): only 0..3 filled"},
+        {1, C, KIT_E_SIZE, "kv_cache_read(c, head 1, t 5): past capacity"},
+        {0, -1, KIT_E_SIZE, "kv_cache_read(c, head 0, t -1)"},
+        {G, 0, KIT_E_HEADS, "kv_cache_read(c, head 2, t 0): only 2 heads"},
+        {-1, 0, KIT_E_HEADS, "kv_cache_read(c, head -1, t 0)"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        kit_poison(K, C * DH), kit_poison(V, C * DH);
+        if (KIT_EXPECT_STATUS(bad[b].call,
+                              kv_cache_read(&c, bad[b].j, bad[b].t, K, V),
+                              bad[b].want))
+            KIT_CHECK(all_nan(K, C * DH) && all_nan(V, C * DH) &&
+                          KIT_EXPECT_IN_BOUNDS(bad[b].call, "K_out", K, C * DH),
+                      "%s returned the error but wrote into K_out or V_out; "
+                      "on error write nothing",
+                      bad[b].call);
+    }
+    KIT_EXPECT_STATUS("kv_cache_read(NULL, 0, 0, K, V)",
+                      kv_cache_read(NULL, 0, 0, K, V), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_read(c, 0, 0, NULL, V)",
+                      kv_cache_read(&c, 0, 0, NULL, V), KIT_E_NULL);
+done:
+    kit_output_free(K), kit_output_free(V);
+    kv_cache_free(&c);
+}
+
+/* ---------------------------------------------------------------------
+ * Decoding equals the causal layer
+ * ------------------------------------------------------------------- */
+
+/* One decode step, of chapter 3's layer or of a GQA layer. */
+typedef int (*step_fn)(const void *cfg, const struct mha_weights *w,
+                       struct kv_cache *c, const float *x, float *out);
+
+static int mha_step(const void *cfg, const struct mha_weights *w,
+                    struct kv_cache *c, const float *x, float *out)
+{
+    return mha_decode_step(cfg, w, c, x, out);
+}
+
+static int gqa_step(const void *cfg, const struct mha_weights *w,
+                    struct kv_cache *c, const float *x, float *out)
+{
+    return gqa_decode_step(cfg, w, c, x, out);
+}
+
+/* Decode L's sequence token by token with step(), into a cache of
+ * capacity T + 1 (so one unfilled slot stays zero), and check every row
+ * out_t against row t of the causal layer (golden, or the double layer
+ * when golden is NULL). All rows are checked at once, so that a mistake
+ * that looks like another at t = 0 is told apart by the later rows.
+ * Returns 1 when all rows are right. */
+static int decode_rows(const char *fn, step_fn step, const void *cfg,
+                       const struct mha_weights *w, const struct layer *L,
+                       const float *X, const double *golden)
+{
+    const int T = L->T, d = L->d_model, dh = d / L->n_heads;
+    struct kv_cache c;
+    if (!new_cache(&c, T + 1, L->n_kv, dh))
+        return 0;
+    struct mistakes M;
+    mistakes_build(&M, L, 1);
+    const double *want = golden ? golden : M.out[RIGHT];
+    float *out = kit_output((size_t)T * d); /* (T, d_model), guarded */
+    char call[200];
+    int ok = 1;
+    for (int t = 0; ok && t < T; t++) {
+        float *out_t = out + (size_t)t * d; /* (d_model) */
+        snprintf(call, sizeof call,
+                 "%s(token %d of %d: d_model %d, %d heads, %d K/V head%s)", fn,
+                 t, T, d, L->n_heads, L->n_kv, L->n_kv > 1 ? "s" : "");
+        kit_about_to_call(call);
+        ok = KIT_EXPECT_STATUS(call, step(cfg, w, &c, X + (size_t)t * d, out_t),
+                               KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS(call, "out", out, (size_t)T * d) &&
+             KIT_CHECK(c.len == t + 1,
+                       "%s: after the step the cache holds %d positions, "
+                       "expected %d (append exactly one per token)",
+                       call, c.len, t + 1);
+    }
+    if (ok) {
+        snprintf(call, sizeof call,
+                 "%s, token by token (T %d, d_model %d, %d heads, %d K/V "
+                 "head%s): out row t against row t of the causal layer",
+                 fn, T, d, L->n_heads, L->n_kv, L->n_kv > 1 ? "s" : "");
+        ok = KIT_EXPECT_TENSOR(call, out, want, T, d, 1e-5, M.m_out,
+                               N_VARIANTS - 1);
+    }
+    kit_output_free(out);
+    mistakes_free(&M);
+    kv_cache_free(&c);
+    return ok;
+}
+
+KIT_TEST(mha_decode_step_matches_forward,
+         "mha_decode_step: decoding token by token gives row t of the causal "
+         "layer at every t (T = 1 and several shapes)")
+{
+    const struct {
+        int T, d_model, n_heads;
+    } shapes[] = {{5, 8, 2},  {7, 12, 3}, {4, 8, 8},
+                  {9, 16, 4}, {6, 6, 1},  {1, 4, 2}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct random_layer R;
+        const int h = shapes[s].n_heads;
+        random_layer(&R, shapes[s].T, shapes[s].d_model, h, h, 601 + s);
+        struct mha_config cfg = {shapes[s].d_model, h, 1};
+        int ok = decode_rows("mha_decode_step", mha_step, &cfg, &R.w, &R.L, R.X,
+                             NULL);
+        random_layer_free(&R);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(mha_decode_step_equals_your_forward,
+         "mha_decode_step: every decoded row equals your own causal "
+         "mha_forward (chapter 3), row for row")
+{
+    enum { T = 8, D = 12, H = 3 };
+    struct random_layer R;
+    random_layer(&R, T, D, H, H, 641);
+    struct mha_config cfg = {D, H, 1};
+    float full[T * D], att[H * T * T], row[D];
+    double want[T * D];
+    struct kv_cache c;
+    int ok =
+        new_cache(&c, T, H, D / H) &&
+        KIT_EXPECT_STATUS("mha_forward (chapter 3, causal)",
+                          mha_forward(&cfg, &R.w, R.X, full, att, T), KIT_OK);
+    if (ok)
+        kit_to_double(full, want, T * D);
+    /* a cache of capacity exactly T: the last token fills it */
+    for (int t = 0; ok && t < T; t++) {
+        char call[120];
+        snprintf(call, sizeof call,
+                 "mha_decode_step(token %d of 8), against "
+                 "row %d of your mha_forward",
+                 t, t);
+        kit_poison(row, D);
+        ok = KIT_EXPECT_STATUS(
+                 call, mha_decode_step(&cfg, &R.w, &c, R.X + t * D, row),
+                 KIT_OK) &&
+             KIT_EXPECT_TENSOR(call, row, want + t * D, 1, D, 1e-5, NULL, 0);
+    }
+    kv_cache_free(&c);
+    random_layer_free(&R);
+}
+
+KIT_TEST(mha_decode_sequence,
+         "mha_decode: a whole sequence, in one call or two, equals the causal "
+         "layer, with exactly one append per token")
+{
+    enum { T = 10, D = 8, H = 2, CAP = 12 };
+    struct random_layer R;
+    random_layer(&R, T, D, H, H, 661);
+    struct mha_config cfg = {D, H, 1};
+    struct mistakes M;
+    mistakes_build(&M, &R.L, 1);
+    float *out = kit_output(T * D);
+    struct kv_cache c;
+    int ok = new_cache(&c, CAP, H, D / H);
+    /* in one call, then in two: 4 tokens and 6 more */
+    for (int split = 0; ok && split <= 1; split++) {
+        const int first = split ? 4 : T;
+        char call[120];
+        kv_cache_free(&c);
+        if (!new_cache(&c, CAP, H, D / H))
+            break;
+        kit_poison(out, T * D);
+        snprintf(call, sizeof call, "mha_decode(X, T %d) on an empty cache",
+                 first);
+        ok = KIT_EXPECT_STATUS(
+            call, mha_decode(&cfg, &R.w, &c, R.X, out, first), KIT_OK);
+        if (ok && split) {
+            snprintf(call, sizeof call,
+                     "mha_decode(X + 4 rows, T 6) on a "
+                     "cache holding 4 positions");
+            ok = KIT_EXPECT_STATUS(
+                call,
+                mha_decode(&cfg, &R.w, &c, R.X + 4 * D, out + 4 * D, T - 4),
+                KIT_OK);
+        }
+        ok = ok && KIT_EXPECT_IN_BOUNDS(call, "out", out, T * D);
+        if (ok) {
+            const char *what = split ? "mha_decode in two calls (4 + 6 "
+                                       "tokens) out, against the causal layer"
+                                     : "mha_decode(T 10) out, against the "
+                                       "causal layer";
+            ok = KIT_EXPECT_TENSOR(what, out, M.out[RIGHT], T, D, 1e-5, M.m_out,
+                                   N_VARIANTS - 1);
+        }
+        /* the call counter of the given cache: it counts appends. Decoding
+         * T tokens by re-running the prefix at every step makes
+         * 1 + 2 + ... + T of them in one call. */
+        const long quad = (long)T * (T + 1) / 2;
+        if (ok && !split && c.appends == quad)
+            ok = KIT_CHECK(0,
+                           "%s: right output, but the cache counted %ld "
+                           "appends for %d tokens, 1 + 2 + ... per step. "
+                           "Likely mistake: the whole prefix re-projected at "
+                           "every step. That is correct but quadratic: the "
+                           "cache exists so that each token is projected "
+                           "once. Call mha_decode_step() once per token.",
+                           call, c.appends, T);
+        else if (ok)
+            ok = KIT_CHECK(c.appends == T && c.len == T,
+                           "%s: right output, but the cache counted %ld "
+                           "appends and holds %d positions for %d tokens; "
+                           "expected %d and %d. Each token is projected and "
+                           "appended once (and kv_cache_append adds 1 to "
+                           "appends)",
+                           call, c.appends, c.len, T, T, T);
+    }
+    kv_cache_free(&c);
+    kit_output_free(out);
+    mistakes_free(&M);
+    random_layer_free(&R);
+}
+
+/* ---------------------------------------------------------------------
+ * Impossible decode calls
+ * ------------------------------------------------------------------- */
+
+/* status == want, and on error: out untouched, cache unchanged. */
+static int decode_error(const char *call, int rc, int want, const float *out,
+                        size_t n_out, const struct kv_cache *c, int len,
+                        long appends)
+{
+    if (!KIT_EXPECT_STATUS(call, rc, want))
+        return 0;
+    return KIT_CHECK(all_nan(out, n_out),
+                     "%s returned the error but wrote into out; on error "
+                     "write nothing: check every argument first",
+                     call) &&
+           KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out) &&
+           KIT_CHECK(!c || (c->len == len && c->appends == appends),
+                     "%s returned the error but changed the cache (len %d -> "
+                     "%d, appends %ld -> %ld); an error changes nothing",
+                     call, len, c ? c->len : 0, appends, c ? c->appends : 0);
+}
+
+KIT_TEST(mha_decode_errors,
+         "mha_decode_step and mha_decode: a full cache, a cache of the wrong "
+         "shape, bad configs and NULLs are errors that change nothing")
+{
+    enum { D = 6, H = 2, DH = D / H, CAP = 2 };
+    struct random_layer R;
+    random_layer(&R, 4, D, H, H, 681);
+    struct mha_config cfg = {D, H, 1};
+    float *out = kit_output(4 * D);
+    struct kv_cache c, wrong;
+    if (!new_cache(&c, CAP, H, DH))
+        goto end;
+    if (!new_cache(&wrong, CAP, 3, 2)) {
+        kv_cache_free(&c);
+        goto end;
+    }
+    kit_poison(out, D);
+    int ok =
+        KIT_EXPECT_STATUS("mha_decode_step(token 0)",
+                          mha_decode_step(&cfg, &R.w, &c, R.X, out), KIT_OK) &&
+        KIT_EXPECT_STATUS("mha_decode_step(token 1)",
+                          mha_decode_step(&cfg, &R.w, &c, R.X + D, out),
+                          KIT_OK);
+    if (!ok)
+        goto done;
+    /* the cache is full now: len 2 of 2 */
+    kit_poison(out, 4 * D);
+    if (!decode_error("mha_decode_step on a full cache (capacity 2, len 2)",
+                      mha_decode_step(&cfg, &R.w, &c, R.X + 2 * D, out),
+                      KIT_E_SIZE, out, 4 * D, &c, 2, 2))
+        goto done;
+    struct mha_config c4 = {D, 4, 1}, c0 = {D, 0, 1}, d0 = {0, 2, 1};
+    struct mha_weights holes = R.w;
+    holes.W_k = NULL;
+    const struct {
+        const struct mha_config *cfg;
+        const struct mha_weights *w;
+        struct kv_cache *c;
+        const float *x;
+        int want;
+        const char *call;
+    } bad[] = {
+        {&cfg, &R.w, &wrong, R.X, KIT_E_HEADS,
+         "mha_decode_step(layer of 2 heads of 3, cache of 3 heads of 2)"},
+        {&c4, &R.w, &wrong, R.X, KIT_E_HEADS,
+         "mha_decode_step(cfg {d_model 6, n_heads 4})"},
+        {&c0, &R.w, &wrong, R.X, KIT_E_SIZE,
+         "mha_decode_step(cfg {d_model 6, n_heads 0})"},
+        {&d0, &R.w, &wrong, R.X, KIT_E_SIZE,
+         "mha_decode_step(cfg {d_model 0, n_heads 2})"},
+        {NULL, &R.w, &wrong, R.X, KIT_E_NULL, "mha_decode_step(cfg NULL)"},
+        {&cfg, NULL, &wrong, R.X, KIT_E_NULL, "mha_decode_step(w NULL)"},
+        {&cfg, &holes, &wrong, R.X, KIT_E_NULL,
+         "mha_decode_step(w with W_k NULL)"},
+        {&cfg, &R.w, NULL, R.X, KIT_E_NULL, "mha_decode_step(cache NULL)"},
+        {&cfg, &R.w, &wrong, NULL, KIT_E_NULL, "mha_decode_step(x NULL)"},
+    };
+    for (size_t b = 0; ok && b < sizeof bad / sizeof bad[0]; b++) {
+        kit_poison(out, 4 * D);
+        kit_about_to_call(bad[b].call);
+        int rc = mha_decode_step(bad[b].cfg, bad[b].w, bad[b].c, bad[b].x, out);
+        ok = decode_error(bad[b].call, rc, bad[b].want, out, 4 * D, bad[b].c, 0,
+                          0);
+    }
+    kit_about_to_call("mha_decode_step(out NULL)");
+    ok = ok && KIT_EXPECT_STATUS("mha_decode_step(out NULL)",
+                                 mha_decode_step(&cfg, &R.w, &wrong, R.X, NULL),
+                                 KIT_E_NULL);
+    /* mha_decode: 3 tokens do not fit in a cache with room for 2 */
+    kv_cache_reset(&wrong);
+    struct kv_cache fresh;
+    if (!ok || !new_cache(&fresh, CAP, H, DH))
+        goto done;
+    kit_poison(out, 4 * D);
+    if (decode_error("mha_decode(3 tokens into a cache of capacity 2)",
+                     mha_decode(&cfg, &R.w, &fresh, R.X, out, 3), KIT_E_SIZE,
+                     out, 4 * D, &fresh, 0, 0))
+        decode_error("mha_decode(T 0)",
+                     mha_decode(&cfg, &R.w, &fresh, R.X, out, 0), KIT_E_SIZE,
+                     out, 4 * D, &fresh, 0, 0);
+    kv_cache_free(&fresh);
+done:
+    kv_cache_free(&c), kv_cache_free(&wrong);
+end:
+    kit_output_free(out);
+    random_layer_free(&R);
+}
+
+/* ---------------------------------------------------------------------
+ * Grouped-query attention
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(gqa_check_config_errors,
+         "gqa_check_config: n_kv_heads must divide n_heads, n_heads must "
+         "divide d_model, and no size may be 0")
+{
+    const struct {
+        struct gqa_config cfg;
+        int want;
+        const char *what;
+    } cases[] = {
+        {{16, 4, 2, 0}, KIT_OK, "gqa_check_config({16, 4 heads, 2 K/V})"},
+        {{16, 4, 1, 1}, KIT_OK, "gqa_check_config({16, 4 heads, 1 K/V})"},
+        {{16, 4, 4, 0}, KIT_OK, "gqa_check_config({16, 4 heads, 4 K/V})"},
+        {{12, 6, 3, 0}, KIT_OK, "gqa_check_config({12, 6 heads, 3 K/V})"},
+        {{16, 4, 3, 0},
+         KIT_E_HEADS,
+         "gqa_check_config({16, 4 heads, 3 K/V}): 3 does not divide 4"},
+        {{16, 4, 8, 0},
+         KIT_E_HEADS,
+         "gqa_check_config({16, 4 heads, 8 K/V}): more K/V heads than heads"},
+        {{12, 8, 2, 0},
+         KIT_E_HEADS,
+         "gqa_check_config({12, 8 heads, 2 K/V}): 8 does not divide 12"},
+        {{16, 4, 0, 0}, KIT_E_SIZE, "gqa_check_config({16, 4 heads, 0 K/V})"},
+        {{16, 4, -2, 0}, KIT_E_SIZE, "gqa_check_config({16, 4 heads, -2 K/V})"},
+        {{16, 0, 1, 0}, KIT_E_SIZE, "gqa_check_config({16, 0 heads, 1 K/V})"},
+        {{0, 4, 2, 0}, KIT_E_SIZE, "gqa_check_config({0, 4 heads, 2 K/V})"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (!KIT_EXPECT_STATUS(cases[k].what, gqa_check_config(&cases[k].cfg),
+                               cases[k].want))
+            return;
+    KIT_EXPECT_STATUS("gqa_check_config(NULL)", gqa_check_config(NULL),
+                      KIT_E_NULL);
+}
+
+/* The golden case k as a double layer (L) and float weights (w, X). */
+static void golden_layer(size_t k, struct layer *L, struct mha_weights *w,
+                         float **X)
+{
+    const struct ch6_golden_case *g = &ch6_golden_cases[k];
+    *L = (struct layer){g->T,   g->d_model, g->n_heads, g->n_kv_heads, g->X,
+                        g->W_q, g->W_k,     g->W_v,     g->W_o};
+    weights_from_double(w, L);
+    *X = kit_alloc(sizeof(float) * (size_t)g->T * g->d_model);
+    kit_to_float(g->X, *X, (size_t)g->T * g->d_model);
+}
+
+static void gqa_golden(int causal)
+{
+    const size_t n = sizeof ch6_golden_cases / sizeof ch6_golden_cases[0];
+    for (size_t k = 0; k < n; k++) {
+        const struct ch6_golden_case *g = &ch6_golden_cases[k];
+        const int T = g->T, d = g->d_model, h = g->n_heads;
+        struct layer L;
+        struct mha_weights w;
+        float *X;
+        golden_layer(k, &L, &w, &X);
+        struct gqa_config cfg = {d, h, g->n_kv_heads, causal};
+        const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
+        float *out = kit_output(n_out), *att = kit_output(n_att);
+        struct mistakes M;
+        mistakes_build(&M, &L, causal);
+        char call[200], what[260];
+        snprintf(call, sizeof call,
+                 "gqa_forward(case \"%s\": T %d, d_model %d, %d heads, %d K/V "
+                 "head%s, causal %d)",
+                 g->name, T, d, h, g->n_kv_heads, g->n_kv_heads > 1 ? "s" : "",
+                 causal);
+        int ok = KIT_EXPECT_STATUS(call, gqa_forward(&cfg, &w, X, out, att, T),
+                                   KIT_OK) &&
+                 KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
+                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+        if (ok) {
+            /* (h, T, T) as (h*T, T): a failure can say which head */
+            const struct kit_shape shape = {
+                T, 0, "head", {{"d_head", d / h}, {"d_model", d}}};
+            snprintf(what, sizeof what, "%s weights (head, query, key)", call);
+            ok = KIT_EXPECT_TENSOR_SHAPED(what, att, g->weights[causal], h * T,
+                                          T, &shape, 1e-5, M.m_weights,
+                                          N_VARIANTS - 1);
+        }
+        if (ok) {
+            snprintf(what, sizeof what, "%s out", call);
+            ok = KIT_EXPECT_TENSOR(what, out, g->out[causal], T, d, 1e-5,
+                                   M.m_out, N_VARIANTS - 1);
+        }
+        mistakes_free(&M);
+        weights_free(&w);
+        free(X);
+        kit_output_free(out), kit_output_free(att);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(gqa_forward_golden,
+         "gqa_forward: out and weights equal PyTorch's (K/V heads repeated "
+         "for their groups; 1, 2 and as many K/V heads as heads)")
+{
+    gqa_golden(0);
+}
+
+KIT_TEST(gqa_forward_golden_causal,
+         "gqa_forward, causal: out and weights equal PyTorch's with the "
+         "causal mask")
+{
+    gqa_golden(1);
+}
+
+KIT_TEST(gqa_equals_mha,
+         "gqa_forward with n_kv_heads == n_heads equals your chapter 3 "
+         "layer bit for bit")
+{
+    enum { T = 7, D = 9, H = 3 }; /* d_head 3: 1/sqrt(3) is inexact */
+    for (int causal = 0; causal <= 1; causal++) {
+        struct random_layer R;
+        random_layer(&R, T, D, H, H, 701 + causal);
+        struct mha_config mcfg = {D, H, causal};
+        struct gqa_config gcfg = {D, H, H, causal};
+        float out_g[T * D], att_g[H * T * T];
+        float out_f[T * D], att_f[H * T * T], out_l[T * D], att_l[H * T * T];
+        kit_poison(out_g, T * D);
+        int ok =
+            KIT_EXPECT_STATUS("mha_forward (chapter 3)",
+                              mha_forward(&mcfg, &R.w, R.X, out_l, att_l, T),
+                              KIT_OK) &&
+            KIT_EXPECT_STATUS(
+                "mha_forward_fused (chapter 3)",
+                mha_forward_fused(&mcfg, &R.w, R.X, out_f, att_f, T), KIT_OK) &&
+            KIT_EXPECT_STATUS("gqa_forward(T 7, d_model 9, 3 heads, 3 "
+                              "K/V heads)",
+                              gqa_forward(&gcfg, &R.w, R.X, out_g, att_g, T),
+                              KIT_OK);
+        if (ok) {
+            int same_f = !memcmp(out_g, out_f, sizeof out_g) &&
+                         !memcmp(att_g, att_f, sizeof att_g);
+            int same_l = !memcmp(out_g, out_l, sizeof out_g) &&
+                         !memcmp(att_g, att_l, sizeof att_g);
+            double diff = 0;
+            for (int k = 0; k < T * D; k++)
+                diff = fmax(diff, fabs((double)out_g[k] - out_f[k]));
+            ok = KIT_CHECK(same_f || same_l,
+                           "gqa_forward with 3 K/V heads for 3 heads (causal "
+                           "%d) is not bit for bit your mha_forward_fused or "
+                           "mha_forward (out differs from the fused form's by "
+                           "up to %.3g). With one K/V head per query head, "
+                           "head i reads K/V head i and the layer is chapter "
+                           "3's: write it with the same loops, in the same "
+                           "order, as your mha_forward_fused()",
+                           causal, diff);
+        }
+        random_layer_free(&R);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(gqa_decode_golden,
+         "gqa_decode_step: decoding token by token gives PyTorch's causal "
+         "GQA row by row (MQA, groups of 2 and 3, T = 1)")
+{
+    const size_t n = sizeof ch6_golden_cases / sizeof ch6_golden_cases[0];
+    for (size_t k = 0; k < n; k++) {
+        const struct ch6_golden_case *g = &ch6_golden_cases[k];
+        struct layer L;
+        struct mha_weights w;
+        float *X;
+        golden_layer(k, &L, &w, &X);
+        struct gqa_config cfg = {g->d_model, g->n_heads, g->n_kv_heads, 0};
+        int ok = decode_rows("gqa_decode_step", gqa_step, &cfg, &w, &L, X,
+                             g->out[1]);
+        weights_free(&w);
+        free(X);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(gqa_decode_cache_shape,
+         "gqa_decode_step: the cache holds n_kv_heads heads, and query heads "
+         "of one group read the same one")
+{
+    enum { T = 6, D = 16, H = 4, G = 2, DH = D / H };
+    struct random_layer R;
+    random_layer(&R, T, D, H, G, 721);
+    struct gqa_config cfg = {D, H, G, 0};
+    struct kv_cache c, big;
+    float out[D];
+    if (!new_cache(&c, T, G, DH))
+        goto end;
+    int ok = 1;
+    for (int t = 0; ok && t < T; t++)
+        ok = KIT_EXPECT_STATUS(
+            "gqa_decode_step(4 heads, 2 K/V heads)",
+            gqa_decode_step(&cfg, &R.w, &c, R.X + t * D, out), KIT_OK);
+    /* the cache's K/V head j holds x_p W_k's columns j*DH .. */
+    for (int j = 0; ok && j < G; j++) {
+        double want[T * DH];
+        for (int p = 0; p < T; p++)
+            for (int e = 0; e < DH; e++) {
+                double s = 0;
+                for (int r = 0; r < D; r++)
+                    s += R.L.X[p * D + r] * R.L.W_k[r * G * DH + j * DH + e];
+                want[p * DH + e] = s;
+            }
+        char what[120];
+        snprintf(what, sizeof what,
+                 "the cache's keys of K/V head %d "
+                 "(x_p W_k, columns %d..%d)",
+                 j, j * DH, j * DH + DH - 1);
+        ok = KIT_EXPECT_TENSOR(what, c.K + (size_t)j * T * DH, want, T, DH,
+                               1e-5, NULL, 0);
+    }
+    /* a cache made for MHA (4 heads) does not fit a 2 K/V-head layer */
+    if (ok && new_cache(&big, T, H, DH)) {
+        float *o2 = kit_output(D);
+        decode_error("gqa_decode_step(2 K/V heads, cache of 4 heads)",
+                     gqa_decode_step(&cfg, &R.w, &big, R.X, o2), KIT_E_HEADS,
+                     o2, D, &big, 0, 0);
+        kit_output_free(o2);
+        kv_cache_free(&big);
+    }
+    kv_cache_free(&c);
+end:
+    random_layer_free(&R);
+}
+
+KIT_TEST(gqa_errors,
+         "gqa_forward and gqa_decode_step: n_kv_heads not dividing n_heads, "
+         "sizes of 0 and NULLs are errors that write nothing")
+{
+    enum { T = 3, D = 8, H = 4 };
+    struct random_layer R;
+    random_layer(&R, T, D, H, 2, 741);
+    const size_t n_out = T * D, n_att = 8 * T * T;
+    float *out = kit_output(n_out), *att = kit_output(n_att);
+    struct kv_cache c;
+    if (!new_cache(&c, T, 2, D / H))
+        goto end;
+    const struct gqa_config bad[] = {
+        {D, H, 3, 1}, {D, H, 8, 0}, {D, H, 0, 0}, {D, 0, 1, 0}, {0, H, 2, 0}};
+    const int want[] = {KIT_E_HEADS, KIT_E_HEADS, KIT_E_SIZE, KIT_E_SIZE,
+                        KIT_E_SIZE};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        char call[160];
+        snprintf(call, sizeof call,
+                 "gqa_forward(cfg {d_model %d, %d heads, %d K/V heads}, T 3)",
+                 bad[b].d_model, bad[b].n_heads, bad[b].n_kv_heads);
+        kit_poison(out, n_out), kit_poison(att, n_att);
+        kit_about_to_call(call);
+        int rc = gqa_forward(&bad[b], &R.w, R.X, out, att, T);
+        if (!KIT_EXPECT_STATUS(call, rc, want[b]) ||
+            !KIT_CHECK(all_nan(out, n_out) && all_nan(att, n_att),
+                       "%s returned an error but wrote into out or weights",
+                       call))
+            goto done;
+        snprintf(call, sizeof call,
+                 "gqa_decode_step(cfg {d_model %d, %d heads, %d K/V heads})",
+                 bad[b].d_model, bad[b].n_heads, bad[b].n_kv_heads);
+        kit_poison(out, n_out);
+        kit_about_to_call(call);
+        rc = gqa_decode_step(&bad[b], &R.w, &c, R.X, out);
+        if (!decode_error(call, rc, want[b], out, n_out, &c, 0, 0))
+            goto done;
+    }
+    struct gqa_config good = {D, H, 2, 1};
+    kit_poison(out, n_out), kit_poison(att, n_att);
+    kit_about_to_call("gqa_forward(T 0)");
+    if (!KIT_EXPECT_STATUS("gqa_forward(T 0)",
+                           gqa_forward(&good, &R.w, R.X, out, att, 0),
+                           KIT_E_SIZE) ||
+        !KIT_EXPECT_STATUS("gqa_forward(cfg NULL)",
+                           gqa_forward(NULL, &R.w, R.X, out, att, T),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("gqa_forward(X NULL)",
+                           gqa_forward(&good, &R.w, NULL, out, att, T),
+                           KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS("gqa_forward(weights NULL)",
+                           gqa_forward(&good, &R.w, R.X, out, NULL, T),
+                           KIT_E_NULL) ||
+        !KIT_CHECK(all_nan(out, n_out), "gqa_forward returned an error but "
+                                        "wrote into out"))
+        goto done;
+    kit_about_to_call("gqa_decode_step(cfg NULL)");
+    KIT_EXPECT_STATUS("gqa_decode_step(cfg NULL)",
+                      gqa_decode_step(NULL, &R.w, &c, R.X, out), KIT_E_NULL);
+    KIT_EXPECT_STATUS("gqa_decode_step(x NULL)",
+                      gqa_decode_step(&good, &R.w, &c, NULL, out), KIT_E_NULL);
+done:
+    kv_cache_free(&c);
+end:
+    kit_output_free(out), kit_output_free(att);
+    random_layer_free(&R);
+}
+
+/* ---------------------------------------------------------------------
+ * What a cache costs
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(kv_cache_bytes_models,
+         "kv_cache_bytes: GPT-3 175B and Llama 2 70B at 16 bits; no int "
+         "overflow; 0 and overflowing sizes are errors")
+{
+    const struct {
+        const char *what;
+        int layers, kv_heads, d_head, context, batch, bytes;
+        uint64_t want;
+    } models[] = {
+        /* 2 * 96 * 96 * 128 * 2 = 4,718,592 bytes (4.5 MiB) per token */
+        {"GPT-3 175B (96 layers, 96 K/V heads of 128), 1 token, fp16", 96, 96,
+         128, 1, 1, 2, 4718592ULL},
+        /* 4.5 MiB * 2048 = 9 GiB: more than 2^32, so int overflows */
+        {"GPT-3 175B, 2048 tokens, fp16", 96, 96, 128, 2048, 1, 2,
+         9663676416ULL},
+        /* 2 * 80 * 8 * 128 * 2 = 327,680 bytes (320 KiB) per token */
+        {"Llama 2 70B (80 layers, 8 K/V heads of 128), 1 token, fp16", 80, 8,
+         128, 1, 1, 2, 327680ULL},
+        /* 320 KiB * 4096 = 1.25 GiB per sequence, * 8 sequences = 10 GiB */
+        {"Llama 2 70B, 4096 tokens, batch 8, fp16", 80, 8, 128, 4096, 8, 2,
+         10737418240ULL},
+        /* the same model with a K/V head per query head: 8 times more */
+        {"Llama 2 70B as if MHA (64 K/V heads), 4096 tokens, batch 8, fp16", 80,
+         64, 128, 4096, 8, 2, 85899345920ULL},
+    };
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        uint64_t got = 0;
+        char call[200];
+        snprintf(call, sizeof call, "kv_cache_bytes(%s)", models[k].what);
+        if (!KIT_EXPECT_STATUS(
+                call,
+                kv_cache_bytes(models[k].layers, models[k].kv_heads,
+                               models[k].d_head, models[k].context,
+                               models[k].batch, models[k].bytes, &got),
+                KIT_OK))
+            return;
+        const uint64_t want = models[k].want;
+        const char *why = "";
+        if (got == want / 2)
+            why = " Likely mistake: the factor 2 left out: the cache holds a "
+                  "key AND a value for every position.";
+        else if (got == (uint64_t)(int64_t)(int32_t)(uint32_t)want ||
+                 got == (uint64_t)(uint32_t)want)
+            why = " Likely mistake: the product computed in 32-bit int "
+                  "arithmetic, which overflowed: multiply in uint64_t (cast "
+                  "the first factor).";
+        if (!KIT_CHECK(got == want, "%s gave %llu bytes, expected %llu.%s",
+                       call, (unsigned long long)got, (unsigned long long)want,
+                       why))
+            return;
+    }
+    uint64_t untouched = 12345;
+    const struct {
+        int a[6];
+        const char *call;
+    } bad[] = {
+        {{0, 8, 128, 4096, 1, 2}, "kv_cache_bytes(0 layers, ...)"},
+        {{80, 8, 128, 4096, 0, 2}, "kv_cache_bytes(..., batch 0, ...)"},
+        {{80, 8, -128, 4096, 1, 2}, "kv_cache_bytes(..., d_head -128, ...)"},
+        {{80, 8, 128, 4096, 1, 0}, "kv_cache_bytes(..., 0 bytes per number)"},
+        {{INT_MAX, INT_MAX, INT_MAX, 2, 1, 2},
+         "kv_cache_bytes(INT_MAX layers, INT_MAX heads, d_head INT_MAX, ...): "
+         "more than 2^64 bytes"},
+        {{1 << 20, 1 << 20, 1 << 20, 1 << 4, 1, 1},
+         "kv_cache_bytes(2^20 layers, 2^20 heads, d_head 2^20, 16 tokens): "
+         "2^65 bytes"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        const int *a = bad[b].a;
+        if (KIT_EXPECT_STATUS(
+                bad[b].call,
+                kv_cache_bytes(a[0], a[1], a[2], a[3], a[4], a[5], &untouched),
+                KIT_E_SIZE))
+            KIT_CHECK(untouched == 12345,
+                      "%s returned KIT_E_SIZE but wrote %llu into *bytes",
+                      bad[b].call, (unsigned long long)untouched);
+    }
+    KIT_EXPECT_STATUS("kv_cache_bytes(..., bytes NULL)",
+                      kv_cache_bytes(80, 8, 128, 4096, 1, 2, NULL), KIT_E_NULL);
+}
+
+static const struct kit_test *const ch6_tests[] = {
+    &kv_cache_append_stores,
+    &kv_cache_capacity,
+    &kv_cache_read_positions,
+    &mha_decode_step_matches_forward,
+    &mha_decode_step_equals_your_forward,
+    &mha_decode_sequence,
+    &mha_decode_errors,
+    &gqa_check_config_errors,
+    &gqa_forward_golden,
+    &gqa_forward_golden_causal,
+    &gqa_equals_mha,
+    &gqa_decode_golden,
+    &gqa_decode_cache_shape,
+    &gqa_errors,
+    &kv_cache_bytes_models,
+    NULL, /* keep one test per line */
+};
+KIT_CHAPTER(6, "Many heads at inference", "ch6_decode.c", ch6_tests)

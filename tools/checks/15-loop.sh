@@ -1,0 +1,111 @@
+#!/bin/bash
+# The student's loop, on a copy of the kit in a temporary folder:
+#   - a chapter 3 file that does not compile stops neither make test CH=1
+#     nor chapters 1 and 2 of make test, and the kit explains it in one
+#     line (file, function) above the compiler's message;
+#   - a warning stops nothing for a student, but fails under STRICT=1;
+#   - a stub renamed by mistake: the kit names the missing function;
+#   - a misspelt TEST and an unknown CH are named, with the nearest tests;
+#   - make progress names the next exercise and its book section;
+#   - under SAN=1 a planted out-of-bounds read shows the sanitizer's
+#     summary line and the student's line, the full report goes to a log
+#     under build/, and no rerun suggestion drops or repeats SAN=1;
+#   - make watch without inotifywait and make debug without gdb say how
+#     to install them.
+set -u
+status=0
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; status=1; }
+has() { printf '%s\n' "$1" | grep -qF -- "$2"; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+kit="$work/kit"
+mkdir -p "$kit"
+cp -r Makefile tools tests include starter solutions chapters "$kit/"
+[ -e .clang-format ] && cp .clang-format "$kit/"
+m() { make --no-print-directory -s -C "$kit" "$@" 2>&1; }
+summary() { printf '%s\n' "$1" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1; }
+
+# 1. A chapter 3 file that does not compile. What it skips, and the
+#    counts, come from tools/mk/chapters.mk and the runner's --list, so a
+#    new chapter needs no edit here.
+make --no-print-directory -s kit-tests IMPL=solutions >/dev/null 2>&1
+list=$("${B:-build}"/solutions/kit_tests --list 2>/dev/null)
+skip=$(sed -n 's/^CH_FILES_\([0-9]*\) *:=.* ch3_mha\( .*\)*$/\1/p' tools/mk/chapters.mk | tr '\n' ' ' | sed 's/ $//')
+total=$(printf '%s\n' "$list" | grep -c '^ch[0-9]* ')
+not_run=0
+for c in $skip; do not_run=$((not_run + $(printf '%s\n' "$list" | grep -c "^ch$c "))); done
+run=$((total - not_run))
+sed -i '0,/return KIT_E_TODO;/s//return KIT_E_TODO/' "$kit/starter/ch3_mha.c"
+out=$(m test CH=1)
+last=$(summary "$out")
+if [ "$last" = "0 passed, 16 failed" ]; then ok "a broken ch3_mha.c: make test CH=1 still runs ($last)"
+else fail "a broken ch3_mha.c stops make test CH=1: $last"; fi
+has "$out" "does not compile" && fail "make test CH=1 compiled ch3_mha.c, which chapter 1 does not need"
+out=$(m test)
+if has "$out" "error: starter/ch3_mha.c does not compile, in mha_check_config()" &&
+   has "$out" "Skipping chapter(s) $skip" && has "$out" "Chapter 3  Multi-head attention" &&
+   [ "$(summary "$out")" = "0 passed, $run failed, $not_run not run (their chapters do not compile)" ] &&
+   grep -q "<testsuites name=\"kit\" tests=\"$total\" failures=\"$total\">" "$kit/build/starter/junit.xml"; then
+    ok "make test explains the broken file in one line, skips chapters $skip, runs the others; JUnit counts all $total"
+else fail "make test with a broken ch3_mha.c:"; printf '%s\n' "$out" | head -n 12; fi
+cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
+
+# 2. A warning: shown, not fatal; fatal under STRICT=1.
+sed -i '0,/return KIT_E_TODO;/s//int unused_x; return KIT_E_TODO;/' "$kit/starter/ch3_mha.c"
+out=$(m test CH=3)
+if has "$out" "warning: starter/ch3_mha.c compiles, with 1 warning(s)" &&
+   [ "$(summary "$out")" = "0 passed, 15 failed" ]; then
+    ok "a warning in ch3_mha.c is shown and the chapter's tests run"
+else fail "a warning in ch3_mha.c:"; printf '%s\n' "$out" | tail -n 3; fi
+out=$(m test CH=3 STRICT=1)
+has "$out" "make check requires none" && ok "STRICT=1 (make check) makes the warning an error" ||
+    fail "STRICT=1 let a warning through: $(printf '%s\n' "$out" | tail -n 1)"
+cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
+
+# 2b. A stub function renamed: the kit explains the linker's message.
+sed -i 's/^int matmul_bt(/int matmul_bt_renamed(/' "$kit/starter/ch1_attention.c"
+out=$(m test CH=1)
+if has "$out" "could not be linked: no function defines matmul_bt" && has "$out" "undefined reference"; then
+    ok "a renamed stub: the kit names the missing function above the linker's message"
+else fail "a renamed stub function:"; printf '%s\n' "$out" | head -n 6; fi
+cp starter/ch1_attention.c "$kit/starter/ch1_attention.c"
+
+# 3. Misspelt names.
+out=$(m test TEST=matmul_goldne)
+if has "$out" "There is no test named 'matmul_goldne'" && has "$out" "Did you mean: matmul_golden (ch1)" &&
+   ! has "$out" "CH=0"; then ok "a misspelt TEST names the nearest test"
+else fail "make test TEST=matmul_goldne: $out"; fi
+out=$(m test CH=9)
+if has "$out" "There is no chapter '9'" && ! has "$out" "TEST=."; then ok "an unknown CH lists the chapters"
+else fail "make test CH=9: $out"; fi
+
+# 4. The progress view.
+out=$(m progress)
+if has "$out" "Chapter 5" && has "$out" "Next: Exercise 1.1, matmul() in starter/ch1_attention.c. Read section 1."; then
+    ok "make progress shows every chapter and the next exercise with its section"
+else fail "make progress: $out"; fi
+
+# 5. SAN=1: a read past the end of A in the solutions' matmul.
+sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k <= n; k++)/' "$kit/solutions/ch1_attention.c"
+out=$(m test IMPL=solutions SAN=1 TEST=matmul_golden STRICT=)
+log="$kit/build/solutions-san/sanitizer.log"
+if has "$out" "SUMMARY: AddressSanitizer:" && has "$out" "ch1_attention.c:" &&
+   has "$out" "full report: build/solutions-san/sanitizer.log" && [ -s "$log" ]; then
+    ok "SAN=1: the sanitizer's summary and the line, the full report in build/solutions-san/sanitizer.log"
+else fail "SAN=1 did not show the summary and the log:"; printf '%s\n' "$out" | head -n 5; fi
+if has "$out" "make test SAN=1 TEST"; then fail "SAN=1 is on, yet the message suggests SAN=1"
+else ok "SAN=1 is on: the failure does not suggest it again"; fi
+has "$out" "then run: make test CH=1 TEST=matmul_golden SAN=1" && ok "the rerun suggestion keeps SAN=1" ||
+    fail "the rerun suggestion drops SAN=1: $(printf '%s\n' "$out" | grep 'then run')"
+lines=$(printf '%s\n' "$out" | wc -l)
+[ "$lines" -le 24 ] && ok "the SAN=1 failure fits one screen ($lines lines)" || fail "the SAN=1 failure takes $lines lines"
+has "$out" "(wall clock)" && ok "the elapsed time is the wall-clock time" || fail "no wall-clock elapsed time"
+
+# 6. Missing tools.
+out=$(make --no-print-directory -s -C "$kit" watch INOTIFYWAIT=no-such-inotifywait 2>&1)
+has "$out" "apt-get install inotify-tools" && ok "make watch without inotifywait says how to install it" ||
+    fail "make watch without inotifywait: $out"
+out=$(make --no-print-directory -s -C "$kit" debug TEST=matmul_golden GDB=no-such-gdb 2>&1)
+has "$out" "apt-get install gdb" && ok "make debug without gdb says how to install it" || fail "make debug without gdb: $out"
+exit $status

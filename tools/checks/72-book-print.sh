@@ -1,0 +1,189 @@
+#!/bin/sh
+# The book in print and in its prose, after 70-book built both editions:
+#   1. LaTeX's log: no overfull box wider than 1 pt, no duplicate
+#      anchor ("destination with the same identifier"), no undefined
+#      reference; every table is set by the filter's kittable (so none
+#      splits across pages);
+#   2. the PDF: no page ends with a listing's file label (a label
+#      stranded away from its code);
+#   3. the figures: every one is a vector PDF no wider than the text,
+#      printed at its natural size, and no script asks for a font under
+#      7 pt (plots/*.gp: font ",N" and {/=N ...}; tools/diagrams/*.tex:
+#      no \tiny or \scriptsize, whose sizes are under 7 pt there);
+#   4. the prose: a step it cites ("step 2", "numbered steps") exists in
+#      the edition that shows it: in that chapter's listings (a comment
+#      "/* 2. ..." or " * 2. ...") or in the chapter's own text ("**Step 2**").
+# B=build/<dir> builds elsewhere (default build).
+set -eu
+B="${B:-build}"
+status=0
+fail() {
+    echo "  FAIL: $*"
+    status=1
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for ed in student instructor; do
+    make --no-print-directory -s B="$B" book EDITION=$ed >"$work/make-$ed.log" 2>&1 || {
+        cat "$work/make-$ed.log"
+        fail "make book EDITION=$ed"
+        exit 1
+    }
+done
+
+# ---------------------------------------------------------------------
+# 1. The LaTeX logs.
+# ---------------------------------------------------------------------
+for name in book book-instructor; do
+    log="$B/book/$name.log"
+    tex="$B/book/$name.tex"
+    [ -s "$log" ] || { fail "$log is missing (did the PDF build?)"; continue; }
+    # a box's width is "Overfull \hbox (12.3pt too wide)"
+    over=$(grep -Eo 'Overfull \\[hv]box \([0-9.]+pt too (wide|high)\)' "$log" |
+        awk -F'[(p]' '$2 + 0 > 1.0' | wc -l)
+    small=$(grep -Ec 'Overfull \\[hv]box' "$log" || true)
+    under=$(grep -Ec 'Underfull \\[hv]box' "$log" || true)
+    warn=$(grep -Ec 'Warning' "$log" || true)
+    dup=$(grep -c 'destination with the same identifier' "$log" || true)
+    undef=$(grep -Ec 'Reference .* undefined|There were undefined references' "$log" || true)
+    echo "  $log: $over overfull box(es) over 1 pt ($small in all), $under underfull, $warn warning(s), $dup duplicate anchor(s), $undef undefined reference(s)"
+    if [ "$over" -gt 0 ]; then
+        fail "$log: overfull boxes over 1 pt:"
+        grep -A2 -E 'Overfull \\[hv]box \(([1-9][0-9]*\.[0-9]+|1\.[0-9]*[1-9][0-9]*)pt' "$log" | head -n 12 | sed 's/^/        /'
+    fi
+    [ "$dup" -eq 0 ] || fail "$log: $dup duplicate anchor(s): $(grep -A1 'destination with the same identifier' "$log" | tr -d '\n' | cut -c1-160)"
+    [ "$undef" -eq 0 ] || fail "$log: undefined references"
+    # every longtable sits in a kittable (a float that never splits)
+    loose=$(awk '/\\begin\{kittable\}/ { k = 1 } /\\end\{kittable\}/ { k = 0 }
+                 /\\begin\{longtable\}/ && !k { n++ } END { print n + 0 }' "$tex")
+    tables=$(grep -c '\\begin{longtable}' "$tex" || true)
+    echo "  $tex: $tables table(s), $loose outside a kittable"
+    [ "$loose" -eq 0 ] || fail "$tex: $loose table(s) can split across pages (not in a kittable)"
+done
+
+# ---------------------------------------------------------------------
+# 2. No page of either PDF ends with a listing's file label.
+# ---------------------------------------------------------------------
+for pdf in "$B/book.pdf" "$B/book-instructor.pdf"; do
+    pages=$(pdfinfo "$pdf" | awk '/^Pages:/ { print $2 }')
+    pdftotext -q -layout "$pdf" "$work/pages.txt"
+    # pages are separated by form feeds; the running foot is the page number
+    stranded=$(awk -v RS='\f' '{
+            n = split($0, l, "\n"); last = ""
+            for (i = n; i >= 1; i--) {
+                s = l[i]; gsub(/^[ \t]+|[ \t]+$/, "", s)
+                if (s == "" || s ~ /^[0-9ivxlc]+$/) continue
+                last = s; break
+            }
+            if (last ~ /^(starter|solutions|tools|tests|include|plots)\/[A-Za-z0-9_.\/-]+$/)
+                printf "page %d: %s\n", NR, last
+        }' "$work/pages.txt")
+    if [ -n "$stranded" ]; then
+        fail "$pdf: a listing's file label ends a page, away from its code: $(echo "$stranded" | head -n 3 | tr '\n' ';')"
+    else
+        echo "  $pdf: $pages pages; no listing label ends a page"
+    fi
+done
+
+# ---------------------------------------------------------------------
+# 3. Figures: vector, no wider than the text, lettering of 7 pt or more.
+# ---------------------------------------------------------------------
+tw=$(sed -n 's/^kit-textwidth=\([0-9.]*\)pt.*/\1/p' "$B/book/book.log" | head -n 1)
+[ -n "$tw" ] || { fail "the LaTeX log does not give the text width (kit-textwidth, tools/book/header.tex)"; tw=0; }
+n=0
+for src in plots/*.gp tools/diagrams/*.tex; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src"); name=${name%.*}
+    [ "$name" = common ] && continue
+    n=$((n + 1))
+    pdf="$B/plots/$name.pdf"
+    if [ ! -s "$pdf" ] || [ ! -s "$B/plots/$name.svg" ]; then
+        fail "$src: $pdf or its SVG is missing"
+        continue
+    fi
+    # pdfinfo gives "Page size: 441.2 x 302.1 pts"; LaTeX's \textwidth is in TeX points (1/72.27 in)
+    w=$(pdfinfo "$pdf" | awk '/^Page size:/ { print $3 }')
+    if awk -v w="$w" -v tw="$tw" 'BEGIN { exit !(w * 72.27 / 72 > tw + 0.5) }'; then
+        fail "$src: the figure is $w bp wide, wider than the text ($tw pt): it would be shrunk, and its lettering with it (set fig_w <= 16.4 cm)"
+    fi
+    case "$src" in
+        *.gp)
+            bad=$(grep -nEo 'font +"[^"]*,[0-9.]+"|\{/=[0-9.]+|fontscale +[0-9.]+|font_pt *= *[0-9.]+' "$src" |
+                awk -F: '{ v = $2; sub(/.*[,=]/, "", v); sub(/^.*fontscale +/, "", v); gsub(/[^0-9.]/, "", v)
+                           if ($2 ~ /fontscale/) { if (v + 0 < 1) print $1": "$2 }
+                           else if (v + 0 < 7) print $1": "$2 }')
+            ;;
+        *.tex)
+            bad=$(grep -nE '\\(tiny|scriptsize)\b' "$src" || true)
+            ;;
+    esac
+    [ -z "$bad" ] || fail "$src: lettering under 7 pt in print: $(echo "$bad" | head -n 3 | tr '\n' ' ')"
+done
+grep -Eq '^if \(!exists\("font_pt"\)\) font_pt = (7|8|9|[1-9][0-9])' plots/common.gp ||
+    fail "plots/common.gp: the default font (font_pt) must be at least 7 pt"
+echo "  $n figure(s): vector PDF and SVG, at most $tw pt wide, no lettering under 7 pt"
+for html in "$B/book.html" "$B/book-instructor.html"; do
+    if grep -o '<img [^>]*>' "$html" | grep -q 'src="data:image/png'; then
+        fail "$html: a figure is a PNG; every figure must be vector (SVG)"
+    fi
+done
+
+# ---------------------------------------------------------------------
+# 4. Steps cited in the prose exist in the edition that shows them.
+# ---------------------------------------------------------------------
+for html in "$B/book.html" "$B/book-instructor.html"; do
+    # one record per chapter (split at <h1), code and prose apart
+    awk -v out="$work/steps" '
+        /<h1[ >]/ { ch++; name[ch] = $0; sub(/.*<h1[^>]*>/, "", name[ch]); gsub(/<[^>]*>/, "", name[ch]) }
+        /<pre/ { code = 1 }
+        {
+            line = $0
+            if (code) {
+                # a numbered step in a listing: "/* 2. " or " * 2. "
+                gsub(/<[^>]*>/, "", line)
+                while (match(line, /(\/\*|^ *\*) *[0-9]+\. /)) {
+                    s = substr(line, RSTART, RLENGTH); gsub(/[^0-9]/, "", s)
+                    defined[ch, s] = 1; anydef[ch] = 1
+                    line = substr(line, RSTART + RLENGTH)
+                }
+            } else {
+                t = line; gsub(/<[^>]*>/, "", t)
+                while (match(t, /[Ss]teps? [0-9]+/)) {
+                    s = substr(t, RSTART, RLENGTH); gsub(/[^0-9]/, "", s)
+                    if (line ~ "<strong>Step " s "</strong>") { defined[ch, s] = 1; anydef[ch] = 1 }
+                    else cited[ch, s] = 1
+                    t = substr(t, RSTART + RLENGTH)
+                }
+                if (t ~ /numbered steps/) numbered[ch] = 1
+            }
+            if (/<\/pre>/) code = 0
+        }
+        END {
+            for (k in cited) { split(k, p, SUBSEP); if (!defined[p[1], p[2]]) print name[p[1]] ": cites step " p[2] }
+            for (c in numbered) if (!anydef[c]) print name[c] ": refers to numbered steps"
+        }' "$html" >"$work/missing"
+    if [ -s "$work/missing" ]; then
+        fail "$html shows no such step in that chapter's listings or text: $(sort -u "$work/missing" | head -n 5 | tr '\n' ';')"
+    else
+        echo "  $html: every step the prose cites is shown"
+    fi
+done
+
+# ---------------------------------------------------------------------
+# 5. House style in the HTML: a percentage is "70.9 %", as the prose
+#    writes it (a no-break space before %), in tables as in text; an
+#    image's alt text is words, not TeX.
+# ---------------------------------------------------------------------
+for html in "$B/book.html" "$B/book-instructor.html"; do
+    glued=$(awk '/<(style|script|pre)[ >]/ { skip = 1 } !skip { print } /<\/(style|script|pre)>/ { skip = 0 }' "$html" |
+        sed -e 's/<code>[^<]*<\/code>//g' -e 's/<[^>]*>//g' |
+        grep -Eo '[0-9]%[^0-9A-Za-z_]' | sort -u | head -n 3 | tr '\n' ' ' || true)
+    [ -z "$glued" ] || fail "$html: a percentage without its space (write 70.9\\ %): $glued"
+    bare=$(grep -o '<caption><strong>Table [0-9.]*</strong></caption>' "$html" | sed 's/<[^>]*>//g' | tr '\n' ' ' || true)
+    [ -z "$bare" ] || echo "  warning: $html: table(s) without a caption: $bare(give the table a 'Table: ...' line, or its .generated block a text)"
+    tex=$(grep -o 'alt="[^"]*\\[A-Za-z][^"]*"' "$html" | head -n 2 | cut -c1-120 || true)
+    [ -z "$tex" ] || fail "$html: an alt text holds TeX: $tex"
+done
+
+exit $status

@@ -1,0 +1,75 @@
+# lib.sh: what the student's loop scripts share (sourced, not run).
+# The tests' names and chapters come from the sources (tests/test_chN.c),
+# so they are known even when nothing compiles.
+
+# tests_of N: the names of chapter N's tests, in file order.
+tests_of() {
+    sed -n 's/^KIT_TEST(\([A-Za-z_0-9]*\),.*/\1/p' "tests/test_ch$1.c" 2>/dev/null
+}
+
+# all_tests: "N name" for every test of every chapter.
+all_tests() {
+    for n in $CHAPTER_NUMS; do
+        tests_of "$n" | sed "s/^/$n /"
+    done
+}
+
+# chapter_title N
+chapter_title() {
+    sed -n "s/^KIT_CHAPTER($1, *\"\([^\"]*\)\".*/\1/p" "tests/test_ch$1.c" 2>/dev/null
+}
+
+# ch_files N: the basenames chapter N links (tools/mk/chapters.mk).
+ch_files() {
+    sed -n "s/^CH_FILES_$1 *:= *//p" tools/mk/chapters.mk
+}
+
+# nearest WORD: up to three test names nearest WORD, as "name (chN)",
+# comma-separated; nothing when none is close.
+nearest() {
+    all_tests | awk -v w="$1" '
+        function dist(a, b,    i, j, la, lb, d, x, y, z) {
+            la = length(a); lb = length(b)
+            for (i = 0; i <= la; i++) d[i, 0] = i
+            for (j = 0; j <= lb; j++) d[0, j] = j
+            for (i = 1; i <= la; i++)
+                for (j = 1; j <= lb; j++) {
+                    x = d[i-1, j] + 1; y = d[i, j-1] + 1
+                    z = d[i-1, j-1] + (substr(a, i, 1) != substr(b, j, 1))
+                    d[i, j] = x < y ? (x < z ? x : z) : (y < z ? y : z)
+                }
+            return d[la, lb]
+        }
+        { e = dist(w, $2); if (index($2, w) && e > 2) e = 2; name[NR] = $2; ch[NR] = $1; dd[NR] = e }
+        END {
+            limit = int(length(w) / 2) + 1; out = ""; shown = 0; best = limit + 1
+            for (i = 1; i <= NR; i++) if (dd[i] < best) best = dd[i]
+            if (best + 1 < limit) limit = best + 1
+            for (e = best; e <= limit && shown < 3; e++)
+                for (i = 1; i <= NR && shown < 3; i++)
+                    if (dd[i] == e) { out = out (shown ? ", " : "") name[i] " (ch" ch[i] ")"; shown++ }
+            print out
+        }'
+}
+
+# check_ch: exit with a message unless $CH is empty or a chapter.
+check_ch() {
+    [ -z "${CH:-}" ] && return 0
+    for n in $CHAPTER_NUMS; do [ "$n" = "$CH" ] && return 0; done
+    echo "There is no chapter '$CH'. The chapters are: $(echo $CHAPTER_NUMS | sed 's/ /, /g')."
+    for n in $CHAPTER_NUMS; do echo "  CH=$n  $(chapter_title "$n")"; done
+    exit 2
+}
+
+# test_chapter NAME: the chapter of test NAME, or a message and exit 2.
+test_chapter() {
+    found=$(all_tests | awk -v t="$1" '$2 == t { print $1; exit }')
+    if [ -z "$found" ]; then
+        near=$(nearest "$1")
+        echo "There is no test named '$1'."
+        if [ -n "$near" ]; then echo "Did you mean: $near?"
+        else echo "No test name is close; make list shows every test."; fi
+        exit 2
+    fi
+    echo "$found"
+}

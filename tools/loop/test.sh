@@ -1,0 +1,135 @@
+#!/bin/sh
+# test.sh MODE: the student's loop, run by the Makefile (make test, list,
+# progress, debug; make hint uses first-failure).
+#
+# Each chapter is built on its own: the objects of the wanted chapters
+# are compiled with make -k (a file that does not compile is reported by
+# tools/loop/cc.sh and its object removed), then one binary is linked
+# from the chapters whose objects all exist. A broken ch3_mha.c skips
+# chapters 3, 4 and 5; chapters 1 and 2 still run.
+#
+# The Makefile passes MAKE B OUT IMPL CH TEST SAN STRICT CHAPTER_NUMS
+# RUN_ARGS (and DEBUG for make debug).
+set -u
+mode=${1:-run}
+. tools/loop/lib.sh
+
+check_ch
+defined=" $(sed -n 's/^CH_FILES_\([0-9]*\) *:= *[a-z].*/\1/p' tools/mk/chapters.mk | tr '\n' ' ')"
+for n in $CHAPTER_NUMS; do
+    if [ "${defined#* $n }" = "$defined" ]; then
+        echo "error: tests/test_ch$n.c exists, but tools/mk/chapters.mk has no line"
+        echo "       CH_FILES_$n := ... naming the student files chapter $n's tests link against."
+        exit 2
+    fi
+done
+want=${CH:-$CHAPTER_NUMS}
+if [ -n "${TEST:-}" ]; then
+    tch=$(test_chapter "$TEST") || { echo "$tch"; exit 2; }
+    if [ -n "${CH:-}" ] && [ "$tch" != "$CH" ]; then
+        echo "Test $TEST is in chapter $tch, not in chapter $CH: make test TEST=$TEST"
+        exit 2
+    fi
+    want=$tch
+fi
+
+# The binary of a set of chapters: kit_tests for all of them.
+binary() {
+    if [ "$1" = "$(echo $CHAPTER_NUMS)" ]; then echo "$OUT/kit_tests"
+    else echo "$OUT/kit_tests-$(echo $1 | tr ' ' '-')"; fi
+}
+
+# 1. Compile what the wanted chapters need, keeping going past failures,
+#    and link them in the same make when all compile (make -k links
+#    nothing whose objects failed). Make's own "Error 1" lines say
+#    nothing cc.sh has not said.
+want=$(echo $want)
+$MAKE -k -s --no-print-directory objects "$(binary "$want")" WANT="$want" \
+    DEBUG="${DEBUG:-}" SAN="${SAN:-}" LINK_LOG="$OUT/link.log" 2>&1 |
+    grep -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
+
+# 2. The kit's own code must have compiled.
+for o in "$OUT/tools/harness/runner.o" "$OUT/tools/harness/leakcheck.o" \
+         "$OUT/tests/check.o" "$OUT/libtools.a"; do
+    if [ ! -e "$o" ]; then
+        echo "error: the kit's own code did not compile ($o); see the message above."
+        exit 2
+    fi
+done
+
+# 3. Which chapters can run.
+ok="" broken=""
+for n in $want; do
+    miss=""
+    [ -e "$OUT/tests/test_ch$n.o" ] || miss="tests/test_ch$n.c"
+    for f in $(ch_files "$n"); do
+        [ -n "$miss" ] && break
+        [ -e "$OUT/$IMPL/$f.o" ] || miss="$IMPL/$f.c"
+    done
+    if [ -z "$miss" ]; then
+        ok="$ok $n"
+    else
+        broken="$broken $n"
+        set -- "$@" --broken "$n|$(chapter_title "$n")|$miss|$(tests_of "$n" | tr '\n' ' ')"
+    fi
+done
+shift # the mode
+ok=${ok# } broken=${broken# }
+if [ -n "$broken" ]; then
+    if [ -z "$ok" ]; then
+        echo "No chapter can run until the file above compiles (chapter$(
+            [ "$(echo $broken | wc -w)" -gt 1 ] && echo s) $broken)."
+        [ "$mode" = list ] && for n in $broken; do tests_of "$n" | sed "s/^/ch$n /"; done
+        exit 1
+    fi
+    echo "Skipping chapter(s) $broken: a file they need does not compile (above). Running chapter(s) $ok."
+fi
+
+# 4. Warnings: errors under STRICT=1; otherwise a reminder each run.
+if [ "${STRICT:-}" = 1 ]; then
+    sh tools/loop/warnings.sh || exit 1
+else
+    for log in "$OUT/$IMPL"/*.o.log; do
+        [ -e "$log" ] && [ -e "${log%.log}" ] && grep -q 'warning:' "$log" || continue
+        echo "reminder: $IMPL/$(basename "$log" .o.log).c has $(grep -c 'warning:' "$log") warning(s) (see: cat $log)."
+    done
+fi
+
+mkdir -p "$OUT/progress" # each chapter's last result (the progress view)
+
+# 5. Link the binary of the chapters that can run, and use it.
+bin=$(binary "$ok")
+if [ "$ok" = "$want" ] && [ -x "$bin" ]; then
+    : # linked in step 1
+elif ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" \
+    LINK_LOG="$OUT/link.log" >>"$OUT/link.log" 2>&1; then
+    missing=$(sed -n "s/.*undefined reference to [\`']\([A-Za-z_0-9]*\)'.*/\1/p" "$OUT/link.log" | sort -u | tr '\n' ' ' | sed 's/ $//')
+    echo "error: the tests of chapter(s) $ok could not be linked${missing:+: no function defines $missing}."
+    echo "       Did you rename or delete a function, or make it static? Each function in"
+    echo "       the stubs must stay, with its name and signature. The linker says:"
+    grep -v '^make' "$OUT/link.log" | sed 's/^/  | /' | head -n 20
+    exit 2
+fi
+
+case "$mode" in
+run)
+    # shellcheck disable=SC2086
+    "$bin" $RUN_ARGS "$@"
+    rc=$?
+    [ $rc -eq 0 ] && [ -n "$broken" ] && rc=1
+    exit $rc ;;
+list)
+    "$bin" --list
+    for n in $broken; do tests_of "$n" | sed "s/^/ch$n /; s/\$/ (does not compile yet)/"; done ;;
+progress)
+    # shellcheck disable=SC2086
+    "$bin" $RUN_ARGS --progress "$@" ;;
+first-failure)
+    # shellcheck disable=SC2086
+    "$bin" $RUN_ARGS --quiet "$@" | sed -n 's/^First failure: ch[0-9]* \([A-Za-z_0-9]*\).*/\1/p' ;;
+debug)
+    echo "gdb: type 'run' to start; after a crash 'bt' shows the calls and"
+    echo "'frame N' then 'info locals' shows one of them. 'break matmul' stops"
+    echo "at a function before 'run'. 'quit' leaves."
+    exec "${GDB:-gdb}" -q --args "$bin" --no-fork --impl "$IMPL" --test "$TEST" ;;
+esac

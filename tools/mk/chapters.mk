@@ -1,0 +1,14 @@
+# chapters.mk: which student files each chapter's tests link against.
+#
+# One line per chapter N: CH_FILES_N := the basenames of the files in
+# starter/ (or solutions/) that tests/test_chN.c, and the given code it
+# uses, call. `make test CH=N` compiles and links only these, so a file
+# that does not compile (or has warnings) never stops a chapter that does
+# not need it. A new chapter adds its line here and tests/test_chN.c;
+# the Makefile derives everything else from the two.
+CH_FILES_1 := ch1_attention
+CH_FILES_2 := ch1_attention ch2_causal
+CH_FILES_3 := ch1_attention ch2_causal ch3_mha
+CH_FILES_4 := ch1_attention ch2_causal ch3_mha ch4_grad
+CH_FILES_5 := ch1_attention ch2_causal ch3_mha ch4_grad
+CH_FILES_6 := ch1_attention ch2_causal ch3_mha ch6_decode
