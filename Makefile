@@ -38,8 +38,10 @@ endif
 CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2)
+# -fopenmp: chapter 7 shares work among threads with OpenMP (gcc's libgomp).
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2) -fopenmp
 CPPFLAGS := -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -MMD -MP
+LDFLAGS  += -fopenmp
 # The student's files: the leak check forced in; warnings are shown but
 # stop nothing unless STRICT=1, except the few that are always bugs.
 LEAKCHECK := -include tools/harness/leakcheck.h
@@ -199,7 +201,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) tools/harness/runner.c tools/harness/leakchec
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
-DEB_DEV_PACKAGES := python3 python3-torch python3-numpy bear chromium epubcheck
+DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
 
 ## deps: install the Debian packages the kit needs (does nothing if present)
 deps:
@@ -294,6 +296,7 @@ check:
 valgrind:
 	@$(MAKE) --no-print-directory kit-tests IMPL=solutions SAN= DEBUG=
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  --suppressions=tools/valgrind/libgomp.supp \
 	  $(B)/solutions/kit_tests --no-fork --quiet --impl solutions --timeout 600
 
 # Every C file but the generated golden values (tests/golden/).

@@ -41,6 +41,7 @@ meaning:
   []{.value key=K}                 K's value, from <builddir>/plots/data/
                                    *.values (lines key=value)
   ::: instructor-only / student-only   kept in that edition only
+  :::: answer (inside a question or exercise)  instructor edition only
 
 Anything it cannot resolve (a file, a marker, a value, a figure, a
 reference) stops the build: the filter raises an error naming the
@@ -691,7 +692,30 @@ local function numbered_box(ctx, div, kind)
   return div
 end
 
+-- An answer or teaching note (`:::: answer` inside a question or an
+-- exercise): in the instructor edition only, headed "Answer.".
+local function answer_div(div)
+  if edition ~= "instructor" then
+    return {}
+  end
+  local head = pandoc.Strong({ pandoc.Str("Answer.") })
+  local first = div.content[1]
+  if first and (first.t == "Para" or first.t == "Plain") then
+    first.content:insert(1, pandoc.Space())
+    first.content:insert(1, head)
+  else
+    div.content:insert(1, pandoc.Para({ head }))
+  end
+  if FORMAT:match("latex") then
+    div.content:insert(1, pandoc.RawBlock("latex", "\\par\\smallskip\\hrule\\smallskip"))
+  end
+  return div
+end
+
 local function edition_div(div)
+  if div.classes:includes("answer") then
+    return answer_div(div)
+  end
   if div.classes:includes("instructor-only") and edition ~= "instructor" then
     return {}
   end

@@ -21,8 +21,9 @@ mark="Likely mistake"
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=solutions || exit 1
 shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/tools/lib/*.o)
-# The same leak check as make test compiles into the student's files.
-cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude -Itests -include tools/harness/leakcheck.h $(pkg-config --cflags cunit 2>/dev/null)"
+# The same leak check as make test compiles into the student's files;
+# -fopenmp as the Makefile builds everything (chapter 7's threads).
+cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -fopenmp -Iinclude -Itests -include tools/harness/leakcheck.h $(pkg-config --cflags cunit 2>/dev/null)"
 libs="$(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm"
 n=0 bad=0 named=0 misnamed=0 n_cat=0 n_none=0
 for table in tools/mutants/*.tsv; do
@@ -52,7 +53,7 @@ for table in tools/mutants/*.tsv; do
             fi
             objs="$objs $o"
         done
-        ${CC:-cc} -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
+        ${CC:-cc} -fopenmp -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
         out=$("$dir/kit_tests" --impl solutions --test "$test" --timeout 5 2>&1)
         rc=$?
         msg=$(printf '%s\n' "$out" | grep -E '^ {8}' | head -3)

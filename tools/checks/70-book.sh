@@ -235,4 +235,43 @@ done
 
 # (The print layout, the LaTeX logs and the figures: 72-book-print.sh.)
 
+# ---------------------------------------------------------------------
+# 9. The instructor edition's answers. Every question and exercise holds
+#    a `:::: answer` (a worked answer or a teaching note); no answer's
+#    text is in the student edition, and every one is in the instructor
+#    edition; every chapter says, in an instructor-only block starting
+#    "In class:", how long it takes in class.
+# ---------------------------------------------------------------------
+flat() { tr '\n' ' ' <"$1" | tr -s ' '; }
+flat "$work/student.txt" >"$work/student.flat"
+flat "$work/instructor.txt" >"$work/instructor.flat"
+n_ans=0
+for ch in chapters/[0-9][0-9]-*.md; do
+    [ -e "$ch" ] || continue
+    bad=$(awk -v f="$ch" '
+        /^:::+ *(\{[^}]*\.(question|exercise)[ }]|(question|exercise) *$)/ { inq = 1; has = 0; depth = 0; start = NR; next }
+        inq && /^:::+ *(\{[^}]*\.answer[ }]|answer *$)/ { has = 1; depth++; next }
+        inq && /^:::+ *[^: ]/ { depth++; next }
+        inq && /^:::+ *$/ { if (depth > 0) { depth--; next }
+            if (!has) print f ":" start ": a question or exercise without a :::: answer inside it (a worked answer or teaching note)"
+            inq = 0 }' "$ch")
+    [ -z "$bad" ] || fail "$bad"
+    grep -A3 -E '^:::+ *(instructor-only|\{[^}]*\.instructor-only)' "$ch" | grep -q 'In class:' ||
+        fail "$ch: no instructor-only block saying 'In class:' how long the chapter takes"
+    # Each answer's paragraphs as plain text; from each, six plain words
+    # in a row as a probe (words of two letters or more: a single letter
+    # is usually mathematics, which the HTML renders as MathML).
+    awk '/^:::+ *(\{[^}]*\.answer[ }]|answer *$)/ { ina = 1; print ""; next }
+         ina && /^:::+ *$/ { ina = 0; print ""; next }
+         ina' "$ch" | pandoc -f markdown -t plain --wrap=none 2>/dev/null |
+        awk '{ n = 0; for (i = 1; i <= NF; i++) { if ($i ~ /^[A-Za-z][A-Za-z]+,?$/) { w[++n] = $i; if (n == 6) break } else n = 0 }
+               if (n == 6) print w[1], w[2], w[3], w[4], w[5], w[6] }' >"$work/probes.txt"
+    while read -r probe; do
+        n_ans=$((n_ans + 1))
+        grep -qF -- "$probe" "$work/student.flat" && fail "$ch: answer text is in the student edition: '$probe'"
+        grep -qF -- "$probe" "$work/instructor.flat" || fail "$ch: answer text is missing from the instructor edition: '$probe'"
+    done <"$work/probes.txt"
+done
+echo "  answers: $n_ans answer paragraphs probed in both editions"
+
 exit $status

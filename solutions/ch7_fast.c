@@ -1,0 +1,388 @@
+/*
+ * ch7_fast.c: chapter 7, attention at CPU speed.
+ * Reference solutions. The starter file of the same name holds the stubs.
+ *
+ * The maths of chapters 1 to 3, computed fast. First the matrix product
+ * in four steps, each a function of its own so that the benchmark can
+ * time every step against the one before (make bench): loop order,
+ * cache blocks, a register tile, threads. Then the online softmax, then
+ * tiled "flash" attention, which keeps a running maximum, sum and output
+ * per query instead of a (T, T) matrix, and last the multi-head layer
+ * built from them. The tests check each against chapters 1 to 3.
+ *
+ * Dimension letters (see fast.h):
+ *   m, n, p = a product (m,n) x (n,p); T = tokens; d = one head's width;
+ *   Bq, Bk = tile sizes (queries, keys); d_model, h, d_head as in mha.h.
+ */
+#include "fast.h"
+
+#include "attention.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The checks every product starts with: chapter 1's contract. */
+static int check_product(const float *A, const float *B, const float *C, int m,
+                         int n, int p)
+{
+    if (!A || !B || !C)
+        return KIT_E_NULL;
+    if (m <= 0 || n <= 0 || p <= 0)
+        return KIT_E_SIZE;
+    return KIT_OK;
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* ---------------------------------------------------------------------
+ * Step 1: loop order
+ * ------------------------------------------------------------------- */
+
+/* @listing matmul_ikj */
+/* C = A B in the order i, k, j.  A (m, n), B (n, p), C (m, p).
+ * Row i of C gathers a_ik times row k of B, for every k. */
+int matmul_ikj(const float *A, const float *B, float *C, int m, int n, int p)
+{
+    int rc = check_product(A, B, C, m, n, p);
+    if (rc != KIT_OK)
+        return rc;
+    for (int i = 0; i < m; i++) {
+        float *c_i = C + i * p; /* (p) row i of C */
+        for (int j = 0; j < p; j++)
+            c_i[j] = 0.0f;
+        for (int k = 0; k < n; k++) {
+            const float a_ik = A[i * n + k];
+            const float *b_k = B + k * p; /* (p) row k of B */
+            /* along a row: consecutive floats, one vector at a time */
+            for (int j = 0; j < p; j++)
+                c_i[j] += a_ik * b_k[j];
+        }
+    }
+    return KIT_OK;
+}
+/* @end matmul_ikj */
+
+/* ---------------------------------------------------------------------
+ * Step 2: cache blocking
+ * ------------------------------------------------------------------- */
+
+/* @listing matmul_blocked */
+/* C = A B, one block of B at a time.  A (m, n), B (n, p), C (m, p).
+ * The block B[k0..k1)[j0..j1) (MM_KB x MM_NB floats) stays in the cache
+ * while every row of A uses it. */
+int matmul_blocked(const float *A, const float *B, float *C, int m, int n,
+                   int p)
+{
+    int rc = check_product(A, B, C, m, n, p);
+    if (rc != KIT_OK)
+        return rc;
+    for (int i = 0; i < m * p; i++)
+        C[i] = 0.0f;
+    for (int k0 = 0; k0 < n; k0 += MM_KB) {
+        const int k1 = min_int(k0 + MM_KB, n); /* the last block is ragged */
+        for (int j0 = 0; j0 < p; j0 += MM_NB) {
+            const int j1 = min_int(j0 + MM_NB, p);
+            for (int i = 0; i < m; i++) {
+                float *c_i = C + i * p;
+                for (int k = k0; k < k1; k++) {
+                    const float a_ik = A[i * n + k];
+                    const float *b_k = B + k * p;
+                    for (int j = j0; j < j1; j++)
+                        c_i[j] += a_ik * b_k[j];
+                }
+            }
+        }
+    }
+    return KIT_OK;
+}
+/* @end matmul_blocked */
+
+/* ---------------------------------------------------------------------
+ * Step 3: a register tile
+ * ------------------------------------------------------------------- */
+
+/* @listing matmul_tiled */
+/* C[i..i+MM_TR)[j..j+MM_TC) += A[same rows][k0..k1) B[k0..k1)[same cols].
+ * The MM_TR x MM_TC sums live in acc, local variables the compiler
+ * keeps in vector registers, for the whole loop over k. */
+static void mm_tile(const float *A, const float *B, float *C, int i, int j,
+                    int k0, int k1, int n, int p)
+{
+    float *c0 = C + i * p + j, *c1 = c0 + p, *c2 = c1 + p, *c3 = c2 + p;
+    float acc0[MM_TC], acc1[MM_TC], acc2[MM_TC], acc3[MM_TC];
+    for (int c = 0; c < MM_TC; c++) {
+        acc0[c] = c0[c], acc1[c] = c1[c];
+        acc2[c] = c2[c], acc3[c] = c3[c];
+    }
+    for (int k = k0; k < k1; k++) {
+        const float *b = B + k * p + j; /* (MM_TC) part of row k of B */
+        const float a0 = A[i * n + k], a1 = A[(i + 1) * n + k];
+        const float a2 = A[(i + 2) * n + k], a3 = A[(i + 3) * n + k];
+        for (int c = 0; c < MM_TC; c++) {
+            acc0[c] += a0 * b[c];
+            acc1[c] += a1 * b[c];
+            acc2[c] += a2 * b[c];
+            acc3[c] += a3 * b[c];
+        }
+    }
+    for (int c = 0; c < MM_TC; c++) {
+        c0[c] = acc0[c], c1[c] = acc1[c];
+        c2[c] = acc2[c], c3[c] = acc3[c];
+    }
+}
+
+/* The ragged edges the tiles leave: rows [i0, i1) by columns [j0, j1),
+ * over k in [k0, k1), in step 2's order. */
+static void mm_edge(const float *A, const float *B, float *C, int i0, int i1,
+                    int j0, int j1, int k0, int k1, int n, int p)
+{
+    for (int i = i0; i < i1; i++)
+        for (int k = k0; k < k1; k++) {
+            const float a_ik = A[i * n + k];
+            for (int j = j0; j < j1; j++)
+                C[i * p + j] += a_ik * B[k * p + j];
+        }
+}
+
+/* Rows [i_begin, i_end) of C = A B: cache blocks of B, and in each
+ * block, register tiles of C; the edges that do not fill a tile go
+ * through mm_edge(). */
+static void mm_rows(const float *A, const float *B, float *C, int i_begin,
+                    int i_end, int n, int p)
+{
+    for (int i = i_begin; i < i_end; i++)
+        for (int j = 0; j < p; j++)
+            C[i * p + j] = 0.0f;
+    for (int k0 = 0; k0 < n; k0 += MM_KB) {
+        const int k1 = min_int(k0 + MM_KB, n);
+        for (int j0 = 0; j0 < p; j0 += MM_NB) {
+            const int j1 = min_int(j0 + MM_NB, p);
+            int i = i_begin;
+            for (; i + MM_TR <= i_end; i += MM_TR) {
+                int j = j0;
+                for (; j + MM_TC <= j1; j += MM_TC)
+                    mm_tile(A, B, C, i, j, k0, k1, n, p);
+                mm_edge(A, B, C, i, i + MM_TR, j, j1, k0, k1, n, p);
+            }
+            mm_edge(A, B, C, i, i_end, j0, j1, k0, k1, n, p);
+        }
+    }
+}
+
+/* C = A B with cache blocks and register tiles, on one thread.
+ * A (m, n), B (n, p), C (m, p). */
+int matmul_tiled(const float *A, const float *B, float *C, int m, int n, int p)
+{
+    int rc = check_product(A, B, C, m, n, p);
+    if (rc != KIT_OK)
+        return rc;
+    mm_rows(A, B, C, 0, m, n, p);
+    return KIT_OK;
+}
+/* @end matmul_tiled */
+
+/* ---------------------------------------------------------------------
+ * Step 4: threads
+ * ------------------------------------------------------------------- */
+
+/* @listing matmul_fast */
+/* C = A B, blocks of MM_MB rows of C shared among the threads.
+ * A (m, n), B (n, p), C (m, p). A row is one thread's work from start
+ * to end, so the sums are added in the same order on any thread count. */
+int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
+{
+    int rc = check_product(A, B, C, m, n, p);
+    if (rc != KIT_OK)
+        return rc;
+#pragma omp parallel for schedule(static)
+    for (int i0 = 0; i0 < m; i0 += MM_MB)
+        mm_rows(A, B, C, i0, min_int(i0 + MM_MB, m), n, p);
+    return KIT_OK;
+}
+/* @end matmul_fast */
+
+/* ---------------------------------------------------------------------
+ * The online softmax
+ * ------------------------------------------------------------------- */
+
+/* @listing softmax_online */
+/* X[r][c] <- exp(X[r][c] - m) / l, per row, where the row's maximum m
+ * and sum l = sum_c exp(X[r][c] - m) come from one pass.  X (rows, cols). */
+int softmax_online(float *X, int rows, int cols)
+{
+    if (!X)
+        return KIT_E_NULL;
+    if (rows <= 0 || cols <= 0)
+        return KIT_E_SIZE;
+    for (int r = 0; r < rows; r++) {
+        float *x = X + r * cols;
+        /* 1. one pass: the running maximum m and the running sum l */
+        float m = -INFINITY, l = 0.0f;
+        for (int c = 0; c < cols; c++) {
+            if (x[c] == -INFINITY)
+                continue; /* masked: adds exp(-inf) = 0, and -inf - -inf
+                           * would be NaN */
+            if (x[c] > m) {
+                l = l * expf(m - x[c]); /* the old sum, at the new maximum */
+                m = x[c];
+            }
+            l += expf(x[c] - m);
+        }
+        /* 2. normalise */
+        for (int c = 0; c < cols; c++)
+            x[c] = expf(x[c] - m) / l;
+    }
+    return KIT_OK;
+}
+/* @end softmax_online */
+
+/* ---------------------------------------------------------------------
+ * Tiled (flash) attention
+ * ------------------------------------------------------------------- */
+
+/* @listing flash_attention */
+/* out = softmax(Q K^T / sqrt(d)) V, in tiles of Bq queries by Bk keys,
+ * never holding more than one (Bq, Bk) tile of scores.
+ * Q, K, V, out (T, d); scratch: flash_scratch_size(T, d, Bq, Bk). */
+int flash_attention(const float *Q, const float *K, const float *V, float *out,
+                    int T, int d, int Bq, int Bk, int causal, float *scratch)
+{
+    if (!Q || !K || !V || !out || !scratch)
+        return KIT_E_NULL;
+    if (T <= 0 || d <= 0 || Bq <= 0 || Bk <= 0)
+        return KIT_E_SIZE;
+    const int bq = min_int(Bq, T), bk = min_int(Bk, T);
+    float *S = scratch;       /* (bq, bk) scores, then exp(score - max) */
+    float *Kt = S + bq * bk;  /* (d, bk)  the key tile, transposed */
+    float *acc = Kt + d * bk; /* (bq, d)  output accumulators */
+    float *m = acc + bq * d;  /* (bq)     running maxima */
+    float *l = m + bq;        /* (bq)     running sums */
+    const float scale = 1.0f / sqrtf((float)d);
+    for (int i0 = 0; i0 < T; i0 += bq) {
+        const int nq = min_int(bq, T - i0); /* queries in this tile */
+        /* 1. a fresh start for the tile's queries */
+        for (int i = 0; i < nq; i++) {
+            m[i] = -INFINITY;
+            l[i] = 0.0f;
+            for (int c = 0; c < d; c++)
+                acc[i * d + c] = 0.0f;
+        }
+        for (int j0 = 0; j0 < T; j0 += bk) {
+            /* 2. causal: a key tile after the tile's last query is hidden */
+            if (causal && j0 > i0 + nq - 1)
+                break;
+            const int nk = T - j0 < bk ? T - j0 : bk; /* keys in this tile */
+            for (int j = 0; j < nk; j++)
+                for (int c = 0; c < d; c++)
+                    Kt[c * bk + j] = K[(j0 + j) * d + c];
+            for (int i = 0; i < nq; i++) {
+                /* the keys query i0 + i may see: all, or up to itself */
+                const int end = causal ? min_int(nk, i0 + i - j0 + 1) : nk;
+                if (end <= 0)
+                    continue;
+                float *s = S + i * bk; /* (end) this query's scores */
+                /* 3. scores s_j = q . k_j / sqrt(d) */
+                for (int j = 0; j < end; j++)
+                    s[j] = 0.0f;
+                for (int c = 0; c < d; c++) {
+                    const float q = Q[(i0 + i) * d + c] * scale;
+                    const float *kt = Kt + c * bk;
+                    for (int j = 0; j < end; j++)
+                        s[j] += q * kt[j];
+                }
+                /* 4. the new running maximum */
+                float m_new = m[i];
+                for (int j = 0; j < end; j++)
+                    m_new = s[j] > m_new ? s[j] : m_new;
+                /* 5. exponentials, all <= 1, and their sum */
+                for (int j = 0; j < end; j++)
+                    s[j] = fast_expf(s[j] - m_new);
+                float sum = 0.0f;
+                for (int j = 0; j < end; j++)
+                    sum += s[j];
+                /* 6. what came before was measured against the old
+                 *    maximum: rescale it, then add this tile */
+                const float alpha = expf(m[i] - m_new); /* 0 the first time */
+                l[i] = l[i] * alpha + sum;
+                float *a = acc + i * d; /* (d) */
+                for (int c = 0; c < d; c++)
+                    a[c] *= alpha;
+                for (int j = 0; j < end; j++) {
+                    const float pj = s[j];
+                    const float *v = V + (j0 + j) * d; /* (d) row of V */
+                    for (int c = 0; c < d; c++)
+                        a[c] += pj * v[c];
+                }
+                m[i] = m_new;
+            }
+        }
+        /* 7. divide once, at the end */
+        for (int i = 0; i < nq; i++)
+            for (int c = 0; c < d; c++)
+                out[(i0 + i) * d + c] = acc[i * d + c] / l[i];
+    }
+    return KIT_OK;
+}
+/* @end flash_attention */
+
+/* ---------------------------------------------------------------------
+ * The multi-head layer
+ * ------------------------------------------------------------------- */
+
+/* @listing mha_forward_flash */
+/* mha_forward() without a weights output: projections by matmul_fast(),
+ * each head by flash_attention() on a thread of its own.
+ * X (T, d_model), out (T, d_model). */
+int mha_forward_flash(const struct mha_config *cfg, const struct mha_weights *w,
+                      const float *X, float *out, int T)
+{
+    if (!cfg || !w || !X || !out)
+        return KIT_E_NULL;
+    if (!w->W_q || !w->W_k || !w->W_v || !w->W_o)
+        return KIT_E_NULL;
+    int rc = mha_check_config(cfg);
+    if (rc != KIT_OK)
+        return rc;
+    if (T <= 0)
+        return KIT_E_SIZE;
+    const int d_model = cfg->d_model, h = cfg->n_heads;
+    const int d_head = d_model / h;
+    const size_t n = (size_t)T * d_model;
+    const size_t per_thread = flash_scratch_size(T, d_head, FLASH_BQ, FLASH_BK);
+    float *P = malloc(n * sizeof *P);   /* (T, d_model) a projection */
+    float *Qh = malloc(n * sizeof *Qh); /* (h, T, d_head) */
+    float *Kh = malloc(n * sizeof *Kh); /* (h, T, d_head) */
+    float *Vh = malloc(n * sizeof *Vh); /* (h, T, d_head) */
+    float *scratch =
+        malloc((size_t)kit_max_threads() * per_thread * sizeof(float));
+    if (!P || !Qh || !Kh || !Vh || !scratch) {
+        rc = KIT_E_NOMEM;
+        goto done;
+    }
+    /* 1. project, and regroup so that each head's rows are contiguous */
+    matmul_fast(X, w->W_q, P, T, d_model, d_model);
+    mha_split_heads(P, Qh, T, d_model, h);
+    matmul_fast(X, w->W_k, P, T, d_model, d_model);
+    mha_split_heads(P, Kh, T, d_model, h);
+    matmul_fast(X, w->W_v, P, T, d_model, d_model);
+    mha_split_heads(P, Vh, T, d_model, h);
+    /* 2. attend: one head per thread, each with its own scratch;
+     *    head i's output (T, d_head) goes to P + i*T*d_head */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < h; i++) {
+        const size_t off = (size_t)i * T * d_head;
+        flash_attention(Qh + off, Kh + off, Vh + off, P + off, T, d_head,
+                        FLASH_BQ, FLASH_BK, cfg->causal,
+                        scratch + (size_t)kit_thread_id() * per_thread);
+    }
+    /* 3. concatenate (into Qh, free now), then mix: out = concat W_o */
+    mha_merge_heads(P, Qh, T, d_model, h);
+    matmul_fast(Qh, w->W_o, out, T, d_model, d_model);
+done:
+    free(P), free(Qh), free(Kh), free(Vh), free(scratch);
+    return rc;
+}
+/* @end mha_forward_flash */

@@ -1,0 +1,877 @@
+/*
+ * test_ch7.c: chapter 7 tests, attention at CPU speed.
+ *
+ * Every fast function must give what chapters 1 to 3 give, within float
+ * rounding, on shapes chosen to break tiling code: T = 1, prime T, tile
+ * sizes that do not divide T, and widths d that are not a multiple of
+ * the vector width (8 floats). Outputs, inputs and the flash scratch are
+ * guarded on both sides. A double-precision copy of the tiled algorithm
+ * below computes what each classic mistake of tiled attention gives, so
+ * that a failure can name it. No test measures time: make bench does.
+ *
+ * Dimension letters: m, n, p = a product (m,n) x (n,p); T = tokens;
+ * d = one head's width; Bq, Bk = tile sizes; d_model, h as in mha.h.
+ */
+#include "attention.h"
+#include "fast.h"
+#include "kit_test.h"
+#include "mha.h"
+#include "rng.h"
+
+#include "golden/ch1_golden.h"
+#include "golden/ch3_golden.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-5
+
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* n random floats in [lo, hi), from seed. */
+static float *random_floats(size_t n, float lo, float hi,
+                            unsigned long long seed)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    float *x = kit_alloc(n * sizeof *x);
+    rng_fill(&r, x, (int)n, lo, hi);
+    return x;
+}
+
+static double *to_double(const float *x, size_t n)
+{
+    double *y = kit_alloc(n * sizeof *y);
+    kit_to_double(x, y, n);
+    return y;
+}
+
+/* ---------------------------------------------------------------------
+ * Exercises 7.1 to 7.4: the matrix product in four steps
+ * ------------------------------------------------------------------- */
+
+typedef int (*product_fn)(const float *, const float *, float *, int, int, int);
+
+/* Shapes that fill no tile evenly: 1 x 1, fewer rows than a register
+ * tile, n just past a cache block (MM_KB = 128), p past MM_NB = 256,
+ * m past a thread's block (MM_MB = 32) and not a multiple of MM_TR. */
+static const int product_shapes[][3] = {
+    {1, 1, 1},    {3, 7, 5},      {5, 13, 17},
+    {7, 129, 33}, {37, 130, 263}, {66, 20, 19},
+};
+
+/* The same name for the same mistake in every step. */
+static const char past_row_name[] =
+    "a j loop that runs one past the end of the row (j <= p)";
+static const char past_row_advice[] =
+    "Along row i of C and row k of B the columns are j = 0 .. p-1: write "
+    "j < p. One step further reads the first float of the next row of B "
+    "and writes into the next row of C; on the last row, past the end.";
+
+/* Run one step on (m, n) x (n, p) and compare with the product in
+ * double. B sits in a guarded buffer, so that reading one float past its
+ * end reads the guard, which we know; C is guarded and holds 0.5 on
+ * entry. Returns 1 when the step is right. */
+static int expect_step(product_fn f, const char *fname, int m, int n, int p,
+                       unsigned long long seed)
+{
+    const size_t na = (size_t)m * n, nb = (size_t)n * p, nc = (size_t)m * p;
+    float *A = random_floats(na, -1, 1, seed);
+    float *Bsrc = random_floats(nb, -1, 1, seed + 1);
+    float *B = kit_output(nb); /* guarded: B[nb] is the guard value */
+    memcpy(B, Bsrc, nb * sizeof *B);
+    float *C = kit_output(nc);
+    for (size_t i = 0; i < nc; i++)
+        C[i] = 0.5f; /* not zero, as a caller's buffer may be */
+    double *want = kit_alloc(nc * sizeof *want);
+    double *added = kit_alloc(nc * sizeof *added);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < p; j++) {
+            double s = 0;
+            for (int k = 0; k < n; k++)
+                s += (double)A[i * n + k] * B[k * p + j];
+            want[i * p + j] = s;
+            added[i * p + j] = s + 0.5;
+        }
+    /* what the j <= p loop leaves one past the end of C: the last row
+     * of A against column p of B, which is each next row's first float */
+    double spill = 0;
+    for (int k = 0; k < n; k++)
+        spill += (double)A[(m - 1) * n + k] * B[k * p + p];
+    char call[120];
+    snprintf(call, sizeof call, "%s(A, B, C, %d, %d, %d)", fname, m, n, p);
+    int ok = KIT_EXPECT_STATUS(call, f(A, B, C, m, n, p), KIT_OK);
+    if (ok && C[nc] != C[nc + 1] &&
+        fabs(C[nc] - spill) <= 1e-4 * (1 + fabs(spill)))
+        ok = KIT_CHECK(0,
+                       "%s wrote one float past the end of C, and what it "
+                       "wrote (%g) is the last row of A times column p of "
+                       "B, which is not in B. Likely mistake: %s. %s",
+                       call, (double)C[nc], past_row_name, past_row_advice);
+    ok = ok && KIT_EXPECT_IN_BOUNDS(call, "C", C, nc);
+    if (ok) {
+        const struct kit_mistake mistakes[] = {
+            {"an accumulator never set to zero",
+             "C held 0.5 everywhere when your function was called, and you "
+             "added to it. Set C (or each row of it) to 0 before adding.",
+             added},
+        };
+        ok = KIT_EXPECT_TENSOR(call, C, want, m, p, TOL, mistakes, 1);
+    }
+    free(A), free(Bsrc), free(want), free(added);
+    kit_output_free(B), kit_output_free(C);
+    return ok;
+}
+
+static void product_shapes_test(product_fn f, const char *fname)
+{
+    size_t n = sizeof product_shapes / sizeof product_shapes[0];
+    for (size_t s = 0; s < n; s++)
+        if (!expect_step(f, fname, product_shapes[s][0], product_shapes[s][1],
+                         product_shapes[s][2], 100 + 10 * s))
+            return;
+}
+
+KIT_TEST(matmul_ikj_ragged,
+         "matmul_ikj: equals chapter 1's product on shapes that fill no "
+         "tile (1x1x1 to 37x130x263), C overwritten, nothing past a row")
+{
+    product_shapes_test(matmul_ikj, "matmul_ikj");
+}
+
+KIT_TEST(matmul_blocked_ragged,
+         "matmul_blocked: equals the product with n, p just past a cache "
+         "block (ragged last block)")
+{
+    product_shapes_test(matmul_blocked, "matmul_blocked");
+}
+
+KIT_TEST(matmul_tiled_ragged,
+         "matmul_tiled: equals the product when m, p are not multiples of "
+         "the register tile")
+{
+    product_shapes_test(matmul_tiled, "matmul_tiled");
+}
+
+KIT_TEST(matmul_fast_ragged,
+         "matmul_fast: equals the product with row blocks shared among "
+         "threads")
+{
+    product_shapes_test(matmul_fast, "matmul_fast");
+}
+
+KIT_TEST(matmul_steps_bad_input,
+         "matmul_ikj .. matmul_fast: bad sizes and NULL are errors, C left "
+         "alone")
+{
+    const struct {
+        product_fn f;
+        const char *name;
+    } steps[] = {{matmul_ikj, "matmul_ikj"},
+                 {matmul_blocked, "matmul_blocked"},
+                 {matmul_tiled, "matmul_tiled"},
+                 {matmul_fast, "matmul_fast"}};
+    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4] = {9, 9, 9, 9};
+    const int sizes[][3] = {{0, 2, 2}, {2, 0, 2}, {2, 2, 0}, {-1, 2, 2}};
+    for (int s = 0; s < 4; s++) {
+        char call[96];
+        for (int k = 0; k < 4; k++) {
+            const int m = sizes[k][0], n = sizes[k][1], p = sizes[k][2];
+            snprintf(call, sizeof call, "%s(A, B, C, %d, %d, %d)",
+                     steps[s].name, m, n, p);
+            if (!KIT_EXPECT_STATUS(call, steps[s].f(A, B, C, m, n, p),
+                                   KIT_E_SIZE))
+                return;
+        }
+        snprintf(call, sizeof call, "%s(NULL, B, C, 2, 2, 2)", steps[s].name);
+        if (!KIT_EXPECT_STATUS(call, steps[s].f(NULL, B, C, 2, 2, 2),
+                               KIT_E_NULL))
+            return;
+        snprintf(call, sizeof call, "%s(A, B, NULL, 2, 2, 2)", steps[s].name);
+        if (!KIT_EXPECT_STATUS(call, steps[s].f(A, B, NULL, 2, 2, 2),
+                               KIT_E_NULL))
+            return;
+        int untouched = 1;
+        for (int i = 0; i < 4; i++)
+            untouched &= C[i] == 9.0f;
+        if (!KIT_CHECK(untouched,
+                       "after an error, %s changed C: check the "
+                       "input before writing",
+                       steps[s].name))
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 7.5: the online softmax
+ * ------------------------------------------------------------------- */
+
+static const char sum_not_rescaled[] =
+    "the running sum not rescaled when the maximum grows";
+static const char sum_not_rescaled_advice[] =
+    "The sum so far holds exp(x - m_old) terms. When a larger maximum "
+    "m_new arrives, multiply it by exp(m_old - m_new) first, so that "
+    "every term is exp(x - m_new).";
+
+/* softmax_online() with the running sum never rescaled. X (rows, cols). */
+static void softmax_no_rescale(const double *X, double *Y, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *x = X + r * cols;
+        double m = -INFINITY, l = 0;
+        for (int c = 0; c < cols; c++) {
+            if (x[c] == -INFINITY)
+                continue;
+            m = fmax(m, x[c]);
+            l += exp(x[c] - m);
+        }
+        for (int c = 0; c < cols; c++)
+            Y[r * cols + c] = exp(x[c] - m) / l;
+    }
+}
+
+/* softmax_online() on X (a copy), against want; name the mistake. */
+static int expect_online(const char *call, const float *X, const double *want,
+                         int rows, int cols)
+{
+    const size_t n = (size_t)rows * cols;
+    float *Y = kit_output(n);
+    memcpy(Y, X, n * sizeof *Y);
+    double *Xd = to_double(X, n), *no_rescale = kit_alloc(n * sizeof(double));
+    softmax_no_rescale(Xd, no_rescale, rows, cols);
+    const struct kit_mistake mistakes[] = {
+        {sum_not_rescaled, sum_not_rescaled_advice, no_rescale}};
+    int ok = KIT_EXPECT_STATUS(call, softmax_online(Y, rows, cols), KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS(call, "X", Y, n) &&
+             KIT_EXPECT_TENSOR(call, Y, want, rows, cols, TOL, mistakes, 1);
+    free(Xd), free(no_rescale);
+    kit_output_free(Y);
+    return ok;
+}
+
+KIT_TEST(softmax_online_equals_rows,
+         "softmax_online: equals chapter 1's softmax_rows (and PyTorch) on "
+         "rows whose maximum comes late")
+{
+    /* PyTorch's softmax of chapter 1's (4, 6) matrix */
+    float X[24];
+    kit_to_float(ch1_sm_X, X, 24);
+    if (!expect_online("softmax_online(X, 4, 6) against PyTorch", X, ch1_sm_Y,
+                       4, 6))
+        return;
+    /* random rows, rising so that the maximum keeps growing, against
+     * softmax_rows() */
+    const int shapes[][2] = {{1, 1}, {3, 7}, {5, 40}, {2, 129}};
+    for (int s = 0; s < 4; s++) {
+        const int rows = shapes[s][0], cols = shapes[s][1];
+        const size_t n = (size_t)rows * cols;
+        float *R = random_floats(n, -4, 4, 700 + s);
+        for (size_t i = 0; i < n; i++)
+            R[i] += 0.1f * (float)(i % (size_t)cols);
+        float *Y = kit_alloc(n * sizeof *Y);
+        memcpy(Y, R, n * sizeof *Y);
+        char call[120];
+        snprintf(call, sizeof call, "softmax_rows(X, %d, %d) (chapter 1)", rows,
+                 cols);
+        int ok = KIT_EXPECT_STATUS(call, softmax_rows(Y, rows, cols), KIT_OK);
+        double *want = to_double(Y, n);
+        snprintf(call, sizeof call,
+                 "softmax_online(X, %d, %d) against softmax_rows", rows, cols);
+        ok = ok && expect_online(call, R, want, rows, cols);
+        free(R), free(Y), free(want);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(softmax_online_huge_logits,
+         "softmax_online: logits of +-1e4 stay finite; -INFINITY, even "
+         "first in a row, becomes exactly 0")
+{
+    /* chapter 1's huge-logit rows */
+    const float X[8] = {1e4f,  -1e4f,        0.0f,  1e4f - 1.0f,
+                        -1e4f, -1e4f + 2.0f, -1e4f, -1e4f};
+    double want[8] = {0};
+    want[0] = 1.0 / (1.0 + exp(-1.0));
+    want[3] = exp(-1.0) / (1.0 + exp(-1.0));
+    want[5] = 1.0 / (1.0 + 3.0 * exp(-2.0));
+    want[4] = want[6] = want[7] = exp(-2.0) / (1.0 + 3.0 * exp(-2.0));
+    if (!expect_online("softmax_online(X, 2, 4) with logits of +-1e4", X, want,
+                       2, 4))
+        return;
+    const float M[4] = {-INFINITY, 2.0f, -INFINITY, 2.0f};
+    const double want_m[4] = {0, 0.5, 0, 0.5};
+    expect_online("softmax_online([-inf, 2, -inf, 2], 1, 4): a masked "
+                  "entry first in the row must not make exp(-inf - -inf) = "
+                  "NaN; skip it,",
+                  M, want_m, 1, 4);
+}
+
+KIT_TEST(softmax_online_bad_input,
+         "softmax_online: bad sizes and NULL are errors")
+{
+    float X[2] = {1, 2};
+    KIT_EXPECT_STATUS("softmax_online(X, 0, 2)", softmax_online(X, 0, 2),
+                      KIT_E_SIZE);
+    KIT_EXPECT_STATUS("softmax_online(X, 2, -1)", softmax_online(X, 2, -1),
+                      KIT_E_SIZE);
+    KIT_EXPECT_STATUS("softmax_online(NULL, 1, 2)", softmax_online(NULL, 1, 2),
+                      KIT_E_NULL);
+    KIT_CHECK(X[0] == 1 && X[1] == 2,
+              "after an error, X must be left as it was");
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 7.6: flash attention, and its classic mistakes in double
+ * ------------------------------------------------------------------- */
+
+enum flash_variant {
+    F_RIGHT,
+    F_ACC_NOT_RESCALED, /* acc not multiplied by exp(m_old - m_new)    */
+    F_SUM_NOT_RESCALED, /* l not multiplied by exp(m_old - m_new)      */
+    F_DIVIDE_INSIDE,    /* p_j / l inside the loop, no final division  */
+    F_SKIP_DIAGONAL,    /* causal: stops at the tile on the diagonal   */
+    F_RAGGED_SHORT,     /* the last key tile one key short            */
+    N_FLASH
+};
+
+/* The names are what tools/mutants/ch7.tsv looks for in the messages. */
+static const char *const flash_name[N_FLASH] = {
+    "",
+    "the accumulator not rescaled when the maximum grows",
+    "the running sum not rescaled when the maximum grows",
+    "dividing inside the loop instead of once at the end",
+    "the diagonal tile skipped",
+    "the ragged last tile off by one (its last key left out)",
+};
+static const char *const flash_advice[N_FLASH] = {
+    "",
+    "acc_i holds sum_j exp(s_j - m_old) v_j. When the maximum grows to "
+    "m_new, multiply acc_i by alpha = exp(m_old - m_new) before adding "
+    "the new tile, as you do for l_i.",
+    "l_i holds sum_j exp(s_j - m_old). When the maximum grows, multiply "
+    "it by alpha = exp(m_old - m_new) before adding the tile's sum.",
+    "Inside the loop the running sum is not yet the whole sum: keep "
+    "acc_i = sum_j p_j v_j unnormalised, and divide by l_i once, after "
+    "the last key tile.",
+    "With the causal flag, a key tile is hidden only when it starts AFTER "
+    "the tile's last query: skip it when j0 > i0 + nq - 1. The tile on "
+    "the diagonal holds each query's own key and those before it.",
+    "The last key tile holds T - j0 keys when that is fewer than Bk: "
+    "nk = min(Bk, T - j0), not T - j0 - 1.",
+};
+
+/* The tiled algorithm in double, as variant v computes it.
+ * Q, K, V, out (T, d). */
+static void flash_model(enum flash_variant v, const double *Q, const double *K,
+                        const double *V, double *out, int T, int d, int Bq,
+                        int Bk, int causal)
+{
+    const int bq = imin(Bq, T), bk = imin(Bk, T);
+    const double scale = 1.0 / sqrt((double)d);
+    double *acc = kit_alloc(sizeof(double) * (size_t)d);
+    double *p = kit_alloc(sizeof(double) * (size_t)bk);
+    for (int t = 0; t < T; t++) {
+        const int i0 = t / bq * bq, nq = imin(bq, T - i0);
+        double m = -INFINITY, l = 0;
+        for (int c = 0; c < d; c++)
+            acc[c] = 0;
+        for (int j0 = 0; j0 < T; j0 += bk) {
+            if (causal && (v == F_SKIP_DIAGONAL ? j0 >= i0 : j0 > i0 + nq - 1))
+                break;
+            const int nk = imin(bk, v == F_RAGGED_SHORT ? T - j0 - 1 : T - j0);
+            const int end = causal ? imin(nk, t - j0 + 1) : nk;
+            if (end <= 0)
+                continue;
+            double m_new = m, sum = 0;
+            for (int j = 0; j < end; j++) {
+                double s = 0;
+                for (int c = 0; c < d; c++)
+                    s += Q[t * d + c] * K[(j0 + j) * d + c];
+                p[j] = s * scale;
+                m_new = fmax(m_new, p[j]);
+            }
+            for (int j = 0; j < end; j++)
+                sum += p[j] = exp(p[j] - m_new);
+            const double alpha = exp(m - m_new);
+            l = v == F_SUM_NOT_RESCALED ? l + sum : l * alpha + sum;
+            for (int c = 0; c < d; c++)
+                acc[c] *= v == F_ACC_NOT_RESCALED ? 1.0 : alpha;
+            for (int j = 0; j < end; j++) {
+                const double pj = v == F_DIVIDE_INSIDE ? p[j] / l : p[j];
+                for (int c = 0; c < d; c++)
+                    acc[c] += pj * V[(j0 + j) * d + c];
+            }
+            m = m_new;
+        }
+        for (int c = 0; c < d; c++)
+            out[t * d + c] = v == F_DIVIDE_INSIDE ? acc[c] : acc[c] / l;
+    }
+    free(acc), free(p);
+}
+
+/* Every variant's output, and the mistake table; variants that agree
+ * with the right answer on these inputs are left out (they would be a
+ * false accusation). */
+struct flash_mistakes {
+    double *out[N_FLASH];
+    struct kit_mistake m[N_FLASH - 1];
+};
+
+static void flash_mistakes_build(struct flash_mistakes *M, const float *Qf,
+                                 const float *Kf, const float *Vf, int T, int d,
+                                 int Bq, int Bk, int causal)
+{
+    const size_t n = (size_t)T * d;
+    double *Q = to_double(Qf, n), *K = to_double(Kf, n), *V = to_double(Vf, n);
+    for (int v = 0; v < N_FLASH; v++) {
+        M->out[v] = kit_alloc(n * sizeof(double));
+        flash_model((enum flash_variant)v, Q, K, V, M->out[v], T, d, Bq, Bk,
+                    causal);
+    }
+    for (int v = 1; v < N_FLASH; v++) {
+        int same = 1;
+        for (size_t i = 0; i < n && same; i++)
+            same = fabs(M->out[v][i] - M->out[F_RIGHT][i]) <= TOL;
+        M->m[v - 1] = (struct kit_mistake){flash_name[v], flash_advice[v],
+                                           same ? NULL : M->out[v]};
+    }
+    free(Q), free(K), free(V);
+}
+
+static void flash_mistakes_free(struct flash_mistakes *M)
+{
+    for (int v = 0; v < N_FLASH; v++)
+        free(M->out[v]);
+}
+
+/* One flash_attention() call with guarded out and exactly
+ * flash_scratch_size() floats of guarded scratch, against want
+ * (T, d); mistakes named. Returns 1 when right. */
+static int expect_flash(const float *Q, const float *K, const float *V,
+                        const double *want, int T, int d, int Bq, int Bk,
+                        int causal, const char *against)
+{
+    const size_t n = (size_t)T * d, ns = flash_scratch_size(T, d, Bq, Bk);
+    float *out = kit_output(n), *scratch = kit_output(ns);
+    struct flash_mistakes M;
+    flash_mistakes_build(&M, Q, K, V, T, d, Bq, Bk, causal);
+    char call[200];
+    snprintf(call, sizeof call,
+             "flash_attention(T %d, d %d, Bq %d, Bk %d, causal %d)", T, d, Bq,
+             Bk, causal);
+    int ok =
+        KIT_EXPECT_STATUS(
+            call, flash_attention(Q, K, V, out, T, d, Bq, Bk, causal, scratch),
+            KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "out", out, n) &&
+        KIT_EXPECT_IN_BOUNDS(call, "scratch (flash_scratch_size floats)",
+                             scratch, ns);
+    if (ok) {
+        char what[300];
+        snprintf(what, sizeof what, "%s out, against %s", call, against);
+        ok = KIT_EXPECT_TENSOR(what, out, want, T, d, TOL, M.m, N_FLASH - 1);
+    }
+    flash_mistakes_free(&M);
+    kit_output_free(out), kit_output_free(scratch);
+    return ok;
+}
+
+/* A prime T in tiles that do not divide it; Bq != Bk; d not a multiple
+ * of 8; one case where T is a multiple of the tiles; one where the last
+ * tile of 64 holds 3 keys; T = 1 last, where several mistakes give the
+ * same NaN and the message could not tell them apart. */
+static const int flash_shapes[][4] = {/* T, d, Bq, Bk */
+                                      {13, 5, 4, 4},   {13, 5, 3, 5},
+                                      {31, 13, 8, 6},  {32, 16, 16, 8},
+                                      {67, 8, 64, 64}, {1, 4, 4, 4}};
+
+/* flash_attention() against chapter 1's attention() or chapter 2's
+ * causal_attention() on every shape. */
+static void flash_against_chapters(int causal)
+{
+    size_t n_shapes = sizeof flash_shapes / sizeof flash_shapes[0];
+    for (size_t s = 0; s < n_shapes; s++) {
+        const int T = flash_shapes[s][0], d = flash_shapes[s][1];
+        const int Bq = flash_shapes[s][2], Bk = flash_shapes[s][3];
+        const size_t n = (size_t)T * d;
+        float *Q = random_floats(n, -2, 2, 900 + 3 * s);
+        float *K = random_floats(n, -2, 2, 901 + 3 * s);
+        float *V = random_floats(n, -1, 1, 902 + 3 * s);
+        float *ref = kit_alloc(n * sizeof *ref);
+        float *w = kit_alloc((size_t)T * T * sizeof *w);
+        const char *chapter = causal ? "causal_attention() (chapter 2)"
+                                     : "attention() (chapter 1)";
+        int ok = KIT_EXPECT_STATUS(
+            chapter,
+            (causal ? causal_attention : attention)(Q, K, V, ref, w, T, d, d),
+            KIT_OK);
+        double *want = to_double(ref, n);
+        ok = ok && expect_flash(Q, K, V, want, T, d, Bq, Bk, causal, chapter);
+        free(Q), free(K), free(V), free(ref), free(w), free(want);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(flash_equals_attention,
+         "flash_attention: equals chapter 1's attention() for T = 1, prime "
+         "T, tiles that do not divide T, d not a multiple of 8")
+{
+    flash_against_chapters(0);
+}
+
+KIT_TEST(flash_equals_causal_attention,
+         "flash_attention, causal: equals chapter 2's causal_attention() on "
+         "the same shapes")
+{
+    flash_against_chapters(1);
+}
+
+KIT_TEST(flash_huge_logits,
+         "flash_attention: scores near 1e4, the largest in a later tile, "
+         "stay finite and right")
+{
+    enum { T = 13, d = 4 };
+    /* Only column 0 is used, and every score q . k / 2 is a float
+     * computed exactly: q = 2c, k = (1024 + r) / 1024, so the answer in
+     * double is exact, and exp(score) alone would overflow. */
+    const float c[4] = {10240.0f, -10000.0f, 5000.0f, 10000.0f};
+    const int r[T] = {0, -8, 3, 1, 5, -2, 7, 2, 8, -5, 6, 4, -1};
+    float Q[T * d] = {0}, K[T * d] = {0}, V[T * d];
+    for (int t = 0; t < T; t++) {
+        Q[t * d] = 2.0f * c[t % 4];
+        K[t * d] = (float)(1024 + r[t]) / 1024.0f;
+        for (int k = 0; k < d; k++)
+            V[t * d + k] = (float)(t + 1) * (k % 2 ? -1.0f : 0.5f);
+    }
+    for (int causal = 0; causal <= 1; causal++) {
+        double *Qd = to_double(Q, T * d), *Kd = to_double(K, T * d);
+        double *Vd = to_double(V, T * d), want[T * d];
+        flash_model(F_RIGHT, Qd, Kd, Vd, want, T, d, T, T, causal);
+        int ok = expect_flash(Q, K, V, want, T, d, 4, 4, causal,
+                              "softmax(Q K^T / 2) V in double");
+        free(Qd), free(Kd), free(Vd);
+        if (!ok)
+            return;
+    }
+}
+
+KIT_TEST(flash_scratch_guarded,
+         "flash_attention: uses exactly flash_scratch_size() floats of "
+         "scratch, which does not grow with T")
+{
+    const size_t small = flash_scratch_size(1000, 16, 32, 32);
+    const size_t large = flash_scratch_size(100000, 16, 32, 32);
+    if (!KIT_CHECK(small == large && small > 0,
+                   "flash_scratch_size(T, 16, 32, 32) is %zu floats at T = "
+                   "1000 and %zu at T = 100000: it must not grow with T",
+                   small, large))
+        return;
+    /* tiles larger than T (clamped), and tiles that do not divide T */
+    const int shapes[][4] = {{3, 5, 8, 8}, {10, 3, 4, 3}, {9, 9, 2, 7}};
+    for (int s = 0; s < 3; s++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const int T = shapes[s][0], d = shapes[s][1];
+            const int Bq = shapes[s][2], Bk = shapes[s][3];
+            const size_t n = (size_t)T * d;
+            float *Q = random_floats(n, -1, 1, 40 + s);
+            float *K = random_floats(n, -1, 1, 50 + s);
+            float *V = random_floats(n, -1, 1, 60 + s);
+            double *Qd = to_double(Q, n), *Kd = to_double(K, n);
+            double *Vd = to_double(V, n);
+            double *want = kit_alloc(n * sizeof *want);
+            flash_model(F_RIGHT, Qd, Kd, Vd, want, T, d, T, T, causal);
+            int ok = expect_flash(Q, K, V, want, T, d, Bq, Bk, causal,
+                                  "softmax(Q K^T / sqrt(d)) V in double");
+            free(Q), free(K), free(V), free(Qd), free(Kd), free(Vd);
+            free(want);
+            if (!ok)
+                return;
+        }
+}
+
+KIT_TEST(flash_bad_input,
+         "flash_attention: bad sizes and NULL are errors, out left alone")
+{
+    float Q[4] = {1, 2, 3, 4}, K[4] = {1, 0, 0, 1}, V[4] = {1, 1, 1, 1};
+    float out[4], scratch[64];
+    kit_poison(out, 4);
+    const struct {
+        int T, d, Bq, Bk, want;
+        const char *what;
+    } bad[] = {
+        {0, 2, 2, 2, KIT_E_SIZE, "T 0"},   {2, 0, 2, 2, KIT_E_SIZE, "d 0"},
+        {2, 2, 0, 2, KIT_E_SIZE, "Bq 0"},  {2, 2, 2, -1, KIT_E_SIZE, "Bk -1"},
+        {-2, 2, 2, 2, KIT_E_SIZE, "T -2"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char call[96];
+        snprintf(call, sizeof call, "flash_attention(Q, K, V, out, %s)",
+                 bad[k].what);
+        if (!KIT_EXPECT_STATUS(call,
+                               flash_attention(Q, K, V, out, bad[k].T, bad[k].d,
+                                               bad[k].Bq, bad[k].Bk, 0,
+                                               scratch),
+                               bad[k].want))
+            return;
+    }
+    KIT_EXPECT_STATUS("flash_attention(NULL, K, V, ...)",
+                      flash_attention(NULL, K, V, out, 2, 2, 2, 2, 0, scratch),
+                      KIT_E_NULL);
+    KIT_EXPECT_STATUS("flash_attention(Q, K, V, out, ..., scratch NULL)",
+                      flash_attention(Q, K, V, out, 2, 2, 2, 2, 1, NULL),
+                      KIT_E_NULL);
+    KIT_EXPECT_STATUS("flash_attention(Q, K, V, NULL, ...)",
+                      flash_attention(Q, K, V, NULL, 2, 2, 2, 2, 0, scratch),
+                      KIT_E_NULL);
+    int untouched = 1;
+    for (int i = 0; i < 4; i++)
+        untouched &= isnan(out[i]) != 0;
+    KIT_CHECK(untouched, "after an error, flash_attention changed out: check "
+                         "the input before writing");
+}
+
+/* ---------------------------------------------------------------------
+ * Exercise 7.7: the multi-head layer
+ * ------------------------------------------------------------------- */
+
+struct layer7 { /* a random layer in float */
+    struct mha_config cfg;
+    struct mha_weights w;
+    float *X; /* (T, d_model) */
+    int T;
+};
+
+static void layer7_random(struct layer7 *L, int T, int d_model, int h,
+                          int causal, unsigned long long seed)
+{
+    const size_t nw = (size_t)d_model * d_model;
+    L->cfg = (struct mha_config){d_model, h, causal};
+    L->T = T;
+    L->X = random_floats((size_t)T * d_model, -1, 1, seed);
+    L->w.W_q = random_floats(nw, -0.3f, 0.3f, seed + 1);
+    L->w.W_k = random_floats(nw, -0.3f, 0.3f, seed + 2);
+    L->w.W_v = random_floats(nw, -0.3f, 0.3f, seed + 3);
+    L->w.W_o = random_floats(nw, -0.3f, 0.3f, seed + 4);
+}
+
+static void layer7_free(struct layer7 *L)
+{
+    free(L->X), free(L->w.W_q), free(L->w.W_k), free(L->w.W_v), free(L->w.W_o);
+}
+
+/* mha_forward_flash() on L, guarded, against want (T, d_model). */
+static int expect_mha_flash(const struct layer7 *L, const double *want,
+                            const char *label, const char *against)
+{
+    const size_t n = (size_t)L->T * L->cfg.d_model;
+    float *out = kit_output(n);
+    char call[200];
+    snprintf(call, sizeof call,
+             "mha_forward_flash(%s: T %d, d_model %d, %d heads, causal %d)",
+             label, L->T, L->cfg.d_model, L->cfg.n_heads, L->cfg.causal);
+    int ok =
+        KIT_EXPECT_STATUS(
+            call, mha_forward_flash(&L->cfg, &L->w, L->X, out, L->T), KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "out", out, n);
+    if (ok) {
+        char what[300];
+        snprintf(what, sizeof what, "%s out, against %s", call, against);
+        ok = KIT_EXPECT_TENSOR(what, out, want, L->T, L->cfg.d_model, TOL, NULL,
+                               0);
+    }
+    kit_output_free(out);
+    return ok;
+}
+
+KIT_TEST(mha_flash_golden,
+         "mha_forward_flash: equals PyTorch's MultiheadAttention, causal "
+         "and not (chapter 3's golden cases)")
+{
+    size_t n_cases = sizeof ch3_golden_cases / sizeof ch3_golden_cases[0];
+    for (int causal = 0; causal <= 1; causal++)
+        for (size_t k = 0; k < n_cases; k++) {
+            const struct ch3_golden_case *g = &ch3_golden_cases[k];
+            const size_t nw = (size_t)g->d_model * g->d_model;
+            struct layer7 L = {{g->d_model, g->n_heads, causal}, {0}, 0, g->T};
+            L.X = kit_alloc(sizeof(float) * (size_t)g->T * g->d_model);
+            L.w.W_q = kit_alloc(nw * sizeof(float));
+            L.w.W_k = kit_alloc(nw * sizeof(float));
+            L.w.W_v = kit_alloc(nw * sizeof(float));
+            L.w.W_o = kit_alloc(nw * sizeof(float));
+            kit_to_float(g->X, L.X, (size_t)g->T * g->d_model);
+            kit_to_float(g->W_q, L.w.W_q, nw);
+            kit_to_float(g->W_k, L.w.W_k, nw);
+            kit_to_float(g->W_v, L.w.W_v, nw);
+            kit_to_float(g->W_o, L.w.W_o, nw);
+            int ok = expect_mha_flash(&L, g->out[causal], g->name, "PyTorch");
+            layer7_free(&L);
+            if (!ok)
+                return;
+        }
+}
+
+KIT_TEST(mha_flash_equals_mha_forward,
+         "mha_forward_flash: equals chapter 3's mha_forward() at T = 1, "
+         "T = 67 (past a 64-query tile) and d_head = 5")
+{
+    const int shapes[][3] = {{1, 8, 2}, {67, 40, 8}, {29, 24, 3}};
+    for (int s = 0; s < 3; s++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const int T = shapes[s][0], D = shapes[s][1], H = shapes[s][2];
+            struct layer7 L;
+            layer7_random(&L, T, D, H, causal, 1000 + 10 * s + causal);
+            const size_t n = (size_t)T * D;
+            float *ref = kit_alloc(n * sizeof *ref);
+            float *att = kit_alloc((size_t)H * T * T * sizeof *att);
+            int ok = KIT_EXPECT_STATUS(
+                "mha_forward() (chapter 3)",
+                mha_forward(&L.cfg, &L.w, L.X, ref, att, T), KIT_OK);
+            double *want = to_double(ref, n);
+            ok = ok && expect_mha_flash(&L, want, "random layer",
+                                        "mha_forward() (chapter 3)");
+            free(ref), free(att), free(want);
+            layer7_free(&L);
+            if (!ok)
+                return;
+        }
+}
+
+KIT_TEST(mha_flash_errors,
+         "mha_forward_flash: impossible configs and NULLs get the "
+         "documented error, out left alone")
+{
+    struct layer7 L;
+    layer7_random(&L, 3, 6, 2, 0, 77);
+    float *out = kit_output(18);
+    const struct mha_config c4 = {6, 4, 0}, c0 = {6, 0, 0}, d0 = {0, 2, 0};
+    struct mha_weights holes = L.w;
+    holes.W_v = NULL;
+    const struct {
+        const struct mha_config *cfg;
+        const struct mha_weights *w;
+        const float *X;
+        int out, T, want;
+        const char *what;
+    } bad[] = {
+        {&c4, &L.w, L.X, 1, 3, KIT_E_HEADS,
+         "cfg {6, 4 heads}: 4 does not "
+         "divide 6"},
+        {&c0, &L.w, L.X, 1, 3, KIT_E_SIZE, "cfg {6, 0 heads}"},
+        {&d0, &L.w, L.X, 1, 3, KIT_E_SIZE, "cfg {d_model 0, 2 heads}"},
+        {&L.cfg, &L.w, L.X, 1, 0, KIT_E_SIZE, "T 0"},
+        {&L.cfg, &L.w, L.X, 1, -1, KIT_E_SIZE, "T -1"},
+        {NULL, &L.w, L.X, 1, 3, KIT_E_NULL, "cfg NULL"},
+        {&L.cfg, NULL, L.X, 1, 3, KIT_E_NULL, "w NULL"},
+        {&L.cfg, &L.w, NULL, 1, 3, KIT_E_NULL, "X NULL"},
+        {&L.cfg, &L.w, L.X, 0, 3, KIT_E_NULL, "out NULL"},
+        {&L.cfg, &holes, L.X, 1, 3, KIT_E_NULL, "w with W_v NULL"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char call[120];
+        snprintf(call, sizeof call, "mha_forward_flash(%s)", bad[k].what);
+        kit_poison(out, 18);
+        if (!KIT_EXPECT_STATUS(call,
+                               mha_forward_flash(bad[k].cfg, bad[k].w, bad[k].X,
+                                                 bad[k].out ? out : NULL,
+                                                 bad[k].T),
+                               bad[k].want))
+            break;
+        int untouched = 1;
+        for (int i = 0; i < 18; i++)
+            untouched &= isnan(out[i]) != 0;
+        if (!KIT_CHECK(untouched,
+                       "%s returned the error but wrote into out; check "
+                       "every argument before the first write",
+                       call) ||
+            !KIT_EXPECT_IN_BOUNDS(call, "out", out, 18))
+            break;
+    }
+    kit_output_free(out);
+    layer7_free(&L);
+}
+
+/* ---------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------- */
+
+KIT_TEST(fast_threads_identical,
+         "matmul_fast and mha_forward_flash: bit for bit the same result on "
+         "1 thread and on 2")
+{
+#ifdef _OPENMP
+    enum { M = 150, N = 70, P = 90 };
+    float *A = random_floats(M * N, -1, 1, 5),
+          *B = random_floats(N * P, -1, 1, 6);
+    float *C1 = kit_alloc(M * P * sizeof(float));
+    float *C2 = kit_alloc(M * P * sizeof(float));
+    omp_set_num_threads(1);
+    int ok = KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 1 thread",
+                               matmul_fast(A, B, C1, M, N, P), KIT_OK);
+    omp_set_num_threads(2);
+    ok = ok && KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 2 "
+                                 "threads",
+                                 matmul_fast(A, B, C2, M, N, P), KIT_OK);
+    ok = ok && KIT_CHECK(memcmp(C1, C2, sizeof(float) * M * P) == 0,
+                         "matmul_fast gives different bits on 1 thread and "
+                         "on 2: a row of C must be one thread's work from "
+                         "start to end (share whole rows, never the sum "
+                         "over k), and nothing may depend on which thread "
+                         "runs it");
+    free(A), free(B), free(C1), free(C2);
+    for (int causal = 0; ok && causal <= 1; causal++) {
+        struct layer7 L;
+        layer7_random(&L, 70, 32, 4, causal, 88 + causal);
+        float o1[70 * 32], o2[70 * 32];
+        omp_set_num_threads(1);
+        ok = KIT_EXPECT_STATUS("mha_forward_flash(T 70, d_model 32, 4 heads) "
+                               "on 1 thread",
+                               mha_forward_flash(&L.cfg, &L.w, L.X, o1, 70),
+                               KIT_OK);
+        omp_set_num_threads(2);
+        ok = ok && KIT_EXPECT_STATUS(
+                       "mha_forward_flash(T 70, d_model 32, 4 "
+                       "heads) on 2 threads",
+                       mha_forward_flash(&L.cfg, &L.w, L.X, o2, 70), KIT_OK);
+        ok = ok && KIT_CHECK(memcmp(o1, o2, sizeof o1) == 0,
+                             "mha_forward_flash (causal %d) gives different "
+                             "bits on 1 thread and on 2: give each thread "
+                             "its own scratch (block kit_thread_id() of "
+                             "kit_max_threads()), and let each head be one "
+                             "thread's work",
+                             causal);
+        layer7_free(&L);
+    }
+#else
+    KIT_CHECK(0, "the kit was built without -fopenmp, so this test cannot "
+                 "run two threads: build with the Makefile's CFLAGS");
+#endif
+}
+
+static const struct kit_test *const ch7_tests[] = {
+    &matmul_ikj_ragged,
+    &matmul_blocked_ragged,
+    &matmul_tiled_ragged,
+    &matmul_fast_ragged,
+    &matmul_steps_bad_input,
+    &softmax_online_equals_rows,
+    &softmax_online_huge_logits,
+    &softmax_online_bad_input,
+    &flash_equals_attention,
+    &flash_equals_causal_attention,
+    &flash_huge_logits,
+    &flash_scratch_guarded,
+    &flash_bad_input,
+    &mha_flash_golden,
+    &mha_flash_equals_mha_forward,
+    &mha_flash_errors,
+    &fast_threads_identical,
+    NULL, /* keep one test per line */
+};
+KIT_CHAPTER(7, "Attention at CPU speed", "ch7_fast.c", ch7_tests)

@@ -1,0 +1,127 @@
+#!/bin/bash
+# bench.sh: chapter 7's benchmark. Times causal multi-head attention
+# forward (d_model 512, 8 heads) for several T, in one run, side by side:
+#   ch3_fused        chapter 3's mha_forward_fused() (up to BENCH_CH3_MAX)
+#   flash            mha_forward_flash(), causal
+#   flash_noncausal  the same without the mask: what skipping tiles saves
+#   torch            PyTorch's nn.MultiheadAttention(need_weights=False),
+#                    when /usr/bin/python3 can import torch
+# and the steps of matmul_fast() on one projection, (T, 512) x (512, 512)
+# at T = BENCH_MATMUL_T. Every configuration runs in a fresh process
+# (tools/bench/attention.c, tools/bench/torch_mha.py), which prints the
+# median of BENCH_REPS timed calls after a warm-up, and the growth of
+# its own peak resident memory.
+#
+#   usage: bench.sh BIN OUTDIR
+#   environment (defaults): BENCH_T="256 512 1024 2048 4096"
+#     BENCH_CH3_MAX=1024 BENCH_REPS=5 BENCH_THREADS=<nproc>
+#     BENCH_MATMUL_T=1024 BENCH_CH3_REPS=3 (chapter 3 at T >= 1024)
+#
+# Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes) and
+# OUTDIR/summary.txt (the table, the ratios, the load), and prints both.
+set -eu
+bin=$1 out=$2
+Ts=${BENCH_T:-256 512 1024 2048 4096}
+ch3_max=${BENCH_CH3_MAX:-1024}
+reps=${BENCH_REPS:-5}
+threads=${BENCH_THREADS:-$(nproc)}
+mm_T=${BENCH_MATMUL_T:-1024}
+ch3_reps=${BENCH_CH3_REPS:-3}
+mkdir -p "$out"
+csv=$out/attention.csv
+tmp=$csv.tmp
+echo "impl,T,threads,ms,gflops,peak_bytes" >"$tmp"
+
+torch=no
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then torch=yes; fi
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+
+run() { # impl T threads reps
+    echo "  $1 T=$2 threads=$3" >&2
+    "$bin" "$1" "$2" "$3" "$4" >>"$tmp"
+}
+for T in $Ts; do
+    if [ "$T" -le "$ch3_max" ]; then
+        # chapter 3 takes seconds per call at T = 1024: fewer repetitions
+        r=$reps; [ "$T" -ge 1024 ] && [ "$r" -gt "$ch3_reps" ] && r=$ch3_reps
+        run ch3_fused "$T" 1 "$r"
+    fi
+    run flash "$T" "$threads" "$reps"
+    run flash_noncausal "$T" "$threads" "$reps"
+    if [ $torch = yes ]; then
+        echo "  torch T=$T threads=$threads" >&2
+        # the same thread count for PyTorch's own threads and for the
+        # BLAS it calls (OpenBLAS keeps a thread pool of its own)
+        OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
+            /usr/bin/python3 tools/bench/torch_mha.py "$T" "$threads" "$reps" >>"$tmp"
+    fi
+done
+for impl in matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast; do
+    t=$threads; [ $impl = matmul_fast ] || t=1
+    run $impl "$mm_T" "$t" "$reps"
+done
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+mv "$tmp" "$csv"
+# what the book quotes about the run itself
+{
+    echo "ch7.cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+    echo "ch7.cores=$(nproc)"
+    echo "ch7.threads=$threads"
+    echo "ch7.reps=$reps"
+    echo "ch7.load_before=$load_before"
+    echo "ch7.load_after=$load_after"
+    echo "ch7.torch=$torch"
+    echo "ch7.scratch_floats=$("$bin" scratch 4096 1 1)"
+} >"$out/meta.values"
+
+# The table, the ratios and the goals, from the CSV alone.
+{
+    echo "Chapter 7 benchmark: causal MHA forward, d_model 512, 8 heads;"
+    echo "median of $reps runs after a warm-up (ch3_fused at T >= 1024: $ch3_reps);"
+    echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores;" \
+         "threads $threads; load average $load_before before, $load_after after."
+    [ $torch = yes ] || echo "PyTorch is not importable by /usr/bin/python3 (make deps-dev): no torch rows."
+    echo
+    column -s, -t "$csv"
+    echo
+    awk -F, -v torch=$torch '
+        NR > 1 { ms[$1, $2] = $4; peak[$1, $2] = $6; gf[$1, $2] = $5; seen[$2] = 1 }
+        function ratio(a, b) { return b > 0 ? sprintf("%.1fx", a / b) : "-" }
+        END {
+            printf "%6s  %14s  %14s  %16s  %18s\n", "T", "torch/flash", "ch3/flash",
+                   "flash/torch mem", "noncausal/causal"
+            for (T = 1; T <= 65536; T *= 2) {
+                if (!(("flash", T) in ms)) continue
+                f = ms["flash", T]
+                vt = "-"; vc = "-"; vm = "-"
+                if (("torch", T) in ms) vt = ratio(ms["torch", T], f)
+                if (("ch3_fused", T) in ms) vc = ratio(ms["ch3_fused", T], f)
+                if (("torch", T) in peak && peak["flash", T] > 0)
+                    vm = sprintf("1/%.0f", peak["torch", T] / peak["flash", T])
+                printf "%6d  %14s  %14s  %16s  %18s\n", T, vt, vc, vm,
+                       ratio(ms["flash_noncausal", T], f)
+            }
+            print ""
+            print "matmul steps, (T, 512) x (512, 512), GFLOP/s:"
+            n = split("matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast", names, " ")
+            for (k = 1; k <= n; k++)
+                for (key in gf) {
+                    split(key, parts, SUBSEP)
+                    if (parts[1] == names[k])
+                        printf "  %-15s %8.2f\n", names[k], gf[key]
+                }
+            print ""
+            print "Goals (issue 14), this run:"
+            if (torch == "yes") {
+                goal("flash >= 1.5x faster than torch at T=1024", ms["torch", 1024], ms["flash", 1024], 1.5)
+                goal("flash >= 2x faster than torch at T=4096", ms["torch", 4096], ms["flash", 4096], 2)
+                goal("flash peak memory <= 1/10 of torch at T=4096", peak["torch", 4096], peak["flash", 4096], 10)
+            } else print "  (the goals against PyTorch need torch: not measured)"
+            goal("flash >= 30x faster than ch3_fused at T=1024", ms["ch3_fused", 1024], ms["flash", 1024], 30)
+        }
+        function goal(what, a, b, want) {
+            if (a == "" || b == "" || b == 0) { printf "  %-48s not measured in this run\n", what; return }
+            printf "  %-48s %6.1fx  %s\n", what, a / b, (a / b >= want ? "met" : "NOT met")
+        }' "$csv"
+} >"$out/summary.txt"
+cat "$out/summary.txt"

@@ -1,0 +1,116 @@
+#!/bin/sh
+# book_data.sh: turn a run of bench.sh into what chapter 7 quotes.
+#
+#   usage: book_data.sh RUNDIR DATADIR
+#
+# Reads RUNDIR/attention.csv and RUNDIR/meta.values (bench.sh) and
+# writes into DATADIR:
+#   ch7_bench.csv   the run's CSV, which plots/ch7_*.gp draw
+#   ch7.values      key=value numbers the prose quotes: measured times,
+#                   ratios, GFLOP/s, peak memory, and the FLOP and byte
+#                   counts worked out from the sizes
+#   ch7_bench.md    the run as a table
+#   ch7_matmul.md   the matmul steps as a table
+#   ch7_torch.md    the sentences about PyTorch, which depend on whether
+#                   the run had it
+# Needs the rows for T = 1024 (the book's run measures 256, 512, 1024).
+set -eu
+run=$1 data=$2
+mkdir -p "$data"
+cp "$run/attention.csv" "$data/ch7_bench.csv"
+torch=$(sed -n 's/^ch7.torch=//p' "$run/meta.values")
+scratch=$(sed -n 's/^ch7.scratch_floats=//p' "$run/meta.values")
+awk -F, -v torch="$torch" -v scratch="$scratch" -v data="$data" '
+function mib(b) { return sprintf("%.1f", b / 1048576) }
+function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : (x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x)) }
+NR > 1 { ms[$1, $2] = $4; gf[$1, $2] = $5; peak[$1, $2] = $6; if ($1 == "flash") Ts[++nT] = $2
+         if ($1 ~ /^matmul_/) { mm[$1] = $5; mmT = $2 } }
+END {
+    v = data "/ch7.values"
+    # The first line marks the file as a benchmark's: its times differ on
+    # every run and machine, so 76-reproducible does not compare them, and
+    # the chapter labels them machine-dependent.
+    print "# measured: a benchmark run (tools/bench/bench.sh), machine-dependent" > v
+    T = 1024; d = 512; h = 8
+    if (!(("flash", T) in ms) || !(("ch3_fused", T) in ms)) {
+        print "book_data: the run has no flash and ch3_fused rows at T = 1024" > "/dev/stderr"; exit 1 }
+    # the sizes: FLOPs and bytes at T = 1024, worked out
+    printf "ch7.T=%d\n", T > v
+    printf "ch7.gflop_proj=%.2f\n", 8 * T * d * d / 1e9 > v
+    printf "ch7.gflop_att_full=%.2f\n", 4 * d * T * T / 1e9 > v
+    printf "ch7.gflop_att_causal=%.2f\n", 4 * d * T * (T + 1) / 2 / 1e9 > v
+    printf "ch7.weights_mib=%d\n", h * T * T * 4 / 1048576 > v
+    printf "ch7.weights_mib_4096=%d\n", h * 4096 * 4096 * 4 / 1048576 > v
+    printf "ch7.weights_gib_32768=%d\n", h * 32768 * 32768 * 4 / 1073741824 > v
+    printf "ch7.qkv_mib=%.0f\n", 4 * T * d * 4 / 1048576 > v
+    printf "ch7.scratch_kib=%.1f\n", scratch * 4 / 1024 > v
+    # tiles of 64 x 64 (FLASH_BQ, FLASH_BK): all of them, and those the
+    # causal mask leaves (on or below the diagonal)
+    nt = int((T + 63) / 64)
+    printf "ch7.tiles_side=%d\n", nt > v
+    printf "ch7.tiles_all=%d\n", nt * nt > v
+    printf "ch7.tiles_causal=%d\n", nt * (nt + 1) / 2 > v
+    printf "ch7.tiles_pct=%.0f\n", 100 * (nt + 1) / (2 * nt) > v
+    proj = 8 * T * d * d; attc = 4 * d * T * (T + 1) / 2; attf = 4 * d * T * T
+    printf "ch7.work_ratio=%.2f\n", (proj + attf) / (proj + attc) > v
+    # measured
+    printf "ch7.flash_ms=%s\n", fmt(ms["flash", T]) > v
+    printf "ch7.flash_gflops=%s\n", fmt(gf["flash", T]) > v
+    printf "ch7.ch3_ms=%s\n", fmt(ms["ch3_fused", T]) > v
+    printf "ch7.ch3_gflops=%s\n", fmt(gf["ch3_fused", T]) > v
+    printf "ch7.ratio_ch3=%.0f\n", ms["ch3_fused", T] / ms["flash", T] > v
+    printf "ch7.noncausal_ms=%s\n", fmt(ms["flash_noncausal", T]) > v
+    printf "ch7.skip_ratio=%.2f\n", ms["flash_noncausal", T] / ms["flash", T] > v
+    printf "ch7.flash_peak_mib=%s\n", mib(peak["flash", T]) > v
+    printf "ch7.ch3_peak_mib=%s\n", mib(peak["ch3_fused", T]) > v
+    best = ""; bestv = 0
+    n = split("matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast", steps, " ")
+    for (k = 1; k <= n; k++) {
+        printf "ch7.%s=%s\n", steps[k], fmt(mm[steps[k]]) > v
+        if (mm[steps[k]] > bestv) { bestv = mm[steps[k]]; best = steps[k] }
+    }
+    printf "ch7.mm_T=%d\n", mmT > v
+    printf "ch7.mm_best=%s\n", fmt(bestv) > v
+    printf "ch7.mm_best_name=%s\n", best > v
+    printf "ch7.mm_speedup=%.0f\n", mm["matmul_fast"] / mm["matmul_ch1"] > v
+
+    t = data "/ch7_bench.md"
+    head = "| T | chapter 3 fused (ms) | flash (ms) | flash, no mask (ms) |"
+    rule = "|--:|--:|--:|--:|"
+    if (torch == "yes") { head = head " PyTorch (ms) |"; rule = rule "--:|" }
+    head = head " chapter 3 peak (MiB) | flash peak (MiB) |"; rule = rule "--:|--:|"
+    if (torch == "yes") { head = head " PyTorch peak (MiB) |"; rule = rule "--:|" }
+    print head > t; print rule > t
+    for (k = 1; k <= nT; k++) {
+        T = Ts[k]
+        line = "| " T " | " ((("ch3_fused", T) in ms) ? fmt(ms["ch3_fused", T]) : "") " | " fmt(ms["flash", T]) " | " fmt(ms["flash_noncausal", T]) " |"
+        if (torch == "yes") line = line " " fmt(ms["torch", T]) " |"
+        line = line " " ((("ch3_fused", T) in ms) ? mib(peak["ch3_fused", T]) : "") " | " mib(peak["flash", T]) " |"
+        if (torch == "yes") line = line " " mib(peak["torch", T]) " |"
+        print line > t
+    }
+    m = data "/ch7_matmul.md"
+    print "| step | GFLOP/s | against chapter 1 |" > m
+    print "|:--|--:|--:|" > m
+    for (k = 1; k <= n; k++)
+        printf "| `%s` | %s | %.1f× |\n", steps[k], fmt(mm[steps[k]]), mm[steps[k]] / mm["matmul_ch1"] > m
+
+    p = data "/ch7_torch.md"
+    T = 1024
+    if (torch == "yes") {
+        r = ms["torch", T] / ms["flash", T]
+        if (r >= 1.05)
+            cmp = sprintf("so `mha_forward_flash()` was %.1f× as fast", r)
+        else if (r > 0.95)
+            cmp = "about as long as `mha_forward_flash()`"
+        else
+            cmp = sprintf("so `mha_forward_flash()` took %.1f× as long as PyTorch", 1 / r)
+        printf "PyTorch'"'"'s `nn.MultiheadAttention` (with `need_weights=False`, its threads and those of its BLAS set to the same %d) took %s ms at T = %d, %s in this run. PyTorch computes every score, masked or not, but does its four projections with an optimised BLAS (OpenBLAS, from `make deps-dev`), and its projections are a large part of the work at this T (see the counts at the start of the chapter). The peak memory of the PyTorch call grew by %s MiB, against %s MiB for `mha_forward_flash()`: %.0f times as much.", \
+            threads, fmt(ms["torch", T]), T, cmp, mib(peak["torch", T]), mib(peak["flash", T]), peak["torch", T] / (peak["flash", T] > 0 ? peak["flash", T] : 1) > p
+        print "" > p
+    } else {
+        print "PyTorch was not installed when this book was built (`make deps-dev` installs it), so this run has no PyTorch rows; `make bench` adds them, timed side by side with the same thread count, whenever `/usr/bin/python3` can import `torch`." > p
+    }
+}
+' threads="$(sed -n 's/^ch7.threads=//p' "$run/meta.values")" "$run/attention.csv"
+cat "$run/meta.values" >>"$data/ch7.values"

@@ -1,0 +1,319 @@
+#!/bin/bash
+# Grading: the runner's results table; the points table's errors; the
+# Gradescope autograder, run whole in a temporary folder that stands in
+# for /autograder (full marks for the solutions, 0 for the stubs, a crash
+# and a hang named, a compile error and a missing file explained, and
+# every hostile trick gaining nothing); the sandbox really isolating; and
+# make grade-all on a generated class of 7.
+# B=build/<dir> builds elsewhere (default build).
+set -u
+B=${B:-build}
+KIT=$(pwd)
+status=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; status=1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TEST_TIMEOUT=5 # seconds per test (the kit's default; a machine under load needs it)
+
+# A copy of the solutions with one planted mistake from tools/mutants.
+mutate() { # mutate NAME DIR
+    local line
+    line=$(awk -F'\t' -v n="$1" '$1 == n' tools/mutants/*.tsv)
+    [ -n "$line" ] || { echo "no mutant named $1" >&2; return 1; }
+    local file expr
+    file=$(printf '%s\n' "$line" | cut -f2)
+    expr=$(printf '%s\n' "$line" | cut -f3)
+    sed -i -e "$expr" "$2/$file"
+}
+# Plant a crash (a store through a null pointer) or an endless loop at
+# the start of one function.
+plant() { # plant crash|hang FUNCTION FILE
+    local body
+    case "$1" in
+    crash) body='    float *volatile crash = NULL;\n    crash[0] = 1.0f;' ;;
+    hang) body='    for (;;) {\n    }' ;;
+    esac
+    sed -i "/^int $2(/,/^{\$/ s|^{\$|{\n$body|" "$3"
+    grep -q "crash\[0\]\|for (;;)" "$3" || { echo "plant $1 $2 changed nothing" >&2; return 1; }
+}
+
+# ---------------------------------------------------------------------
+# 1. The runner's results table, written by the parent.
+# ---------------------------------------------------------------------
+make --no-print-directory -s "$B/selftest/kit_selftest" || exit 1
+"$B/selftest/kit_selftest" --timeout 1 --quiet --results "$work/sel.tsv" >/dev/null 2>&1
+if [ "$(head -n 1 "$work/sel.tsv")" = "$(printf 'chapter\tfile\ttest\tstatus\tseconds\tmessage')" ] &&
+    [ "$(awk -F'\t' 'NR > 1 && NF == 6' "$work/sel.tsv" | wc -l)" -eq 81 ] &&
+    [ "$(awk -F'\t' '$4 == "failed"' "$work/sel.tsv" | wc -l)" -eq 7 ] &&
+    grep -q 'crashed with SIGSEGV' "$work/sel.tsv" && grep -q 'timed out after' "$work/sel.tsv"; then
+    ok "--results writes 81 rows of 6 columns, 7 failed (as 05-harness counts), the crash and the hang with their reasons"
+else
+    bad "--results table is wrong:"; head -n 5 "$work/sel.tsv"
+fi
+
+# ---------------------------------------------------------------------
+# 2. The autograder: built, unpacked and run as Gradescope would.
+# ---------------------------------------------------------------------
+make --no-print-directory -s B="$B" autograder >/dev/null || { bad "make autograder"; exit 1; }
+zip="$B/autograder.zip"
+listing=$(unzip -Z1 "$zip")
+for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h tools/grade/points.tsv; do
+    printf '%s\n' "$listing" | grep -qx "$f" || bad "$zip has no $f"
+done
+if printf '%s\n' "$listing" | grep -q '^solutions/'; then bad "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi
+pk=$(make --no-print-directory -s -p -n deps 2>/dev/null | sed -n 's/^DEB_PACKAGES := //p' | head -n 1)
+unzip -p "$zip" setup.sh | grep -qF "deps.sh $pk" && ok "setup.sh installs make deps' packages" || bad "setup.sh does not install DEB_PACKAGES ($pk)"
+
+AG="$work/autograder"
+mkdir -p "$AG/source"
+unzip -q "$zip" -d "$AG/source"
+# grade DIR: run the autograder on a copy of DIR as the submission; sets
+# score and json.
+grade() {
+    rm -rf "$AG/submission" "$AG/results"
+    cp -r "$1" "$AG/submission"
+    AUTOGRADER_ROOT="$AG" bash "$AG/source/run_autograder" >"$work/ag.log" 2>&1 ||
+        { echo "run_autograder failed:"; cat "$work/ag.log"; }
+    json="$AG/results/results.json"
+    score=$(awk -F'[:,]' '/^  "score":/ { print $2 + 0 }' "$json" 2>/dev/null)
+    score=${score:--1}
+}
+has() { grep -qF -- "$1" "$json"; }
+s="$work/subs"
+mkdir -p "$s/full" "$s/stubs/starter" "$s/base"
+cp solutions/*.c "$s/full/"
+cp starter/*.c "$s/stubs/starter/"
+grade "$s/full"
+[ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || bad "the solutions score $score, not 100"
+grade "$s/stubs"
+[ "$score" = 0 ] && ok "the stubs, in starter/: 0" || bad "the stubs score $score, not 0"
+
+# One crash and one hang: partial marks, both named.
+mkdir -p "$s/crashhang/starter" && cp solutions/*.c "$s/crashhang/starter/"
+plant crash mha_forward_fused "$s/crashhang/starter/ch3_mha.c"
+plant hang causal_mask_backward "$s/crashhang/starter/ch4_grad.c"
+grade "$s/crashhang"
+if awk "BEGIN { exit !($score > 0 && $score < 100) }" && has 'crashed with SIGSEGV' && has 'timed out after' &&
+    has 'It happened inside mha_forward_fused'; then
+    ok "a crash and a hang: $score, the crash and the hang named in the output"
+else bad "crash and hang: score $score; crash named: $(has 'crashed with SIGSEGV' && echo yes || echo no); hang named: $(has 'timed out after' && echo yes || echo no)"; fi
+
+# Not compiling: 0 for its chapter, the compiler's first error shown.
+mkdir -p "$s/nocompile" && cp starter/*.c "$s/nocompile/"
+printf 'int broken(void) { return 1 }\n' >>"$s/nocompile/ch1_attention.c"
+grade "$s/nocompile"
+if [ "$score" = 0 ] && has 'ch1_attention.c does not compile' && has "expected ';' before '}' token"; then
+    ok "a file that does not compile: 0, and the compiler's first error in the output"
+else bad "not compiling: score $score; output: $(head -c 400 "$json")"; fi
+
+# A missing file: a clear message; the other chapters are still graded.
+mkdir -p "$s/missing" && cp solutions/*.c "$s/missing/" && rm "$s/missing/ch3_mha.c"
+grade "$s/missing"
+if has 'ch3_mha.c was not in the submission' && awk "BEGIN { exit !($score > 0 && $score < 100) }"; then
+    ok "a missing file: '$(grep -o 'ch3_mha.c was not in the submission[^.]*' "$json" | head -n 1)', score $score"
+else bad "missing file: score $score, message missing"; fi
+
+# ---------------------------------------------------------------------
+# 3. Hostile submissions. The baseline is an honest submission with one
+#    planted mistake; each trick is added to it and must gain nothing.
+# ---------------------------------------------------------------------
+cp solutions/*.c "$s/base/"
+mutate ch1-no-scale "$s/base"
+grade "$s/base"
+base=$score
+echo "     baseline (one planted mistake, ch1-no-scale): $base"
+hostile() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
+    grade "$s/$1"
+    if awk "BEGIN { exit !($score <= $base) }" && [ "$score" != 100 ] && has "$2"; then
+        ok "hostile '$1': $score (baseline $base), says '$2'"
+    else bad "hostile '$1' scores $score against the baseline $base, or does not say '$2'"; fi
+}
+h() { rm -rf "$s/$1" && cp -r "$s/base" "$s/$1"; }
+# Each trick: a prelude at the top of ch1_attention.c (headers, helpers)
+# and a line at the start of attention()'s body.
+trick() { # trick NAME PRELUDE-FILE LINE
+    h "$1"
+    local f="$s/$1/ch1_attention.c"
+    cat "$2" "$f" >"$f.new" && mv "$f.new" "$f"
+    [ -z "$3" ] || sed -i "/^int attention(/,/^{\$/ s|^{\$|{\n    $3|" "$f"
+    [ -z "$3" ] || grep -qF "$3" "$f" || bad "the trick $1 was not planted"
+}
+# (a) printing fake "passed" lines and a fake score
+cat >"$work/p.c" <<'EOF'
+#include <stdio.h>
+static void fake_lines(void)
+{
+    printf("  ok    ch1 attention_golden\n66 passed, 0 failed\n{\"score\": 100}\n");
+}
+EOF
+trick fakeprint "$work/p.c" 'fake_lines();'
+hostile fakeprint 'Likely mistake: a missing 1/sqrt(d_k) scale'
+# (b) writing a results file itself, from inside a test
+cat >"$work/p.c" <<EOF
+#include <stdio.h>
+static void write_fake_results(void)
+{
+    const char *paths[] = {"$AG/results/results.json", "results.tsv", "../results.tsv"};
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(paths[i], "w");
+        if (f) {
+            fputs("{\"score\": 100, \"tests\": []}\n", f);
+            fclose(f);
+        }
+    }
+}
+EOF
+trick writefile "$work/p.c" 'write_fake_results();'
+hostile writefile 'which a submission may not use'
+# (c) the same from a constructor, which would run in the runner's parent
+cat >"$work/p.c" <<'EOF'
+#include <stdio.h>
+__attribute__((constructor)) static void before_main(void)
+{
+    printf("66 passed, 0 failed\n");
+}
+EOF
+trick constructor "$work/p.c" ''
+hostile constructor 'a constructor or destructor'
+# (c') the same from an ifunc resolver, which runs while the program loads
+cat >"$work/p.c" <<'EOF'
+#include <stdio.h>
+int attention_fast(void);
+static int real_fast(void)
+{
+    return 1;
+}
+static int (*resolve_fast(void))(void)
+{
+    printf("66 passed, 0 failed\n");
+    return real_fast;
+}
+int attention_fast(void) __attribute__((ifunc("resolve_fast")));
+EOF
+trick ifunc "$work/p.c" ''
+hostile ifunc 'indirect function (ifunc)'
+# (d) exit(0) inside a test, before any check can fail
+printf '#include <stdlib.h>\n' >"$work/p.c"
+trick exit0 "$work/p.c" 'exit(0);'
+hostile exit0 'does the code call exit()?'
+# (e) reading the golden values from the kit on disk
+h golden
+sed -i "1i #include \"$AG/source/tests/golden/ch1_golden.h\"" "$s/golden/ch1_attention.c"
+hostile golden "may include only the kit's headers"
+# ... and through the kit's own include folder, or the system's
+h golden-rel
+sed -i '1i #include "../tests/golden/ch1_golden.h"' "$s/golden-rel/ch1_attention.c"
+hostile golden-rel "may include only the kit's headers"
+h golden-sys
+sed -i "1i #include <../..$AG/source/tests/golden/ch1_golden.h>" "$s/golden-sys/ch1_attention.c"
+hostile golden-sys "may include only the kit's headers"
+# (f) replacing a kit header by one of the same name in the submission
+#     (if it were used, the #error would stop the build)
+h shadow
+mkdir -p "$s/shadow/include"
+printf '#error the shadow header was used\n' | tee "$s/shadow/attention.h" >"$s/shadow/include/attention.h"
+grade "$s/shadow"
+if [ "$score" = "$base" ] && has 'Ignored, not graded' && has 'include/attention.h'; then
+    ok "hostile 'shadow': $score (baseline $base), the headers ignored and the feedback says so"
+else bad "hostile 'shadow' scores $score against $base, or the feedback does not list the ignored header"; fi
+# (g) replacing a CUnit or C library function the runner uses
+h interpose
+cat >>"$s/interpose/ch1_attention.c" <<'EOF'
+unsigned int CU_get_number_of_tests_failed(void);
+unsigned int CU_get_number_of_tests_failed(void)
+{
+    return 0;
+}
+EOF
+hostile interpose 'a name the kit or the C library already uses'
+
+# make grade: the working tree's starter/ (the stubs here), in
+# Gradescope's format, every test with the fields Gradescope reads.
+if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
+    grep -q '"score": 0.00,' "$B/grade/results.json" &&
+    [ "$(grep -c '"name": .*"score": .*"max_score": .*"status": "failed", "output": ".*", "visibility": "visible"' "$B/grade/results.json")" -eq "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" ]; then
+    ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
+else bad "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
+
+# ---------------------------------------------------------------------
+# 4. The points table: a malformed line is an error naming it.
+# ---------------------------------------------------------------------
+for t in 'x 1 2' '1 lots' 'no_such_test 3'; do
+    printf '1 20\n2 15\n%s\n3 25\n4 30\n5 10\n' "$t" >"$work/points.tsv"
+    msg=$(POINTS="$work/points.tsv" PREP="$AG/prep" bash tools/grade/grade.sh starter "$work/pt" 2>&1 >/dev/null)
+    case "$msg" in *"points.tsv line 3:"*) ok "points line '$t': $msg" ;; *) bad "points line '$t' gave: $msg" ;; esac
+done
+
+# ---------------------------------------------------------------------
+# 5. The sandbox isolates: read-only kit, writable work folder only, no
+#    network, private /tmp, other students hidden. And grade-all refuses
+#    when it cannot start.
+# ---------------------------------------------------------------------
+. tools/grade/sandbox.sh
+mkdir -p "$work/class/one" "$work/class/two" "$work/out/one" "$work/out/prep"
+echo secret >"$work/class/two/ch1_attention.c"
+marker=$(mktemp /tmp/kit-sandbox-XXXXXX)
+probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/one" "$work/out/one" "$work/out/prep" sh -c "
+    touch '$KIT/sandbox-was-here' 2>/dev/null && echo kit-writable
+    touch '$work/out/one/x' && echo work-writable
+    [ -e '$marker' ] && echo tmp-shared
+    [ -e '$work/class/two/ch1_attention.c' ] && echo other-student-visible
+    [ -e '$KIT/tests/kit_test.h' ] && echo kit-tests-visible
+    [ -e '$KIT/solutions/ch1_attention.c' ] && echo solutions-visible
+    sed -n 's/^ *\\([a-z0-9]*\\):.*/\\1/p' /proc/net/dev | tr '\n' ' '" 2>&1)
+rm -f "$marker" "$KIT/sandbox-was-here"
+if [ "$(printf '%s\n' "$probe" | tr '\n' ' ' | sed 's/ *$//')" = "work-writable lo" ]; then
+    ok "sandbox: kit read-only, its tests and solutions hidden, only the work folder writable, private /tmp, other students hidden, no network but lo"
+else bad "sandbox probe said: $probe"; fi
+out=$(BWRAP="bwrap --no-such-option" bash tools/grade/grade-all.sh "$work/class" "$work/out" 2>&1)
+rc=$?
+case "$out" in *"refusing to grade"*) [ $rc -ne 0 ] && ok "grade-all refuses when the sandbox cannot start" ;;
+*) bad "grade-all with a broken sandbox said: $out" ;; esac
+
+# ---------------------------------------------------------------------
+# 6. make grade-all on a generated class of 7.
+# ---------------------------------------------------------------------
+c="$work/class7"
+mkdir -p "$c"/{alice,bob/starter,carol,dave,erin/starter,frank,gina}
+cp solutions/*.c "$c/alice/"
+cp starter/*.c "$c/bob/starter/"
+cp solutions/*.c "$c/carol/" && mutate ch1-no-scale "$c/carol" && mutate ch3-no-wo "$c/carol"
+cp solutions/*.c "$c/dave/" && mutate ch1-no-scale "$c/dave" && mutate ch2-mask-hides-diagonal "$c/dave"
+cp solutions/*.c "$c/erin/starter/"
+plant crash mha_forward_fused "$c/erin/starter/ch3_mha.c"
+plant hang causal_mask_backward "$c/erin/starter/ch4_grad.c"
+cp "$s/writefile"/*.c "$c/frank/"
+cp solutions/*.c "$c/gina/" && rm "$c/gina/ch3_mha.c" && echo 'int broken = ;' >>"$c/gina/ch4_grad.c"
+start=$(date +%s)
+make --no-print-directory -s B="$B" grade-all SUBMISSIONS="$c" >"$work/ga.log" 2>&1 || { bad "make grade-all failed:"; cat "$work/ga.log"; }
+echo "     grade-all on 7 submissions: $(($(date +%s) - start)) s on $(nproc) cores"
+gb="$B/grade-all/gradebook.csv"
+row() { grep "^$1," "$gb"; }
+total() { row "$1" | awk -F, -v n="$(head -n 1 "$gb" | tr ',' '\n' | grep -nx total | cut -d: -f1)" '{ print $n }'; }
+expect_row() { # expect_row STUDENT WORDS...: the row says each
+    local r
+    r=$(row "$1")
+    shift
+    for w in "$@"; do
+        case "$r" in *"$w"*) ;; *) bad "gradebook row '$r' does not say '$w'"; return ;; esac
+    done
+    ok "gradebook: $(printf '%s' "$r" | cut -c1-150)"
+}
+cols="student$(awk -F'\t' 'NR > 1 { print $1 }' "$AG/prep/tests.tsv" | sort -un | sed 's/^/,ch/' | tr -d '\n'),total,max,reason,mistakes"
+[ "$(head -n 1 "$gb")" = "$cols" ] || bad "gradebook header: $(head -n 1 "$gb"), expected $cols"
+[ "$(($(wc -l <"$gb") - 1))" -eq 7 ] || bad "the gradebook has $(($(wc -l <"$gb") - 1)) rows, not 7"
+[ "$(total alice)" = 100.00 ] && [ "$(total bob)" = 0.00 ] || bad "alice (solutions) $(total alice), bob (stubs) $(total bob)"
+expect_row alice "100.00,100.00,,"
+expect_row carol "a missing 1/sqrt(d_k) scale" "W_o forgotten"
+expect_row dave "a missing 1/sqrt(d_k) scale" "hiding the diagonal"
+expect_row erin "ch3: crashed (SIGSEGV) in mha_forward_fused" "ch4: hung (timed out) in causal_mask_backward"
+expect_row frank "ch1_attention.c: refused"
+expect_row gina "ch3_mha.c: missing" "ch4_grad.c: does not compile"
+rep="$B/grade-all/report.md"
+grep -qF '| 1 | a missing 1/sqrt(d_k) scale | 2 of 7 |' "$rep" && ok "report: the missing scale ranks first in chapter 1, 2 of 7 students" ||
+    { bad "report.md does not rank the missing scale at 2 of 7:"; cat "$rep"; }
+grep -qF 'W_o forgotten | 1 of 7' "$rep" || bad "report.md does not count W_o forgotten"
+for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || bad "no $B/grade-all/$f"; done
+[ $status -eq 0 ] && ok "class report: report.md and mistakes.png/svg"
+exit $status

@@ -1,0 +1,62 @@
+#!/bin/bash
+# autograder.sh ZIP POINTS: write the Gradescope autograder, ready to
+# upload unchanged. Gradescope unpacks the zip into /autograder/source,
+# runs setup.sh once when it builds the image, and run_autograder for
+# every submission, with the student's files in /autograder/submission;
+# it reads the score from /autograder/results/results.json.
+# The zip holds the kit's headers, tests, stubs, runner and grader, and
+# never solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh
+# installs: the same list as make deps.
+set -eu
+zip=$1 points=$2
+here=$(cd "$(dirname "$0")" && pwd)
+KIT=$(cd "$here/../.." && pwd)
+: "${DEB_PACKAGES:?autograder.sh: DEB_PACKAGES is not set (run it through make autograder)}"
+stage=$(dirname "$zip")/autograder
+rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
+cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
+cp -r "$KIT/tools/harness" "$KIT/tools/lib" "$KIT/tools/grade" "$KIT/tools/deps.sh" "$stage/tools/"
+cp "$points" "$stage/tools/grade/points.tsv"
+cat >"$stage/setup.sh" <<SETUP
+#!/bin/sh
+# Gradescope runs this once, as root, to build the autograder's image:
+# it installs what the kit's make deps installs.
+set -eu
+sh /autograder/source/tools/deps.sh $DEB_PACKAGES
+SETUP
+cat >"$stage/run_autograder" <<'RUN'
+#!/bin/bash
+# Gradescope runs this for every submission. Only the chapters' files
+# (chN_*.c, uploaded flat or in the kit's folders) are taken from the
+# submission; they are built against the kit's own tests and headers.
+# AUTOGRADER_ROOT stands in for /autograder (make check uses a temporary
+# folder).
+set -u
+AG=${AUTOGRADER_ROOT:-/autograder}
+KIT=$AG/source
+mkdir -p "$AG/results"
+rm -f "$AG/results/results.json"
+rm -rf "$AG/grading"
+# The kit's objects are built once per container (PREP), before any
+# student's file is compiled.
+if ! PREP="$AG/prep" POINTS="$KIT/tools/grade/points.tsv" bash "$KIT/tools/grade/grade.sh" \
+    "$AG/submission" "$AG/grading"; then
+    echo "run_autograder: grading failed; no results were written" >&2
+    exit 1
+fi
+cp "$AG/grading/results.json" "$AG/results/results.json"
+RUN
+chmod +x "$stage/setup.sh" "$stage/run_autograder"
+# The staged kit, without solutions/, must build, and the points table
+# must be right now, not on the first student's upload.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bash "$stage/tools/grade/prepare.sh" "$stage" "$tmp/prep" >/dev/null
+awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
+    "$stage/tools/grade/points.tsv" "$tmp/prep/tests.tsv" /dev/null /dev/null /dev/null
+find "$stage" -name '*.o' -delete
+(cd "$stage" && zip -q -r -X "$(cd .. && pwd)/$(basename "$zip")" .)
+if unzip -l "$zip" | awk '{ print $4 }' | grep -q '^solutions/'; then
+    echo "autograder: solutions/ is in the zip" >&2; rm -f "$zip"; exit 1
+fi
+echo "wrote $zip ($(unzip -l "$zip" | tail -n 1 | awk '{ print $2 }') files): upload it to Gradescope as the autograder"

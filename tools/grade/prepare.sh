@@ -1,0 +1,64 @@
+#!/bin/bash
+# prepare.sh KIT PREP: build what grading needs from the kit alone, once,
+# before any student's code is compiled: the runner, the tests and
+# tools/lib/ as objects (PREP/kit/), the stubs (PREP/stub/, used in place
+# of a file that is missing or refused), and the symbol lists the gate
+# checks each student's object against (PREP/allowed.txt, forbidden.txt).
+# Nothing here reads a submission.
+set -eu
+KIT=$(cd "$1" && pwd)
+PREP=$2
+CC=${CC:-cc}
+CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2"
+# The student's files are built as the Makefile builds them
+# (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
+# the leak check forced in.
+STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -Werror=implicit-function-declaration
+  -Werror=return-type -Werror=incompatible-pointer-types -Werror=int-conversion
+  -include $KIT/tools/harness/leakcheck.h"
+CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
+rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
+PREP=$(cd "$PREP" && pwd)
+for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/tools/lib/*.c; do
+    name=$(basename "$src" .c)
+    case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
+    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
+        -c -o "$PREP/kit/$name.o" "$src" &
+done
+for src in "$KIT"/starter/*.c; do
+    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$(basename "$src" .c).o" "$src" &
+done
+echo "$STUDENT_CFLAGS" | tr '\n' ' ' >"$PREP/student-cflags"
+wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
+wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
+(cd "$KIT/starter" && ls ./*.c | sed 's|^\./||') >"$PREP/files.txt"
+globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
+for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
+# What a student's file may call: a few library functions and the kit's
+# API (the chapters' functions and tools/lib/, except the file writers).
+{
+    grep -v '^#' "$KIT/tools/grade/allowed-symbols.txt"
+    # the leak check's counting wrappers, which malloc() and free() become
+    printf '%s\n' kit_leak_malloc kit_leak_calloc kit_leak_realloc kit_leak_free
+    cat "$PREP"/stub/*.globals
+    globals $(ls "$PREP"/kit/lib_*.o | grep -v '/lib_datafile\.o$')
+} | awk 'NF' | sort -u >"$PREP/allowed.txt"
+# What a student's file may not define: anything the kit, the C library,
+# the maths library or CUnit already defines (defining one would replace
+# it in the runner, the process that keeps the score).
+libs=""
+for l in libc.so.6 libm.so.6; do libs="$libs $($CC -print-file-name=$l)"; done
+for d in $(pkg-config --variable=libdir cunit 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib /usr/lib64; do
+    [ -e "$d/libcunit.so.1" ] && { libs="$libs $d/libcunit.so.1"; break; }
+done
+{
+    globals "$PREP"/kit/*.o
+    for l in $libs; do nm -D --defined-only "$l" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }'; done
+} | sort -u >"$PREP/forbidden.txt"
+# The list of tests, with each one's chapter and file: the stubs' run
+# (every test fails quickly on them), kept as the template of a full run.
+$CC -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
+    $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
+"$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
+[ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }
+echo "prepare: $(( $(wc -l <"$PREP/tests.tsv") - 1 )) tests, $(ls "$PREP"/kit | wc -l) kit objects, $(wc -l <"$PREP/files.txt") student files, $(wc -l <"$PREP/allowed.txt") callable symbols"
