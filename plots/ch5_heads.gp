@@ -29,7 +29,7 @@ do for [k in "1 2 4"] {
     h = int(k)
     do for [i = 0:3] {
         if (i < h) {
-            set title value(sprintf("title_h%d_i%d", h, i))
+            set title value(sprintf("title_ch5_heads_h%d_i%d", h, i))
             if (h > 1 || i > 0) { unset label 10 }
             # one colour bar, on the last panel of the last row
             if (h == 4 && i == 3) { set colorbox user origin 0.935, 0.08 size 0.015, 0.8 } else { unset colorbox }

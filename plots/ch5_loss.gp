@@ -1,10 +1,12 @@
-# ch5_loss.gp: chapter 5, the training loss of 1, 2 and 4 heads.
-# Data: ch5_loss.dat (tools/experiment/main.c): step, then the loss of
-# each run, averaged over a window of steps; ch5.values for ln S.
+# ch5_loss.gp: chapter 5, the training loss of every configuration of
+# the position task, the mean over seeds. Data: ch5_loss.dat
+# (tools/experiment/main.c): step, then one column per configuration;
+# ch5_misc.gpi names the columns.
 fig_w = 14.4; fig_h = 9              # cm, as printed
 load "plots/common.gp"
+load datadir."/ch5_misc.gpi"
 
-set title "Training loss: one head against many (same parameters, same data)"
+set title "Training loss, mean over seeds (same parameters, same data)"
 set xlabel "training step"
 set ylabel "cross-entropy (log scale)"
 set logscale y
@@ -18,7 +20,10 @@ set ytics nomirror
 guess = log(16)
 set arrow 1 from graph 0, first guess to graph 1, first guess nohead dt 2 lc rgb "#888888"
 set label 1 "guessing: ln 16" at graph 0.02, first guess * 1.35 tc rgb "#666666"
-
-plot datadir."/ch5_loss.dat" using 1:2 with lines lw 2.5 lc rgb "#d95f02" title "1 head", \
-     ""                      using 1:3 with lines lw 2.5 lc rgb "#7570b3" title "2 heads", \
-     ""                      using 1:4 with lines lw 2.5 lc rgb "#1b9e77" title "4 heads"
+colours = "#d95f02 #7570b3 #1b9e77 #e7298a #66a61e #a6761d #666666"
+# the last column is the scale control, dashed
+last = loss_columns - 1
+plot for [i = 0:last - 1] datadir."/ch5_loss.dat" using 1:(column(i + 2)) \
+     with lines lw 1.8 lc rgb word(colours, i + 1) title value(sprintf("loss_title_%d", i)), \
+     datadir."/ch5_loss.dat" using 1:(column(last + 2)) \
+     with lines lw 1.8 dt 2 lc rgb word(colours, last + 1) title value(sprintf("loss_title_%d", last))

@@ -1041,7 +1041,8 @@ static int mha_clean(const float *d_X, float dWm[4][16])
     return
 
 KIT_TEST(matmul_backward_errors,
-         "matmul_backward: NULL -> KIT_E_NULL, size <= 0 -> KIT_E_SIZE")
+         "matmul_backward: NULL -> KIT_E_NULL, size <= 0 -> KIT_E_SIZE, "
+         "d_A and d_B both NULL -> KIT_OK")
 {
     float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, G[4] = {1, 1, 1, 1};
     float d_A[4] = {7, 7, 7, 7}, d_B[4] = {7, 7, 7, 7};
@@ -1053,6 +1054,8 @@ KIT_TEST(matmul_backward_errors,
     EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 0, 2, 2), KIT_E_SIZE);
     EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 2, -1, 2), KIT_E_SIZE);
     EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 2, 2, 0), KIT_E_SIZE);
+    /* grad.h: both gradients NULL is no error, and nothing is computed */
+    EXPECT_ERR(matmul_backward(A, B, G, NULL, NULL, 2, 2, 2), KIT_OK);
 #undef CLEAN
 #undef OUTPUTS
 }
@@ -1102,7 +1105,11 @@ KIT_TEST(attention_backward_errors,
                KIT_E_NULL);
     EXPECT_ERR(attention_backward(Q, K, V, P, NULL, d_Q, d_K, d_V, 2, 2, 2, 1),
                KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, NULL, d_K, d_V, 2, 2, 2, 0),
+               KIT_E_NULL);
     EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, NULL, d_V, 2, 2, 2, 0),
+               KIT_E_NULL);
+    EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, NULL, 2, 2, 2, 1),
                KIT_E_NULL);
     EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, 0, 2, 2, 0),
                KIT_E_SIZE);

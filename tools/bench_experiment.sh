@@ -1,26 +1,59 @@
 #!/bin/sh
-# bench_experiment.sh: how long chapter 5's experiment takes.
+# bench_experiment.sh: how long chapter 5's experiment takes, on 1 worker
+# process and on several, side by side.
 #
-#   sh tools/bench_experiment.sh [runs]        (B=build by default)
+#   sh tools/bench_experiment.sh [WORKERS ...]   (default: 1 and nproc)
+#   SEEDS=5 B=build sh tools/bench_experiment.sh 2
 #
-# Builds the experiment program (make experiment's binary), then runs it
-# `runs` times (default 1) into a scratch directory, so the results that
-# `make experiment` wrote are left alone, and prints the wall-clock time
-# of each run, with the seconds each head count took to train. The
-# experiment is single-threaded; the goal is under a minute on 2 cores.
+# Builds the book's experiment program (make experiment's binary), then
+# runs the book's whole run (every configuration, SEEDS seeds) once per
+# worker count given, into scratch directories, so the results that
+# `make experiment` wrote are left alone. For each it prints the wall
+# time, the CPU time of all its processes, and the load average before
+# the run (other programs on the machine slow it down); then the speed-up
+# against the first worker count, and whether the results are
+# bit-identical (they must be: each network is trained by one process
+# from its own seed). The book's goal is 60 s of wall time on 2 cores.
 set -eu
 B=${B:-build}
-runs=${1:-1}
-make --no-print-directory -s B="$B" "$B/experiment/experiment"
+SEEDS=${SEEDS:-5}
+[ "$#" -gt 0 ] || set -- 1 "$(nproc)"
+make --no-print-directory -s B="$B" "$B/experiment/solutions/experiment"
+bin="$B/experiment/solutions/experiment"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-echo "machine: $(nproc) cores, $(uname -m); load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-i=1
-while [ "$i" -le "$runs" ]; do
-    start=$(date +%s.%N)
-    "$B/experiment/experiment" "$scratch" "$scratch" >"$scratch/table.txt" 2>/dev/null
-    end=$(date +%s.%N)
-    per=$(awk -F, 'NR > 1 { printf "%s%s head%s %.1f s", sep, $1, ($1 > 1 ? "s" : ""), $NF; sep = ", " }' "$scratch/results.csv")
-    echo "run $i: $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s wall ($per)"
-    i=$((i + 1))
+echo "machine: $(nproc) cores, $(uname -m); $SEEDS seeds"
+first_wall= first_dir=
+for w in "$@"; do
+    dir="$scratch/w$w"
+    mkdir -p "$dir"
+    load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+    # GNU time's format when there is one; the shell's otherwise
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -f "%e %U %S" -o "$dir/time" \
+            "$bin" --seeds "$SEEDS" --workers "$w" "$dir" >/dev/null 2>"$dir/log"
+        read -r wall user sys <"$dir/time"
+        cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')
+    else
+        start=$(date +%s.%N)
+        "$bin" --seeds "$SEEDS" --workers "$w" "$dir" >/dev/null 2>"$dir/log"
+        wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+        cpu='?'
+    fi
+    nets=$(awk -F, 'FNR > 1' "$dir/results.csv" "$dir/content.csv" | wc -l)
+    printf '%2d worker%s: %6.1f s wall, %6s s CPU, %d networks (load average before: %s)\n' \
+        "$w" "$([ "$w" -gt 1 ] && echo s || echo ' ')" "$wall" "$cpu" "$nets" "$load"
+    if [ -z "$first_wall" ]; then
+        first_wall=$wall first_dir=$dir
+    else
+        awk -v a="$first_wall" -v b="$wall" -v w="$w" -v f="$1" \
+            'BEGIN { printf "   speed-up of %d workers over %d: %.2fx\n", w, f, a / b }'
+        if cmp -s "$first_dir/results.csv" "$dir/results.csv" &&
+            cmp -s "$first_dir/content.csv" "$dir/content.csv"; then
+            echo "   results.csv and content.csv: bit-identical to the $1-worker run"
+        else
+            echo "   results differ from the $1-worker run: a bug"
+            exit 1
+        fi
+    fi
 done

@@ -1,54 +1,71 @@
 /*
  * main.c: chapter 5's experiment, `make experiment`.
  *
- *   experiment RESULTS_DIR DATA_DIR
+ *   experiment [--seeds N] [--heads 1,2,4,8,16] [--workers W]
+ *              [--impl NAME] [--reference DIR] RESULTS_DIR [DATA_DIR]
  *
- * Trains the same attention-only network (experiment.h) with 1, 2 and 4
- * heads, from the same starting weights, on the same batches, and
- * measures how well each names the previous token, the token two back,
- * the first and the second token of fresh sequences. Then it writes:
- *   RESULTS_DIR/results.csv   one row per head count
- *   DATA_DIR/ch5_results.md   the same table, for the book
- *   DATA_DIR/ch5.values       key=value numbers, for the book's prose
- *   DATA_DIR/ch5_loss.dat     the three loss curves
- *   DATA_DIR/ch5_heads_hH_iI.dat  head I's weights (model with H heads)
- *                             on one sequence, with token labels
- *   DATA_DIR/ch5_heads.gpi    each panel's title: the relation that head
- *                             took on
- * The table goes to stdout, progress to stderr.
+ * Trains the same attention-only network (experiment.h) over N seeds:
+ *   - on the position task, with each head count of --heads, all with the
+ *     same parameters, and a control: 1 head whose scores are scaled as
+ *     4 heads' are (1/sqrt(d_model/4) instead of 1/sqrt(d_model));
+ *   - on the content task, with 1 and 2 heads.
+ * Every network is trained by one worker process from its own seed, so
+ * the numbers do not depend on W. Then it writes:
+ *   RESULTS_DIR/results.csv   one row per network of the position task
+ *   RESULTS_DIR/content.csv   one row per network of the content task
+ *   RESULTS_DIR/table.txt     the tables it prints
+ * and, when DATA_DIR is given, the book's data (computed from the two
+ * CSV files as written, and from the measurements of experiment.h):
+ *   ch5_results.md, ch5_content.md   mean +- sd tables
+ *   ch5.values                       key=value numbers for the prose
+ *   ch5_accuracy.dat                 the error-bar figure's data
+ *   ch5_loss.dat                     mean loss curves
+ *   ch5_ablation_hH.dat              head x relation accuracy lost
+ *   ch5_prune.dat                    the pruning curves
+ *   ch5_heads_hH_iI.dat, ch5_heads.gpi           trained heads' maps
+ *   ch5_content_hH_iI.dat, ch5_content.gpi       the content task's maps
+ * With --reference DIR it also prints the table of DIR/results.csv (the
+ * reference run) beside this one and flags every configuration whose
+ * accuracy differs from it by more than the spread across seeds.
+ * Tables go to stdout, progress to stderr, and so does the wall time:
+ * it is never written into the book's data.
  *
- * Dimension letters: T = tokens, S = symbols, R = relations, h = heads,
- * N = sequences.
+ * Dimension letters: T = tokens, S = symbols, R = relations, h = heads.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "datafile.h"
 #include "experiment.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define N_RUNS    3
-#define MAX_HEADS 8    /* the most heads a run may have */
-#define N_EVAL    1000 /* fresh sequences the accuracy is measured on */
-#define SMOOTH    25   /* the loss curve averages this many steps      */
+#define PROG       "experiment"
+#define MAX_CONFIG 8    /* head counts on the position task, + 1 control */
+#define MAX_SEEDS  100  /* SEEDS=N may ask for at most this many */
+#define N_EVAL     1000 /* fresh sequences the accuracy is measured on */
+#define N_PROBE    500  /* sequences the linear probe is fitted on */
+#define N_ABL      200  /* sequences each ablation is measured on */
+#define FIRST_SEED 2017ULL
 
-static const int head_counts[N_RUNS] = {1, 2, 4};
+/* One configuration the tables compare: a task, a head count, a scale. */
+struct config {
+    int task, heads;
+    float score_scale; /* exp_config.score_scale */
+    const char *label; /* "1 head", "1 head, scale of 4" */
+};
 
-/* What one run leaves behind. */
-struct run {
-    struct exp_config cfg;
-    int n_params;
-    struct exp_score score;
-    double seconds;
-    float *losses;  /* (steps)                          */
-    float *weights; /* (h, T, T) on the shown sequence */
-    /* head i's mean weight on the token relation r reads */
-    double role[MAX_HEADS][EXP_R];
-    double late[EXP_R]; /* accuracy at t >= 4 only */
+/* The summary of one configuration over seeds, computed from the CSV. */
+struct summary {
+    int heads, params, n;
+    double scale; /* the factor on q.k: score_scale / sqrt(d_head) */
+    double mean[EXP_R + 2], sd[EXP_R + 2]; /* the R relations, the mean
+                                              accuracy, the final loss */
 };
 
 static double now(void)
@@ -58,326 +75,920 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Symbol s as a letter: A .. P for 16 symbols. */
+static void usage(void)
+{
+    fprintf(stderr, "usage: " PROG " [--seeds N] [--heads 1,2,4,8,16] "
+                    "[--workers W] [--impl NAME] [--reference DIR] "
+                    "RESULTS_DIR [DATA_DIR]\n");
+    exit(2);
+}
+
+/* A whole number lo..hi, or a message naming what was given and exit. */
+static int parse_int(const char *what, const char *s, int lo, int hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        fprintf(stderr,
+                PROG ": %s must be a whole number from %d to %d, not "
+                     "'%s'\n",
+                what, lo, hi, s);
+        exit(2);
+    }
+    return (int)v;
+}
+
+/* --heads 1,2,4: each must divide d_model. */
+static int parse_heads(const char *s, int *heads, int d_model)
+{
+    int n = 0;
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+        usage();
+    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+        if (n == MAX_CONFIG - 1) {
+            fprintf(stderr, PROG ": HEADS lists more than %d head counts\n",
+                    MAX_CONFIG - 1);
+            exit(2);
+        }
+        int h = parse_int("a head count (HEADS)", tok, 1, EXP_MAX_HEADS);
+        if (d_model % h != 0) {
+            fprintf(stderr,
+                    PROG ": %d heads cannot split d_model = %d: a head "
+                         "count must divide %d (HEADS=%s)\n",
+                    h, d_model, d_model, s);
+            exit(2);
+        }
+        heads[n++] = h;
+    }
+    if (n == 0) {
+        fprintf(stderr, PROG ": HEADS lists no head count ('%s')\n", s);
+        exit(2);
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------------
+ * The CSV files: written through a temporary file and a rename, so a
+ * failed run never leaves half a file; read back for the tables.
+ * ------------------------------------------------------------------- */
+
+static const char *const csv_key[2][EXP_R] = {
+    {"previous", "two_back", "first", "second"},
+    {"previous", "same_class", "", ""}};
+
+static double scale_of(const struct exp_result *r)
+{
+    return r->score_scale / sqrt(32.0 / r->n_heads);
+}
+
+static void write_csv(const char *dir, const char *name, const char *impl,
+                      int task, const struct exp_result *res, int n)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    FILE *f = data_open(PROG, dir, tmp);
+    const int R = exp_task_relations(task);
+    fprintf(f, "impl,heads,scale,seed,params,mean_accuracy");
+    for (int r = 0; r < R; r++)
+        fprintf(f, ",acc_%s", csv_key[task][r]);
+    fprintf(f, ",final_loss\n");
+    for (int k = 0; k < n; k++) {
+        const struct exp_result *r = &res[k];
+        if (r->task != task)
+            continue;
+        fprintf(f, "%s,%d,%.4f,%llu,%d,%.6f", impl, r->n_heads, scale_of(r),
+                r->seed, r->n_params, r->score.mean_accuracy);
+        for (int j = 0; j < R; j++)
+            fprintf(f, ",%.6f", r->score.accuracy[j]);
+        fprintf(f, ",%.6f\n", r->score.loss);
+    }
+    data_close(PROG, f);
+    char from[1024], to[1024];
+    snprintf(from, sizeof from, "%s/%s", dir, tmp);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    if (rename(from, to) != 0) {
+        fprintf(stderr, PROG ": cannot rename %s to %s\n", from, to);
+        exit(1);
+    }
+}
+
+/* Read DIR/NAME back: one summary per (heads, scale), in the order they
+ * first appear. Returns how many, or -1 when the file cannot be read. */
+static int read_csv(const char *dir, const char *name, int R,
+                    struct summary *sum, int max)
+{
+    char path[1024], line[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0;
+    double sq[MAX_CONFIG][EXP_R + 2];
+    memset(sq, 0, sizeof sq);
+    memset(sum, 0, (size_t)max * sizeof *sum);
+    if (!fgets(line, sizeof line, f)) { /* the header */
+        fclose(f);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        /* impl,heads,scale,seed,params,mean,acc_1..acc_R,final_loss */
+        double v[EXP_R + 2];
+        int heads, params;
+        double scale;
+        char *p = strchr(line, ',');
+        if (!p || sscanf(p, ",%d,%lf,%*u,%d,%lf", &heads, &scale, &params,
+                         &v[R]) != 4)
+            continue;
+        for (int skip = 0; skip < 5 && p; skip++)
+            p = strchr(p + 1, ',');
+        for (int r = 0; r < R && p; r++) {
+            v[r] = strtod(p + 1, NULL);
+            p = strchr(p + 1, ',');
+        }
+        if (!p)
+            continue;
+        v[R + 1] = strtod(p + 1, NULL);
+        int k = 0;
+        while (k < n &&
+               !(sum[k].heads == heads && fabs(sum[k].scale - scale) < 1e-6))
+            k++;
+        if (k == n) {
+            if (n == max)
+                continue;
+            sum[n].heads = heads, sum[n].scale = scale;
+            sum[n].params = params;
+            n++;
+        }
+        sum[k].n++;
+        for (int j = 0; j < R + 2; j++) {
+            sum[k].mean[j] += v[j];
+            sq[k][j] += v[j] * v[j];
+        }
+    }
+    fclose(f);
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < R + 2; j++) {
+            double m = sum[k].mean[j] / sum[k].n;
+            double var = sum[k].n > 1
+                             ? (sq[k][j] - sum[k].n * m * m) / (sum[k].n - 1)
+                             : 0;
+            sum[k].mean[j] = m;
+            sum[k].sd[j] = var > 0 ? sqrt(var) : 0; /* the sample sd */
+        }
+    return n;
+}
+
+/* "1 head", "4 heads", "1 head, 4-head scale" */
+static const char *label_of(const struct summary *s, char *buf, size_t n)
+{
+    double own = 1 / sqrt(32.0 / s->heads);
+    if (fabs(s->scale - own) < 1e-4)
+        snprintf(buf, n, "%d head%s", s->heads, s->heads > 1 ? "s" : "");
+    else
+        snprintf(buf, n, "%d head%s, scale 1/sqrt(%.0f)", s->heads,
+                 s->heads > 1 ? "s" : "", 1 / (s->scale * s->scale));
+    return buf;
+}
+
+static void print_table(FILE *f, const char *title, int task,
+                        const struct summary *s, int n)
+{
+    const int R = exp_task_relations(task);
+    char buf[64];
+    fprintf(f, "%s\n", title);
+    fprintf(f, "%-24s %6s", "network", "params");
+    for (int r = 0; r < R; r++)
+        fprintf(f, " %13s", exp_relation_name(task, r));
+    fprintf(f, " %13s %15s\n", "mean", "final loss");
+    for (int k = 0; k < n; k++) {
+        fprintf(f, "%-24s %6d", label_of(&s[k], buf, sizeof buf), s[k].params);
+        for (int j = 0; j <= R; j++) {
+            int col = j < R ? j : R;
+            fprintf(f, " %5.1f +- %4.1f%%", 100 * s[k].mean[col],
+                    100 * s[k].sd[col]);
+        }
+        fprintf(f, " %6.3f +- %5.3f\n", s[k].mean[R + 1], s[k].sd[R + 1]);
+    }
+}
+
+/* The book's table: mean +- sd, from the summary. */
+static void write_md(const char *dir, const char *name, int task,
+                     const struct summary *s, int n)
+{
+    const int R = exp_task_relations(task);
+    char buf[64];
+    FILE *f = data_open(PROG, dir, name);
+    fprintf(f, "| network | previous |");
+    for (int r = 1; r < R; r++)
+        fprintf(f, " %s |", exp_relation_name(task, r));
+    fprintf(f, " mean | final loss |\n|:---|");
+    for (int r = 0; r < R + 2; r++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int k = 0; k < n; k++) {
+        fprintf(f, "| %s |", label_of(&s[k], buf, sizeof buf));
+        for (int j = 0; j < R; j++)
+            fprintf(f, " %.1f ± %.1f |", 100 * s[k].mean[j], 100 * s[k].sd[j]);
+        fprintf(f, " **%.1f ± %.1f** | %.3f ± %.3f |\n", 100 * s[k].mean[R],
+                100 * s[k].sd[R], s[k].mean[R + 1], s[k].sd[R + 1]);
+    }
+    data_close(PROG, f);
+}
+
+/* ---------------------------------------------------------------------
+ * The student's run beside the reference
+ * ------------------------------------------------------------------- */
+
+/* Print both tables' means side by side; flag every configuration whose
+ * mean accuracy differs by more than the spread across seeds (the larger
+ * of the two sds, and at least 1 point). Returns how many it flagged. */
+static int compare(FILE *f, int task, const struct summary *mine, int n,
+                   const struct summary *ref, int n_ref)
+{
+    const int R = exp_task_relations(task);
+    char buf[64];
+    int flagged = 0;
+    fprintf(f, "%-24s %16s %16s\n", "network", "your code", "reference");
+    for (int k = 0; k < n; k++) {
+        int j = 0;
+        while (j < n_ref && !(ref[j].heads == mine[k].heads &&
+                              fabs(ref[j].scale - mine[k].scale) < 1e-4))
+            j++;
+        fprintf(f, "%-24s %7.1f +- %4.1f%%",
+                label_of(&mine[k], buf, sizeof buf), 100 * mine[k].mean[R],
+                100 * mine[k].sd[R]);
+        if (j == n_ref) {
+            fprintf(f, "   (not in the reference run)\n");
+            continue;
+        }
+        fprintf(f, " %7.1f +- %4.1f%%", 100 * ref[j].mean[R],
+                100 * ref[j].sd[R]);
+        double spread = fmax(fmax(mine[k].sd[R], ref[j].sd[R]), 0.01);
+        double diff = mine[k].mean[R] - ref[j].mean[R];
+        if (fabs(diff) > spread) {
+            flagged++;
+            fprintf(f, "   <- DIFFERS by %.1f points", 100 * diff);
+        }
+        fprintf(f, "\n");
+    }
+    return flagged;
+}
+
+/* ---------------------------------------------------------------------
+ * The book's data
+ * ------------------------------------------------------------------- */
+
+/* The first network (the first seed) with this task, heads and scale. */
+static const struct exp_result *first_of(const struct exp_result *res, int n,
+                                         int task, int heads, float scale)
+{
+    for (int k = 0; k < n; k++)
+        if (res[k].task == task && res[k].n_heads == heads &&
+            res[k].score_scale == scale)
+            return &res[k];
+    return NULL;
+}
+
 static char symbol(int s)
 {
     return (char)('A' + s);
 }
 
-/* role (h, R): head i's weight on the token relation r reads, averaged
- * over every evaluation sequence and every position t >= 4, where the
- * four relations read four different tokens. late (R): the accuracy at
- * those positions alone. x (N, T). */
-static int measure_late(struct exp_model *m, const int *x, int N,
-                        double role[][EXP_R], double late[EXP_R])
+/* One map file per head, for gnuplot's `matrix rowheaders columnheaders`,
+ * and a title per panel in the .gpi file g: the head's mean weight on
+ * each relation's token. */
+static void write_maps(const char *dir, const char *stem, FILE *g,
+                       const struct exp_result *r, const int *shown)
 {
-    const int T = m->cfg.T, h = m->cfg.n_heads, S = m->cfg.n_symbols;
-    long n = 0, correct[EXP_R] = {0};
-    for (int i = 0; i < h; i++)
-        for (int r = 0; r < EXP_R; r++)
-            role[i][r] = 0;
-    for (int k = 0; k < N; k++) {
-        const int *x_k = x + k * T;
-        int status = exp_forward(m, x_k, NULL, NULL, NULL);
-        if (status != KIT_OK)
-            return status;
-        for (int t = 4; t < T; t++, n++)
-            for (int r = 0; r < EXP_R; r++) {
-                const int src = exp_source(r, t);
-                for (int i = 0; i < h; i++)
-                    role[i][r] += m->weights[(i * T + t) * T + src];
-                /* the argmax of relation r's S logits */
-                const float *z = m->logits + (t * EXP_R + r) * S;
-                int best = 0;
-                for (int s = 1; s < S; s++)
-                    if (z[s] > z[best])
-                        best = s;
-                correct[r] += best == x_k[src];
-            }
-    }
-    for (int r = 0; r < EXP_R; r++) {
-        for (int i = 0; i < h; i++)
-            role[i][r] /= (double)(n ? n : 1);
-        late[r] = (double)correct[r] / (double)(n ? n : 1);
-    }
-    return KIT_OK;
-}
-
-/* The sequence the heads are shown on: the first evaluation sequence
- * whose T symbols are all different, so that every label names one
- * position. x (N, T). */
-static int shown_sequence(const int *x, int N, int T)
-{
-    for (int n = 0; n < N; n++) {
-        int seen = 0, ok = 1; /* a bit per symbol, S <= 32 */
-        for (int t = 0; t < T && ok; t++) {
-            ok = !(seen & (1 << x[n * T + t]));
-            seen |= 1 << x[n * T + t];
+    static const char *const short_name[2][EXP_R] = {
+        {"t-1", "t-2", "x0", "x1"}, {"t-1", "same class", "", ""}};
+    const int h = r->n_heads, T = r->T, R = r->n_relations;
+    for (int i = 0; i < h && i < 4; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_h%d_i%d.dat", stem, h, i);
+        FILE *f = data_open(PROG, dir, name);
+        fprintf(f, "query\\key");
+        for (int j = 0; j < T; j++)
+            fprintf(f, " %c", symbol(shown[j]));
+        fprintf(f, "\n");
+        for (int t = 0; t < T; t++) {
+            fprintf(f, "%c", symbol(shown[t]));
+            for (int j = 0; j < T; j++)
+                fprintf(f, " %.4f", r->maps[i][t * T + j]);
+            fprintf(f, "\n");
         }
-        if (ok)
-            return n;
-    }
-    return 0;
-}
-
-static int run_one(struct run *run, int n_heads, const int *eval_x,
-                   const int *shown)
-{
-    struct exp_model m;
-    if (n_heads > MAX_HEADS)
-        return KIT_E_HEADS;
-    run->cfg = exp_default_config(n_heads);
-    int status = exp_model_init(&m, &run->cfg);
-    if (status != KIT_OK)
-        return status;
-    const int T = run->cfg.T;
-    run->n_params = m.n_params;
-    run->losses = calloc((size_t)run->cfg.steps, sizeof(float));
-    run->weights = calloc((size_t)(n_heads * T * T), sizeof(float));
-    if (!run->losses || !run->weights) {
-        exp_model_free(&m);
-        return KIT_E_NOMEM;
-    }
-    double start = now();
-    status = exp_train(&m, run->losses);
-    run->seconds = now() - start;
-    if (status == KIT_OK)
-        status = exp_evaluate(&m, eval_x, N_EVAL, &run->score);
-    if (status == KIT_OK)
-        status = measure_late(&m, eval_x, N_EVAL, run->role, run->late);
-    if (status == KIT_OK)
-        status = exp_forward(&m, shown, NULL, NULL, NULL);
-    if (status == KIT_OK)
-        memcpy(run->weights, m.weights,
-               (size_t)(n_heads * T * T) * sizeof(float));
-    exp_model_free(&m);
-    return status;
-}
-
-/* ---------------------------------------------------------------------
- * Writers
- * ------------------------------------------------------------------- */
-
-static void print_table(FILE *f, const struct run *runs)
-{
-    fprintf(f, "%5s %7s %9s %9s %9s %9s %9s %10s %8s\n", "heads", "params",
-            "previous", "two back", "first", "second", "mean", "final loss",
-            "seconds");
-    for (int k = 0; k < N_RUNS; k++) {
-        const struct run *r = &runs[k];
-        fprintf(f, "%5d %7d", r->cfg.n_heads, r->n_params);
-        for (int j = 0; j < EXP_R; j++)
-            fprintf(f, " %8.1f%%", 100 * r->score.accuracy[j]);
-        fprintf(f, " %8.1f%% %10.4f %8.2f\n", 100 * r->score.mean_accuracy,
-                r->score.loss, r->seconds);
+        data_close(PROG, f);
+        fprintf(g, "title_%s_h%d_i%d = \"%d head%s: head %d", stem, h, i, h,
+                h > 1 ? "s" : "", i);
+        for (int j = 0; j < R; j++)
+            fprintf(g, "%s%s %.2f", j % 2 ? "  " : "\\n",
+                    short_name[r->task][j], r->role[i][j]);
+        fprintf(g, "\"\n");
     }
 }
 
-static int write_csv(const char *dir, const struct run *runs)
+struct stats {
+    double mean, sd;
+};
+
+/* mean and sample sd of f(res[k]) over the networks with this task,
+ * heads and scale */
+static struct stats over_seeds(const struct exp_result *res, int n, int task,
+                               int heads, float scale,
+                               double (*f)(const struct exp_result *, int),
+                               int arg)
 {
-    FILE *f = data_open("experiment", dir, "results.csv");
-    fprintf(f, "heads,params,acc_previous,acc_two_back,acc_first,"
-               "acc_second,mean_accuracy,final_loss,seconds\n");
-    for (int k = 0; k < N_RUNS; k++) {
-        const struct run *r = &runs[k];
-        fprintf(f, "%d,%d", r->cfg.n_heads, r->n_params);
-        for (int j = 0; j < EXP_R; j++)
-            fprintf(f, ",%.6f", r->score.accuracy[j]);
-        fprintf(f, ",%.6f,%.6f,%.2f\n", r->score.mean_accuracy, r->score.loss,
-                r->seconds);
+    double s = 0, sq = 0;
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        if (res[k].task == task && res[k].n_heads == heads &&
+            res[k].score_scale == scale) {
+            double v = f(&res[k], arg);
+            s += v, sq += v * v, m++;
+        }
+    struct stats st = {0, 0};
+    if (m) {
+        st.mean = s / m;
+        double var = m > 1 ? (sq - m * st.mean * st.mean) / (m - 1) : 0;
+        st.sd = var > 0 ? sqrt(var) : 0;
     }
-    data_close("experiment", f);
-    return 1;
+    return st;
 }
 
-static int write_markdown(const char *dir, const struct run *runs)
+static double get_probe(const struct exp_result *r, int j)
 {
-    FILE *f = data_open("experiment", dir, "ch5_results.md");
-    /* no wall time here: the book shows only what every run reproduces
-     * (tools/checks/76-reproducible.sh); timings: bench_experiment.sh */
-    fprintf(f, "| heads | parameters | previous | two back | first | second "
-               "| mean | final loss |\n");
-    fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int k = 0; k < N_RUNS; k++) {
-        const struct run *r = &runs[k];
-        fprintf(f, "| %d | %d |", r->cfg.n_heads, r->n_params);
-        for (int j = 0; j < EXP_R; j++)
-            fprintf(f, " %.1f%% |", 100 * r->score.accuracy[j]);
-        fprintf(f, " **%.1f%%** | %.3f |\n", 100 * r->score.mean_accuracy,
-                r->score.loss);
-    }
-    data_close("experiment", f);
-    return 1;
+    return r->probe[j];
 }
-
-/* The relation head i of a run attends to most, and how much. */
-static int main_role(const struct run *r, int i)
+static double get_late(const struct exp_result *r, int j)
 {
-    int best = 0;
-    for (int j = 1; j < EXP_R; j++)
-        if (r->role[i][j] > r->role[i][best])
-            best = j;
+    return r->late.accuracy[j];
+}
+static double get_late_mean(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->late.mean_accuracy;
+}
+static double get_probe_mean(const struct exp_result *r, int j)
+{
+    (void)j;
+    double s = 0;
+    for (int i = 0; i < r->n_relations; i++)
+        s += r->probe[i] / r->n_relations;
+    return s;
+}
+static double get_cue_same(const struct exp_result *r, int j)
+{
+    return r->cue[j][0];
+}
+static double get_cue_other(const struct exp_result *r, int j)
+{
+    return r->cue[j][1];
+}
+static double get_same_share(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->same_class_share;
+}
+static double get_role0(const struct exp_result *r, int j)
+{
+    return r->role[0][j];
+}
+static double get_sharp(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->sharp;
+}
+static double get_heavy_share(const struct exp_result *r, int j)
+{
+    return r->heaviest_share[j];
+}
+static double get_acc_heavy(const struct exp_result *r, int j)
+{
+    return r->acc_heaviest[j];
+}
+static double get_acc_other(const struct exp_result *r, int j)
+{
+    return r->acc_other[j];
+}
+/* the largest mean weight a head gives relation j's token */
+static double get_top_weight(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->role[i][j]);
     return best;
 }
-
-static int write_values(const char *dir, const struct run *runs, double total)
+/* the largest accuracy a single head's removal costs relation j */
+static double get_owner_loss(const struct exp_result *r, int j)
 {
-    static const char *const key[EXP_R] = {"previous", "two_back", "first",
-                                           "second"};
-    FILE *f = data_open("experiment", dir, "ch5.values");
-    const struct exp_config *c = &runs[0].cfg;
-    fprintf(f, "ch5.symbols=%d\nch5.T=%d\nch5.d_model=%d\n", c->n_symbols, c->T,
-            c->d_model);
-    fprintf(f, "ch5.batch=%d\nch5.steps=%d\nch5.lr=%g\nch5.lr_final=%g\n",
-            c->batch, c->steps, c->lr, c->lr_final);
-    fprintf(f, "ch5.seed=%llu\nch5.eval_sequences=%d\n", c->seed, N_EVAL);
-    fprintf(f, "ch5.params=%d\nch5.seconds_total=%.1f\n", runs[0].n_params,
-            total);
-    fprintf(f, "ch5.chance_pct=%.2f\nch5.chance_loss=%.2f\n",
-            100.0 / c->n_symbols, log((double)c->n_symbols));
-    fprintf(f, "ch5.emb_init=%g\nch5.qk_init=%g\nch5.vo_init=%g\n", c->emb_init,
-            c->qk_init, c->vo_init);
-    /* the parameter count, piece by piece (experiment.h) */
-    const int d = c->d_model, RS = EXP_R * c->n_symbols;
-    fprintf(f, "ch5.params_tok=%d\nch5.params_pos=%d\n", c->n_symbols * d,
-            c->T * d);
-    fprintf(f, "ch5.params_attn=%d\nch5.params_readout=%d\n", 4 * d * d,
-            d * RS + RS);
-    for (int k = 0; k < N_RUNS; k++) {
-        const struct run *r = &runs[k];
-        int h = r->cfg.n_heads;
-        fprintf(f, "ch5.acc_%dhead=%.4f\n", h, r->score.mean_accuracy);
-        fprintf(f, "ch5.pct_%dhead=%.1f\n", h, 100 * r->score.mean_accuracy);
-        fprintf(f, "ch5.params_%dhead=%d\n", h, r->n_params);
-        fprintf(f, "ch5.loss_%dhead=%.3f\n", h, r->score.loss);
-        fprintf(f, "ch5.seconds_%dhead=%.1f\n", h, r->seconds);
-        fprintf(f, "ch5.d_head_%dhead=%d\n", h, r->cfg.d_model / h);
-        for (int j = 0; j < EXP_R; j++)
-            fprintf(f, "ch5.pct_%dhead_%s=%.1f\n", h, key[j],
-                    100 * r->score.accuracy[j]);
-        for (int i = 0; i < h; i++) {
-            int best = main_role(r, i);
-            fprintf(f, "ch5.role_%dhead_%d=%s\n", h, i,
-                    exp_relation_name(best));
-            fprintf(f, "ch5.role_%dhead_%d_weight=%.2f\n", h, i,
-                    r->role[i][best]);
-        }
-        double late = 0;
-        for (int j = 0; j < EXP_R; j++)
-            late += r->late[j] / EXP_R;
-        fprintf(f, "ch5.pct_%dhead_late=%.1f\n", h, 100 * late);
-        for (int j = 0; j < EXP_R; j++)
-            fprintf(f, "ch5.pct_%dhead_late_%s=%.1f\n", h, key[j],
-                    100 * r->late[j]);
-        for (int j = 0; j < EXP_R; j++)
-            if (h == 1)
-                fprintf(f, "ch5.weight_1head_%s=%.2f\n", key[j], r->role[0][j]);
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->lost[i][j]);
+    return best;
+}
+/* 1 when the R relations have R different owners (the head whose
+ * removal costs each most) */
+static double get_owners_distinct(const struct exp_result *r, int j)
+{
+    (void)j;
+    int owner[EXP_R];
+    for (int q = 0; q < r->n_relations; q++) {
+        owner[q] = 0;
+        for (int i = 1; i < r->n_heads; i++)
+            if (r->lost[i][q] > r->lost[owner[q]][q])
+                owner[q] = i;
+        for (int p = 0; p < q; p++)
+            if (owner[p] == owner[q])
+                return 0;
     }
-    data_close("experiment", f);
     return 1;
 }
-
-static int write_loss(const char *dir, const struct run *runs)
+/* the mean accuracy with all but k heads removed (prune[h - k]) */
+static double get_prune_keep(const struct exp_result *r, int k)
 {
-    FILE *f = data_open("experiment", dir, "ch5_loss.dat");
-    fprintf(f,
-            "# step  loss(1 head)  loss(2 heads)  loss(4 heads), each the "
-            "mean of %d steps\n",
-            SMOOTH);
-    const int steps = runs[0].cfg.steps;
-    for (int s0 = 0; s0 + SMOOTH <= steps; s0 += SMOOTH) {
-        fprintf(f, "%d", s0 + SMOOTH);
-        for (int k = 0; k < N_RUNS; k++) {
+    return r->prune[r->n_heads - k];
+}
+static double get_loss_drop(const struct exp_result *r, int j)
+{
+    (void)j; /* the last tenth's mean loss over the tenth before it */
+    int n = r->n_points, w = n / 10 ? n / 10 : 1;
+    double a = 0, b = 0;
+    for (int p = n - w; p < n; p++)
+        a += r->loss_curve[p];
+    for (int p = n - 2 * w; p < n - w; p++)
+        b += r->loss_curve[p];
+    return b > 0 ? a / b : 1;
+}
+
+static void write_data(const char *dir, const struct exp_result *res, int n,
+                       const struct config *cf, int n_cf, int seeds,
+                       const struct exp_eval_set *e,
+                       const struct exp_config *c0, const struct summary *s,
+                       int n_pos, const struct summary *sc, int n_con)
+{
+    static const char *const key[2][EXP_R] = {
+        {"previous", "two_back", "first", "second"},
+        {"previous", "same_class", "", ""}};
+    const int *shown = e->eval + e->shown * e->T;
+
+    FILE *v = data_open(PROG, dir, "ch5.values");
+    fprintf(v, "ch5.symbols=%d\nch5.T=%d\nch5.d_model=%d\nch5.classes=%d\n",
+            c0->n_symbols, c0->T, c0->d_model, c0->n_classes);
+    fprintf(v, "ch5.class_size=%d\n", c0->n_symbols / c0->n_classes);
+    fprintf(v, "ch5.batch=%d\nch5.steps=%d\nch5.lr=%g\nch5.lr_final=%g\n",
+            c0->batch, c0->steps, c0->lr, c0->lr_final);
+    fprintf(v, "ch5.seeds=%d\nch5.seed_first=%llu\nch5.seed_last=%llu\n", seeds,
+            FIRST_SEED, FIRST_SEED + (unsigned long long)seeds - 1);
+    fprintf(v, "ch5.eval_sequences=%d\nch5.probe_sequences=%d\n", N_EVAL,
+            N_PROBE);
+    fprintf(v, "ch5.ablation_sequences=%d\nch5.networks=%d\n", N_ABL, n);
+    fprintf(v, "ch5.chance_pct=%.2f\nch5.chance_loss=%.2f\n",
+            100.0 / c0->n_symbols, log((double)c0->n_symbols));
+    fprintf(v, "ch5.emb_init=%g\nch5.qk_init=%g\nch5.vo_init=%g\n",
+            c0->emb_init, c0->qk_init, c0->vo_init);
+    const int d = c0->d_model, RS = EXP_R * c0->n_symbols;
+    fprintf(v, "ch5.params=%d\n", res[0].n_params);
+    fprintf(v, "ch5.params_tok=%d\nch5.params_pos=%d\n", c0->n_symbols * d,
+            c0->T * d);
+    fprintf(v, "ch5.params_attn=%d\nch5.params_readout=%d\n", 4 * d * d,
+            d * RS + RS);
+    fprintf(v, "ch5.scale_1head=1/sqrt(%d)\nch5.scale_4head=1/sqrt(%d)\n", d,
+            d / 4);
+
+    for (int k = 0; k < n_cf; k++) {
+        const struct config *c = &cf[k];
+        const int R = exp_task_relations(c->task), h = c->heads;
+        char tag[32]; /* "1head", "1head_scaled", "content_2head" */
+        snprintf(tag, sizeof tag, "%s%dhead%s",
+                 c->task == EXP_TASK_CONTENT ? "content_" : "", h,
+                 c->score_scale != 1.0f ? "_scaled" : "");
+        struct stats st;
+        const float sc_ = c->score_scale;
+        fprintf(v, "ch5.d_head_%s=%d\n", tag, d / h);
+        for (int j = 0; j < R; j++) {
+            st = over_seeds(res, n, c->task, h, sc_, get_late, j);
+            fprintf(v, "ch5.late_%s_%s=%.1f\n", tag, key[c->task][j],
+                    100 * st.mean);
+            st = over_seeds(res, n, c->task, h, sc_, get_probe, j);
+            fprintf(v, "ch5.probe_%s_%s=%.1f\nch5.probe_%s_%s_sd=%.1f\n", tag,
+                    key[c->task][j], 100 * st.mean, tag, key[c->task][j],
+                    100 * st.sd);
+            if (c->task == EXP_TASK_CONTENT) {
+                st = over_seeds(res, n, c->task, h, sc_, get_cue_same, j);
+                fprintf(v, "ch5.cue_%s_%s_same=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_cue_other, j);
+                fprintf(v, "ch5.cue_%s_%s_other=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_same_share, j);
+                if (h == 1 && j == 0)
+                    fprintf(v, "ch5.same_class_share=%.0f\n", 100 * st.mean);
+            }
+            if (h == 1) {
+                st = over_seeds(res, n, c->task, h, sc_, get_role0, j);
+                fprintf(v, "ch5.weight_%s_%s=%.2f\n", tag, key[c->task][j],
+                        st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_heavy_share, j);
+                fprintf(v, "ch5.heavy_share_%s_%s=%.0f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_acc_heavy, j);
+                fprintf(v, "ch5.acc_heavy_%s_%s=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_acc_other, j);
+                fprintf(v, "ch5.acc_other_%s_%s=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+            } else {
+                st = over_seeds(res, n, c->task, h, sc_, get_top_weight, j);
+                fprintf(v, "ch5.top_weight_%s_%s=%.2f\n", tag, key[c->task][j],
+                        st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_owner_loss, j);
+                fprintf(v, "ch5.owner_loss_%s_%s=%.1f\n", tag, key[c->task][j],
+                        100 * st.mean);
+            }
+        }
+        st = over_seeds(res, n, c->task, h, sc_, get_late_mean, 0);
+        fprintf(v, "ch5.late_%s=%.1f\n", tag, 100 * st.mean);
+        st = over_seeds(res, n, c->task, h, sc_, get_probe_mean, 0);
+        fprintf(v, "ch5.probe_%s=%.1f\n", tag, 100 * st.mean);
+        st = over_seeds(res, n, c->task, h, sc_, get_sharp, 0);
+        fprintf(v, "ch5.sharp_%s=%.2f\nch5.sharp_%s_sd=%.2f\n", tag, st.mean,
+                tag, st.sd);
+        st = over_seeds(res, n, c->task, h, sc_, get_loss_drop, 0);
+        fprintf(v, "ch5.loss_last_tenth_%s=%.0f\n", tag, 100 * (1 - st.mean));
+        if (h > 1) {
+            st = over_seeds(res, n, c->task, h, sc_, get_owners_distinct, 0);
+            fprintf(v, "ch5.owners_distinct_%s=%.0f\n", tag, st.mean * seeds);
+            for (int keep = 1; keep <= h; keep++) {
+                st = over_seeds(res, n, c->task, h, sc_, get_prune_keep, keep);
+                if (keep == 1 || keep == R || keep == h / 2)
+                    fprintf(v, "ch5.prune_%s_keep%d=%.1f\n", tag, keep,
+                            100 * st.mean);
+            }
+        }
+    }
+
+    /* the tables' means, from the CSV files, for the prose */
+    for (int k = 0; k < n_pos + n_con; k++) {
+        const struct summary *q = k < n_pos ? &s[k] : &sc[k - n_pos];
+        const int task = k < n_pos ? EXP_TASK_POSITION : EXP_TASK_CONTENT;
+        const int R = exp_task_relations(task);
+        double own = 1 / sqrt((double)d / q->heads);
+        char tag[32];
+        snprintf(tag, sizeof tag, "%s%dhead%s",
+                 task == EXP_TASK_CONTENT ? "content_" : "", q->heads,
+                 fabs(q->scale - own) > 1e-4 ? "_scaled" : "");
+        fprintf(v, "ch5.pct_%s=%.1f\nch5.sd_%s=%.1f\n", tag, 100 * q->mean[R],
+                tag, 100 * q->sd[R]);
+        fprintf(v, "ch5.loss_%s=%.3f\nch5.params_%s=%d\n", tag, q->mean[R + 1],
+                tag, q->params);
+        for (int j = 0; j < R; j++)
+            fprintf(v, "ch5.pct_%s_%s=%.1f\nch5.sd_%s_%s=%.1f\n", tag,
+                    key[task][j], 100 * q->mean[j], tag, key[task][j],
+                    100 * q->sd[j]);
+    }
+    data_close(PROG, v);
+
+    /* the loss curves: the mean over seeds, one column per configuration
+     * of the position task */
+    FILE *f = data_open(PROG, dir, "ch5_loss.dat");
+    fprintf(f, "# step, then the mean training loss over %d seeds of:", seeds);
+    for (int k = 0; k < n_cf; k++)
+        if (cf[k].task == EXP_TASK_POSITION)
+            fprintf(f, " [%s]", cf[k].label);
+    fprintf(f, "\n");
+    const int pts = res[0].n_points, smooth = res[0].smooth;
+    for (int p = 0; p < pts; p++) {
+        fprintf(f, "%d", (p + 1) * smooth);
+        for (int k = 0; k < n_cf; k++) {
+            if (cf[k].task != EXP_TASK_POSITION)
+                continue;
             double sum = 0;
-            for (int s = s0; s < s0 + SMOOTH; s++)
-                sum += runs[k].losses[s];
-            fprintf(f, " %.6g", sum / SMOOTH);
+            int m = 0;
+            for (int j = 0; j < n; j++)
+                if (res[j].task == cf[k].task &&
+                    res[j].n_heads == cf[k].heads &&
+                    res[j].score_scale == cf[k].score_scale)
+                    sum += res[j].loss_curve[p], m++;
+            fprintf(f, " %.6g", m ? sum / m : 0);
         }
         fprintf(f, "\n");
     }
-    data_close("experiment", f);
-    return 1;
+    data_close(PROG, f);
+
+    /* ablation heatmaps (the first seed's network of each head count):
+     * rows heads, columns relations, in percentage points lost */
+    for (int k = 0; k < n_cf; k++) {
+        const struct config *c = &cf[k];
+        if (c->heads < 2 || c->score_scale != 1.0f)
+            continue;
+        const struct exp_result *r =
+            first_of(res, n, c->task, c->heads, c->score_scale);
+        if (!r)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "ch5_ablation_%s%d.dat",
+                 c->task == EXP_TASK_CONTENT ? "content_h" : "h", c->heads);
+        f = data_open(PROG, dir, name);
+        static const char *const tic[2][EXP_R] = {{"t-1", "t-2", "x0", "x1"},
+                                                  {"t-1", "class", "", ""}};
+        fprintf(f, "head\\relation");
+        for (int j = 0; j < r->n_relations; j++)
+            fprintf(f, " %s", tic[c->task][j]);
+        fprintf(f, "\n");
+        for (int i = 0; i < r->n_heads; i++) {
+            fprintf(f, "%d", i);
+            for (int j = 0; j < r->n_relations; j++)
+                fprintf(f, " %.2f", 100 * r->lost[i][j]);
+            fprintf(f, "\n");
+        }
+        data_close(PROG, f);
+    }
+
+    /* pruning curves: mean accuracy (mean, sd over seeds) with k heads
+     * kept, the least important removed first; one block per head count
+     */
+    f = data_open(PROG, dir, "ch5_prune.dat");
+    fprintf(f,
+            "# heads kept, mean accuracy (%%), sd over %d seeds; one block "
+            "per head count (gnuplot index 0, 1, ...)\n",
+            seeds);
+    for (int k = 0; k < n_cf; k++) {
+        const struct config *c = &cf[k];
+        if (c->task != EXP_TASK_POSITION || c->heads < 2 ||
+            c->score_scale != 1.0f)
+            continue;
+        fprintf(f, "# %d heads\n", c->heads);
+        for (int keep = 0; keep <= c->heads; keep++) {
+            struct stats st = over_seeds(res, n, c->task, c->heads,
+                                         c->score_scale, get_prune_keep, keep);
+            fprintf(f, "%d %.3f %.3f\n", keep, 100 * st.mean, 100 * st.sd);
+        }
+        fprintf(f, "\n\n");
+    }
+    data_close(PROG, f);
+
+    /* what the scripts need to know: the loss curves' columns and the
+     * pruning curves' blocks, with their titles */
+    FILE *g = data_open(PROG, dir, "ch5_misc.gpi");
+    int col = 0, block = 0;
+    for (int k = 0; k < n_cf; k++) {
+        if (cf[k].task != EXP_TASK_POSITION)
+            continue;
+        fprintf(g, "loss_title_%d = \"%s\"\n", col++, cf[k].label);
+        if (cf[k].heads >= 2 && cf[k].score_scale == 1.0f)
+            fprintf(g, "prune_title_%d = \"%s\"\nprune_heads_%d = %d\n", block,
+                    cf[k].label, block, cf[k].heads),
+                block++;
+    }
+    fprintf(g, "loss_columns = %d\nprune_blocks = %d\n", col, block);
+    data_close(PROG, g);
+
+    /* the error-bar figure: per configuration of the position task, the
+     * mean and sd of each relation and of the mean, from the CSV */
+    f = data_open(PROG, dir, "ch5_accuracy.dat");
+    fprintf(f,
+            "# label, then mean and sd for: previous, two back, first, "
+            "second, mean (fractions), over %d seeds\n",
+            seeds);
+    for (int k = 0; k < n_pos; k++) {
+        char buf[64];
+        label_of(&s[k], buf, sizeof buf);
+        if (s[k].heads == 1 && strchr(buf, ','))
+            snprintf(buf, sizeof buf, "1 head,\\n4-head scale");
+        fprintf(f, "\"%s\"", buf);
+        for (int j = 0; j <= EXP_R; j++)
+            fprintf(f, " %.5f %.5f", s[k].mean[j], s[k].sd[j]);
+        fprintf(f, "\n");
+    }
+    data_close(PROG, f);
+    write_md(dir, "ch5_results.md", EXP_TASK_POSITION, s, n_pos);
+    write_md(dir, "ch5_content.md", EXP_TASK_CONTENT, sc, n_con);
+
+    /* the maps, the first seed: position task 1, 2 and 4 heads; content
+     * task 1 and 2 heads */
+    g = data_open(PROG, dir, "ch5_heads.gpi");
+    static const int shown_heads[3] = {1, 2, 4};
+    for (int k = 0; k < 3; k++) {
+        const struct exp_result *r =
+            first_of(res, n, EXP_TASK_POSITION, shown_heads[k], 1.0f);
+        if (r)
+            write_maps(dir, "ch5_heads", g, r, shown);
+    }
+    data_close(PROG, g);
+    g = data_open(PROG, dir, "ch5_content.gpi");
+    for (int h = 1; h <= 2; h++) {
+        const struct exp_result *r =
+            first_of(res, n, EXP_TASK_CONTENT, h, 1.0f);
+        if (r)
+            write_maps(dir, "ch5_content", g, r, shown);
+    }
+    /* the shown sequence's classes, for the caption */
+    fprintf(g, "classes = \"");
+    for (int t = 0; t < e->T; t++)
+        fprintf(g, "%s%c:%d", t ? " " : "", symbol(shown[t]),
+                exp_class(c0, shown[t]));
+    fprintf(g, "\"\n");
+    data_close(PROG, g);
 }
 
-/* One file per head, for gnuplot's `matrix rowheaders columnheaders`:
- * the first row names the keys, the first column the queries. */
-static int write_heads(const char *dir, const struct run *runs,
-                       const int *shown)
+/* ---------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------- */
+
+static int n_done, n_total;
+static double t_start;
+
+static void progress(int k, const struct exp_result *r)
 {
-    static const char *const short_name[EXP_R] = {"t-1", "t-2", "x0", "x1"};
-    FILE *g = data_open("experiment", dir, "ch5_heads.gpi");
-    for (int k = 0; k < N_RUNS; k++) {
-        const struct run *r = &runs[k];
-        const int h = r->cfg.n_heads, T = r->cfg.T;
-        for (int i = 0; i < h; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "ch5_heads_h%d_i%d.dat", h, i);
-            FILE *f = data_open("experiment", dir, name);
-            fprintf(f, "query\\key");
-            for (int j = 0; j < T; j++)
-                fprintf(f, " %c", symbol(shown[j]));
-            fprintf(f, "\n");
-            for (int t = 0; t < T; t++) {
-                fprintf(f, "%c", symbol(shown[t]));
-                for (int j = 0; j < T; j++)
-                    fprintf(f, " %.4f", r->weights[(i * T + t) * T + j]);
-                fprintf(f, "\n");
-            }
-            data_close("experiment", f);
-            /* "2 heads: head 1" over its mean weight on each relation,
-             * two relations a line so the title fits over its panel */
-            fprintf(g, "title_h%d_i%d = \"%d head%s: head %d", h, i, h,
-                    h > 1 ? "s" : "", i);
-            for (int j = 0; j < EXP_R; j++)
-                fprintf(g, "%s%s %.2f", j % 2 ? "  " : "\\n", short_name[j],
-                        r->role[i][j]);
-            fprintf(g, "\"\n");
-        }
-    }
-    data_close("experiment", g);
-    return 1;
+    (void)k;
+    n_done++;
+    if (r->status != KIT_OK)
+        fprintf(stderr, "  [%d/%d] %s task, %d head%s, seed %llu: failed\n",
+                n_done, n_total,
+                r->task == EXP_TASK_CONTENT ? "content" : "position",
+                r->n_heads, r->n_heads > 1 ? "s" : "", r->seed);
+    else
+        fprintf(stderr,
+                "  [%d/%d] %s task, %d head%s%s, seed %llu: %.1f%% "
+                "(%.0f s)\n",
+                n_done, n_total,
+                r->task == EXP_TASK_CONTENT ? "content" : "position",
+                r->n_heads, r->n_heads > 1 ? "s" : "",
+                r->score_scale != 1.0f ? " (4-head scale)" : "", r->seed,
+                100 * r->score.mean_accuracy, now() - t_start);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s RESULTS_DIR DATA_DIR\n", argv[0]);
-        return 2;
+    int seeds = 5, workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const char *impl = "solutions", *reference = NULL, *heads_arg = NULL;
+    int a = 1;
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
+        if (a + 1 >= argc)
+            usage();
+        if (!strcmp(argv[a], "--seeds"))
+            seeds = parse_int("SEEDS", argv[a + 1], 1, MAX_SEEDS);
+        else if (!strcmp(argv[a], "--workers"))
+            workers = parse_int("WORKERS", argv[a + 1], 1, 64);
+        else if (!strcmp(argv[a], "--heads"))
+            heads_arg = argv[a + 1];
+        else if (!strcmp(argv[a], "--impl"))
+            impl = argv[a + 1];
+        else if (!strcmp(argv[a], "--reference"))
+            reference = argv[a + 1];
+        else
+            usage();
     }
-    struct run runs[N_RUNS];
-    memset(runs, 0, sizeof runs);
+    if (argc - a < 1 || argc - a > 2)
+        usage();
+    const char *results_dir = argv[a],
+               *data_dir = argc - a == 2 ? argv[a + 1] : NULL;
+    if (workers < 1)
+        workers = 1;
 
-    /* the evaluation sequences: fresh, from their own seed */
-    struct exp_config c = exp_default_config(1);
-    int *eval_x = malloc((size_t)(N_EVAL * c.T) * sizeof(int));
-    if (!eval_x)
+    const struct exp_config c0 = exp_default_config(1);
+    int heads[MAX_CONFIG] = {1, 2, 4, 8, 16};
+    int n_heads = 5;
+    if (heads_arg)
+        n_heads = parse_heads(heads_arg, heads, c0.d_model);
+
+    /* the configurations: the head counts, the scale control, and the
+     * content task's 1 and 2 heads */
+    struct config cf[MAX_CONFIG + 2];
+    int n_cf = 0;
+    static char labels[MAX_CONFIG][32];
+    for (int i = 0; i < n_heads; i++) {
+        snprintf(labels[i], sizeof labels[i], "%d head%s", heads[i],
+                 heads[i] > 1 ? "s" : "");
+        cf[n_cf++] =
+            (struct config){EXP_TASK_POSITION, heads[i], 1.0f, labels[i]};
+    }
+    /* 1 head scored as 4 heads are: q.k / sqrt(d_model / 4) */
+    cf[n_cf++] =
+        (struct config){EXP_TASK_POSITION, 1, 2.0f, "1 head, 4-head scale"};
+    cf[n_cf++] = (struct config){EXP_TASK_CONTENT, 1, 1.0f, "content, 1 head"};
+    cf[n_cf++] = (struct config){EXP_TASK_CONTENT, 2, 1.0f, "content, 2 heads"};
+
+    const int n = n_cf * seeds;
+    struct exp_config *cfg = calloc((size_t)n, sizeof *cfg);
+    struct exp_result *res = calloc((size_t)n, sizeof *res);
+    if (!cfg || !res)
         return 1;
-    struct rng r;
-    rng_seed(&r, c.seed + 12345);
-    exp_make_batch(&r, eval_x, N_EVAL, c.T, c.n_symbols);
-    const int *shown = eval_x + shown_sequence(eval_x, N_EVAL, c.T) * c.T;
+    for (int k = 0; k < n_cf; k++)
+        for (int s = 0; s < seeds; s++) {
+            struct exp_config *c = &cfg[k * seeds + s];
+            *c = cf[k].task == EXP_TASK_CONTENT
+                     ? exp_content_config(cf[k].heads)
+                     : exp_default_config(cf[k].heads);
+            c->score_scale = cf[k].score_scale;
+            c->seed = FIRST_SEED + (unsigned long long)s;
+        }
 
-    double start = now();
-    int status = KIT_OK;
-    for (int k = 0; k < N_RUNS && status == KIT_OK; k++) {
-        fprintf(stderr, "  training with %d head%s ...\n", head_counts[k],
-                head_counts[k] > 1 ? "s" : "");
-        status = run_one(&runs[k], head_counts[k], eval_x, shown);
-    }
-    double total = now() - start;
+    struct exp_eval_set e;
+    data_check(PROG,
+               exp_eval_set_init(&e, c0.T, c0.n_symbols, N_EVAL, N_PROBE, N_ABL,
+                                 c0.seed + 12345),
+               "drawing the evaluation sequences");
+    n_total = n;
+    t_start = now();
+    fprintf(stderr,
+            "  training %d networks (%d configurations x %d seeds) "
+            "on %d worker%s ...\n",
+            n, n_cf, seeds, workers, workers > 1 ? "s" : "");
+    int status = exp_run_many(cfg, n, &e, workers, res, progress);
+    double total = now() - t_start;
     if (status != KIT_OK) {
-        fprintf(stderr, "experiment: %s\n", kit_strerror(status));
+        for (int k = 0; k < n; k++)
+            if (res[k].status != KIT_OK) {
+                fprintf(
+                    stderr,
+                    PROG ": the %s task with %d head%s, seed %llu: %s\n",
+                    res[k].task == EXP_TASK_CONTENT ? "content" : "position",
+                    res[k].n_heads, res[k].n_heads > 1 ? "s" : "", res[k].seed,
+                    res[k].status == EXP_E_WORKER
+                        ? "its worker process died (a crash in the code "
+                          "it runs; make test CH=5 shows where)"
+                        : kit_strerror(res[k].status));
+                break;
+            }
         return 1;
     }
-    print_table(stdout, runs);
-    int ok = write_csv(argv[1], runs) && write_markdown(argv[2], runs) &&
-             write_values(argv[2], runs, total) && write_loss(argv[2], runs) &&
-             write_heads(argv[2], runs, shown);
-    for (int k = 0; k < N_RUNS; k++) {
-        free(runs[k].losses);
-        free(runs[k].weights);
+    write_csv(results_dir, "results.csv", impl, EXP_TASK_POSITION, res, n);
+    write_csv(results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
+
+    /* the tables, computed from the files just written */
+    struct summary s[MAX_CONFIG], sc[MAX_CONFIG];
+    int n_pos = read_csv(results_dir, "results.csv", EXP_R, s, MAX_CONFIG);
+    int n_con = read_csv(results_dir, "content.csv", 2, sc, MAX_CONFIG);
+    if (n_pos <= 0 || n_con <= 0) {
+        fprintf(stderr, PROG ": cannot read back %s/results.csv\n",
+                results_dir);
+        return 1;
     }
-    free(eval_x);
-    fprintf(stderr, "  total %.1f s\n", total);
-    return ok ? 0 : 1;
+    char title[160];
+    snprintf(title, sizeof title,
+             "Position task (%s), mean +- sd over %d seeds (%llu..%llu), "
+             "d_model %d, %d steps:",
+             impl, seeds, FIRST_SEED, FIRST_SEED + seeds - 1, c0.d_model,
+             c0.steps);
+    FILE *tab = data_open(PROG, results_dir, "table.txt");
+    for (int pass = 0; pass < 2; pass++) {
+        FILE *out = pass ? tab : stdout;
+        print_table(out, title, EXP_TASK_POSITION, s, n_pos);
+        fprintf(out, "\n");
+        print_table(out,
+                    "Content task: the previous token and the latest "
+                    "earlier token of the same class:",
+                    EXP_TASK_CONTENT, sc, n_con);
+    }
+    int flagged = 0;
+    if (reference) {
+        struct summary rs[MAX_CONFIG], rc[MAX_CONFIG];
+        int n_rs = read_csv(reference, "results.csv", EXP_R, rs, MAX_CONFIG);
+        int n_rc = read_csv(reference, "content.csv", 2, rc, MAX_CONFIG);
+        if (n_rs <= 0 || n_rc <= 0) {
+            fprintf(stderr, PROG ": cannot read the reference run in %s\n",
+                    reference);
+            return 1;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            FILE *out = pass ? tab : stdout;
+            fprintf(out, "\nYour code beside the reference solutions (mean "
+                         "accuracy, the same seeds and settings):\n");
+            fprintf(out, "Position task:\n");
+            flagged = compare(out, EXP_TASK_POSITION, s, n_pos, rs, n_rs);
+            fprintf(out, "Content task:\n");
+            flagged += compare(out, EXP_TASK_CONTENT, sc, n_con, rc, n_rc);
+            if (flagged)
+                fprintf(out,
+                        "\n%d configuration%s differ%s from the reference "
+                        "by more than the spread across seeds (the larger "
+                        "standard deviation, at least 1 point). Where your "
+                        "chapter 1-4 tests pass, this suggests a gradient "
+                        "the finite-difference tests let through (a term "
+                        "lost in one head or one block of a weight, say; "
+                        "make test CH=5 checks the whole network's), or a "
+                        "forward pass that differs from the reference at "
+                        "larger T than the tests use. Look at "
+                        "mha_backward() first.\n",
+                        flagged, flagged > 1 ? "s" : "",
+                        flagged > 1 ? "" : "s");
+            else
+                fprintf(out, "\nEvery configuration agrees with the "
+                             "reference within the spread across seeds: "
+                             "your code reproduces the experiment.\n");
+        }
+    }
+    data_close(PROG, tab);
+    if (data_dir)
+        write_data(data_dir, res, n, cf, n_cf, seeds, &e, &c0, s, n_pos, sc,
+                   n_con);
+    fprintf(stderr, "  %d networks in %.1f s wall on %d worker%s\n", n, total,
+            workers, workers > 1 ? "s" : "");
+    exp_eval_set_free(&e);
+    free(cfg);
+    free(res);
+    return 0;
 }

@@ -39,21 +39,39 @@
 struct exp_config exp_default_config(int n_heads)
 {
     struct exp_config c;
+    memset(&c, 0, sizeof c);
+    c.task = EXP_TASK_POSITION;
     c.n_symbols = 16;
+    c.n_classes = 4;
     c.T = 10;
     c.d_model = 32;
     c.n_heads = n_heads;
+    c.n_kv_heads = 0;     /* every head its own keys and values */
+    c.score_scale = 1.0f; /* scores q.k / sqrt(d_head), as in chapter 1 */
     c.batch = 16;
-    c.steps = 3000;
-    c.lr = 1e-2f;
+    c.steps = 1000;
+    c.lr = 2e-2f;
     c.lr_final = 1e-3f;
     c.emb_init = 1.0f;
     c.qk_init = 1.0f;
     c.vo_init = 8.0f;
     c.seed = 2017;
+    c.layer = NULL; /* chapter 3's mha_forward() */
     return c;
 }
 /* @end exp_default_config */
+
+struct exp_config exp_content_config(int n_heads)
+{
+    struct exp_config c = exp_default_config(n_heads);
+    c.task = EXP_TASK_CONTENT;
+    return c;
+}
+
+int exp_task_relations(int task)
+{
+    return task == EXP_TASK_POSITION ? EXP_R : task == EXP_TASK_CONTENT ? 2 : 0;
+}
 
 /* @listing exp_source */
 /* source(r, t) = t-1, t-2, 0 or 1, or -1 when not in 0..t. */
@@ -66,11 +84,35 @@ int exp_source(int r, int t)
 }
 /* @end exp_source */
 
-const char *exp_relation_name(int r)
+int exp_class(const struct exp_config *cfg, int s)
 {
-    static const char *const names[EXP_R] = {"previous", "two back", "first",
-                                             "second"};
-    return (r >= 0 && r < EXP_R) ? names[r] : "?";
+    return s / (cfg->n_symbols / cfg->n_classes);
+}
+
+/* @listing exp_source_in */
+/* The content task: t-1, or the latest j < t-1 whose symbol is in x[t]'s
+ * class; -1 when there is none. */
+int exp_source_in(const struct exp_config *cfg, const int *x, int r, int t)
+{
+    if (cfg->task == EXP_TASK_POSITION)
+        return exp_source(r, t);
+    if (r == EXP_PREV)
+        return t >= 1 ? t - 1 : -1;
+    for (int j = t - 2; j >= 0; j--) /* the most recent first */
+        if (exp_class(cfg, x[j]) == exp_class(cfg, x[t]))
+            return j;
+    return -1;
+}
+/* @end exp_source_in */
+
+const char *exp_relation_name(int task, int r)
+{
+    static const char *const position[EXP_R] = {"previous", "two back", "first",
+                                                "second"};
+    static const char *const content[2] = {"previous", "same class"};
+    if (r < 0 || r >= exp_task_relations(task))
+        return "?";
+    return task == EXP_TASK_POSITION ? position[r] : content[r];
 }
 
 /* x (N, T): every symbol uniform in 0..S-1. */
@@ -83,6 +125,41 @@ void exp_make_batch(struct rng *r, int *x, int N, int T, int S)
 /* ---------------------------------------------------------------------
  * The model's memory
  * ------------------------------------------------------------------- */
+
+/* Chapter 3's multi-head layer, the default. */
+static int mha_check(const struct exp_config *c)
+{
+    struct mha_config ac = {c->d_model, c->n_heads, 1};
+    return mha_check_config(&ac); /* the student's chapter 3 check */
+}
+
+static int mha_kv_width(const struct exp_config *c)
+{
+    return c->d_model;
+}
+
+static int mha_fwd(const struct exp_config *c, const struct mha_weights *w,
+                   const float *X, float *out, float *weights, int T)
+{
+    struct mha_config ac = {c->d_model, c->n_heads, 1};
+    return mha_forward(&ac, w, X, out, weights, T);
+}
+
+static int mha_bwd(const struct exp_config *c, const struct mha_weights *w,
+                   const float *X, const float *d_out, float *d_X,
+                   struct mha_weights *d_w, int T)
+{
+    struct mha_config ac = {c->d_model, c->n_heads, 1};
+    return mha_backward(&ac, w, X, d_out, d_X, d_w, T);
+}
+
+static const struct exp_layer mha_layer = {"multi-head", mha_check,
+                                           mha_kv_width, mha_fwd, mha_bwd};
+
+static const struct exp_layer *layer_of(const struct exp_config *c)
+{
+    return c->layer ? c->layer : &mha_layer;
+}
 
 /* @listing exp_layout */
 /* Hand out the next n floats of a block (NULL when counting only). */
@@ -99,12 +176,13 @@ static int lay_out(float *block, const struct exp_config *c, float **E_tok,
                    float **E_pos, struct mha_weights *w, float **W_r,
                    float **b_r)
 {
-    int P = 0, d = c->d_model, RS = EXP_R * c->n_symbols;
+    int P = 0, d = c->d_model, RS = exp_task_relations(c->task) * c->n_symbols;
+    int kv = layer_of(c)->kv_width(c); /* d_model for multi-head attention */
     *E_tok = take(block, &P, c->n_symbols * d);
     *E_pos = take(block, &P, c->T * d);
     w->W_q = take(block, &P, d * d); /* the same for every n_heads */
-    w->W_k = take(block, &P, d * d);
-    w->W_v = take(block, &P, d * d);
+    w->W_k = take(block, &P, d * kv);
+    w->W_v = take(block, &P, d * kv);
     w->W_o = take(block, &P, d * d);
     *W_r = take(block, &P, d * RS);
     *b_r = take(block, &P, RS);
@@ -131,12 +209,17 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     if (!m || !cfg)
         return KIT_E_NULL;
     memset(m, 0, sizeof *m);
-    if (cfg->n_symbols <= 0 || cfg->T < 3 || cfg->batch <= 0 || cfg->steps < 0)
+    const int R = exp_task_relations(cfg->task);
+    if (R == 0 || cfg->n_symbols <= 0 || cfg->T < 3 || cfg->batch <= 0 ||
+        cfg->steps < 0 || !(cfg->score_scale > 0))
         return KIT_E_SIZE;
-    struct mha_config ac = {cfg->d_model, cfg->n_heads, 1};
-    TRY(mha_check_config(&ac)); /* the student's chapter 3 check */
+    if (cfg->task == EXP_TASK_CONTENT &&
+        (cfg->n_classes <= 0 || cfg->n_symbols % cfg->n_classes != 0))
+        return KIT_E_SIZE;
+    TRY(layer_of(cfg)->check(cfg)); /* mha_check_config() by default */
     m->cfg = *cfg;
-    m->attn_cfg = ac;
+    m->attn_cfg = (struct mha_config){cfg->d_model, cfg->n_heads, 1};
+    m->n_relations = R;
 
     /* 1. count the parameters, piece by piece, with a dry run of the
      *    layout over a NULL block */
@@ -146,8 +229,9 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->n_params = P;
 
     /* 2. one block each for the parameters, gradients and Adam's state */
-    int d = cfg->d_model, T = cfg->T, RS = EXP_R * cfg->n_symbols;
-    int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T;
+    int d = cfg->d_model, T = cfg->T, RS = R * cfg->n_symbols;
+    int kv = layer_of(cfg)->kv_width(cfg);
+    int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T + 4 * d * d;
     m->params = calloc((size_t)P, sizeof(float));
     m->grads = calloc((size_t)P, sizeof(float));
     m->adam_m = calloc((size_t)P, sizeof(float));
@@ -167,6 +251,10 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->logits = m->d_X + T * d;
     m->d_logits = m->logits + T * RS;
     m->weights = m->d_logits + T * RS;
+    m->W_q_used = m->weights + cfg->n_heads * T * T;
+    m->W_o_used = m->W_q_used + d * d;
+    m->d_W_q_used = m->W_o_used + d * d;
+    m->d_W_o_used = m->d_W_q_used + d * d;
 
     /* 3. starting weights, uniform in [-a, a]; they do not depend on
      *    n_heads, so the runs being compared start from the same numbers */
@@ -177,8 +265,8 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     rng_fill(&r, m->E_tok, cfg->n_symbols * d, -e, e);
     rng_fill(&r, m->E_pos, T * d, -e, e);
     rng_fill(&r, m->attn.W_q, d * d, -qk, qk);
-    rng_fill(&r, m->attn.W_k, d * d, -qk, qk);
-    rng_fill(&r, m->attn.W_v, d * d, -vo, vo);
+    rng_fill(&r, m->attn.W_k, d * kv, -qk, qk);
+    rng_fill(&r, m->attn.W_v, d * kv, -vo, vo);
     rng_fill(&r, m->attn.W_o, d * d, -vo, vo);
     rng_fill(&r, m->W_r, d * RS, -s, s); /* b_r stays 0 */
     return KIT_OK;
@@ -188,6 +276,31 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
 /* ---------------------------------------------------------------------
  * Forward and backward, one sequence at a time
  * ------------------------------------------------------------------- */
+
+/* @listing exp_used_weights */
+/* The weights the layer is handed: W_q times score_scale, and W_o with
+ * the rows of every knocked-out head zeroed (head i's output meets only
+ * rows i*d_head .. (i+1)*d_head - 1). Without either switch, the
+ * parameters themselves. */
+static void use_weights(struct exp_model *m)
+{
+    const int d = m->cfg.d_model, d_head = d / m->cfg.n_heads;
+    m->used = m->attn;
+    if (m->cfg.score_scale != 1.0f) {
+        for (int i = 0; i < d * d; i++)
+            m->W_q_used[i] = m->cfg.score_scale * m->attn.W_q[i];
+        m->used.W_q = m->W_q_used;
+    }
+    if (m->heads_off) {
+        for (int row = 0; row < d; row++) {
+            int off = (int)((m->heads_off >> (row / d_head)) & 1);
+            for (int c = 0; c < d; c++)
+                m->W_o_used[row * d + c] = off ? 0 : m->attn.W_o[row * d + c];
+        }
+        m->used.W_o = m->W_o_used;
+    }
+}
+/* @end exp_used_weights */
 
 /* @listing exp_forward */
 /* logits = (X + MultiHead(X)) W_r + b_r, X = E_tok[x] + E_pos;
@@ -199,13 +312,15 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
     if (!m || !x)
         return KIT_E_NULL;
     const int T = m->cfg.T, d = m->cfg.d_model, S = m->cfg.n_symbols;
-    const int RS = EXP_R * S;
+    const int R = m->n_relations, RS = R * S;
     /* 1. X = E_tok[x] + E_pos */
     for (int t = 0; t < T; t++)
         for (int c = 0; c < d; c++)
             m->X[t * d + c] = m->E_tok[x[t] * d + c] + m->E_pos[t * d + c];
-    /* 2. A = MultiHead(X), causal */
-    TRY(mha_forward(&m->attn_cfg, &m->attn, m->X, m->A, m->weights, T));
+    /* 2. A = MultiHead(X), causal: mha_forward() unless cfg.layer says */
+    use_weights(m);
+    TRY(layer_of(&m->cfg)->forward(&m->cfg, &m->used, m->X, m->A, m->weights,
+                                   T));
     /* 3. H = X + A: the residual connection */
     for (int i = 0; i < T * d; i++)
         m->H[i] = m->X[i] + m->A[i];
@@ -217,10 +332,10 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
     /* 5. per valid (t, r): softmax over S symbols, cross-entropy and the
      *    argmax. d_logits keeps p - onehot for the backward pass. */
     for (int t = 0; t < T; t++) {
-        for (int r = 0; r < EXP_R; r++) {
+        for (int r = 0; r < R; r++) {
             const float *z = m->logits + t * RS + r * S;
             float *g = m->d_logits + t * RS + r * S;
-            int src = exp_source(r, t);
+            int src = exp_source_in(&m->cfg, x, r, t);
             if (src < 0) { /* not in the loss: no gradient either */
                 memset(g, 0, (size_t)S * sizeof(float));
                 continue;
@@ -231,10 +346,13 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
                 if (z[s] > max)
                     max = z[s], best = s;
             double sum = 0;
+            for (int s = 0; s < S; s++) { /* g holds exp(z - max) a moment */
+                double e = exp((double)(z[s] - max));
+                g[s] = (float)e;
+                sum += e;
+            }
             for (int s = 0; s < S; s++)
-                sum += exp((double)(z[s] - max));
-            for (int s = 0; s < S; s++)
-                g[s] = (float)(exp((double)(z[s] - max)) / sum) - (s == target);
+                g[s] = (float)(g[s] / sum) - (s == target);
             if (loss_sum) /* -log p[target] */
                 *loss_sum += log(sum) - (double)(z[target] - max);
             if (correct)
@@ -255,7 +373,7 @@ int exp_backward(struct exp_model *m, const int *x, float scale)
     if (!m || !x)
         return KIT_E_NULL;
     const int T = m->cfg.T, d = m->cfg.d_model;
-    const int RS = EXP_R * m->cfg.n_symbols;
+    const int RS = m->n_relations * m->cfg.n_symbols;
     /* 5. d loss / d logits = scale * (softmax - onehot), 0 where left out */
     for (int i = 0; i < T * RS; i++)
         m->d_logits[i] *= scale;
@@ -267,9 +385,29 @@ int exp_backward(struct exp_model *m, const int *x, float scale)
             m->d_b_r[j] += m->d_logits[t * RS + j];
     /* 3. H = X + A: both branches receive d_H */
     memcpy(m->d_X, m->d_H, (size_t)(T * d) * sizeof(float));
-    /* 2. A = MultiHead(X): adds into d_X and into the layer's gradients */
-    TRY(mha_backward(&m->attn_cfg, &m->attn, m->X, m->d_H, m->d_X, &m->d_attn,
-                     T));
+    /* 2. A = MultiHead(X): adds into d_X and into the layer's gradients;
+     *    through a changed W_q or W_o, by way of their own gradients */
+    m->d_used = m->d_attn;
+    if (m->used.W_q != m->attn.W_q) {
+        memset(m->d_W_q_used, 0, (size_t)(d * d) * sizeof(float));
+        m->d_used.W_q = m->d_W_q_used;
+    }
+    if (m->used.W_o != m->attn.W_o) {
+        memset(m->d_W_o_used, 0, (size_t)(d * d) * sizeof(float));
+        m->d_used.W_o = m->d_W_o_used;
+    }
+    TRY(layer_of(&m->cfg)->backward(&m->cfg, &m->used, m->X, m->d_H, m->d_X,
+                                    &m->d_used, T));
+    if (m->d_used.W_q != m->d_attn.W_q) /* W_q used = score_scale * W_q */
+        for (int i = 0; i < d * d; i++)
+            m->d_attn.W_q[i] += m->cfg.score_scale * m->d_W_q_used[i];
+    if (m->d_used.W_o != m->d_attn.W_o) { /* a zeroed row: no gradient */
+        const int d_head = d / m->cfg.n_heads;
+        for (int row = 0; row < d; row++)
+            if (!((m->heads_off >> (row / d_head)) & 1))
+                for (int c = 0; c < d; c++)
+                    m->d_attn.W_o[row * d + c] += m->d_W_o_used[row * d + c];
+    }
     /* 1. X = E_tok[x] + E_pos: each row goes back where it came from */
     for (int t = 0; t < T; t++)
         for (int c = 0; c < d; c++) {
@@ -302,13 +440,14 @@ void exp_adam_step(struct exp_model *m, float lr)
 }
 /* @end exp_adam_step */
 
-/* How many (t, r) pairs of one sequence count in the loss. */
-static int valid_pairs(int T)
+/* How many (t, r) pairs of the batch x (N, T) count in the loss. */
+static int valid_pairs(const struct exp_model *m, const int *x, int N)
 {
     int n = 0;
-    for (int t = 0; t < T; t++)
-        for (int r = 0; r < EXP_R; r++)
-            n += exp_source(r, t) >= 0;
+    for (int k = 0; k < N; k++)
+        for (int t = 0; t < m->cfg.T; t++)
+            for (int r = 0; r < m->n_relations; r++)
+                n += exp_source_in(&m->cfg, x + k * m->cfg.T, r, t) >= 0;
     return n;
 }
 
@@ -324,7 +463,8 @@ int exp_train_step(struct exp_model *m, const int *x, int N, float lr,
         return KIT_E_SIZE;
     const int T = m->cfg.T;
     /* the loss is a mean over every valid (sequence, t, r) */
-    const float scale = 1.0f / (float)(N * valid_pairs(T));
+    const int pairs = valid_pairs(m, x, N);
+    const float scale = pairs > 0 ? 1.0f / (float)pairs : 0.0f;
     double sum = 0;
     memset(m->grads, 0, (size_t)m->n_params * sizeof(float));
     for (int n = 0; n < N; n++) {
@@ -378,12 +518,14 @@ int exp_evaluate(struct exp_model *m, const int *x, int N,
     for (int n = 0; n < N; n++)
         TRY(exp_forward(m, x + n * m->cfg.T, &sum, correct, counted));
     long total = 0;
-    score->mean_accuracy = 0;
-    for (int r = 0; r < EXP_R; r++) {
-        score->accuracy[r] = (double)correct[r] / (double)counted[r];
-        score->mean_accuracy += score->accuracy[r] / EXP_R;
+    const int R = m->n_relations;
+    memset(score, 0, sizeof *score);
+    for (int r = 0; r < R; r++) {
+        score->accuracy[r] =
+            counted[r] ? (double)correct[r] / (double)counted[r] : 0;
+        score->mean_accuracy += score->accuracy[r] / R;
         total += counted[r];
     }
-    score->loss = sum / (double)total;
+    score->loss = total ? sum / (double)total : 0;
     return KIT_OK;
 }

@@ -34,13 +34,24 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
   --metadata=chapters:"$(BOOK_CHAPTERS)" \
   --resource-path=.:$(B) --toc --toc-depth=2 --number-sections
 
-# The preface shows what `make test CH=1` prints on the untouched stubs:
-# a real run, made while the book is built (trimmed: the first two
-# failures, then the progress lines, the first failure and the summary).
+# The preface shows what `make test CH=1` prints: a real run, made while
+# the book is built (trimmed: the first two failures, then the progress
+# lines, the first failure and the summary). It runs on starter/ as it is,
+# so its caption, the first line of the file, says what that was: the
+# untouched stubs when every function of starter/ch1_*.c is still a stub
+# (as many "return KIT_E_TODO" as "@listing" markers, reset.sh's test),
+# a student's code otherwise.
 $(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
-	@{ echo '```text'; echo '$$ make test CH=1'; \
+	@{ todo=$$(cat starter/ch1_*.c | grep -c 'return KIT_E_TODO' || true); \
+	   marks=$$(cat starter/ch1_*.c | grep -c '@listing' || true); \
+	   if [ "$$todo" -eq "$$marks" ]; then \
+	     echo 'Here is what `make test CH=1` printed on the untouched stubs of chapter 1 when this book was built:'; \
+	   else \
+	     echo 'Here is what `make test CH=1` printed when this book was built. Chapter 1 in `starter/` was no longer the untouched stubs ('"$$((marks - todo))"' of its '"$$marks"' functions written), so this is a run of that code, not of the stubs:'; \
+	   fi; echo; \
+	   echo '```text'; echo '$$ make test CH=1'; \
 	   { $(B)/starter/kit_tests --impl starter --chapter 1 --exercises $(EXERCISES) || true; } | \
 	   awk 'NR <= 4 { print; next } NR == 5 { print "  ..." } \
 	        /^Progress/ { p = 1 } /^Run Summary/ { p = 0 } p { print } \

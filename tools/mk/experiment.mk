@@ -1,35 +1,101 @@
 # experiment.mk: chapter 5's experiment, one head against many.
 #
-# `make experiment` builds tools/experiment/ against the reference
-# solutions (build/solutions/libkit.a), trains 1, 2 and 4 heads once and
-# prints the table. The run is a file target: it happens again only when
-# the program or the library changed. The figures of chapter 5 read what
-# it writes into $(B)/plots/data/, so the plots' data stamp depends on it.
-# Timings: tools/bench_experiment.sh.
+#   make experiment                 on your code (IMPL=starter): checks
+#                                   that chapters 1-4 pass, trains every
+#                                   configuration over 5 seeds, prints
+#                                   your table beside the reference's
+#   make experiment IMPL=solutions  the book's run, on the reference code
+#   make experiment SEEDS=10        more seeds
+#   make experiment HEADS=1,2,4     other head counts (each must divide 32)
+#   make experiment WORKERS=1       one process (the numbers are the same)
+#
+# tools/experiment/ is built against the reference solutions with its own
+# flags (EXP_CFLAGS: -O3, and sums the compiler may reorder, which makes
+# the training about twice as fast as -O2), trains 1, 2, 4, 8 and 16
+# heads, a 1-head control with the 4-head score scale and the content
+# task, one worker process per core, and prints the mean +- sd tables.
+# The run is a file target: it happens again only when the program, the
+# library or the arguments changed. The figures of chapter 5 read what it
+# writes into $(B)/plots/data/, so the plots' data stamp depends on it.
+# Timings: tools/bench_experiment.sh (never in the book).
 
-EXP_DIR   := $(B)/experiment
-EXP_BIN   := $(EXP_DIR)/experiment
-EXP_SRC   := $(wildcard tools/experiment/*.c)
-EXP_CSV   := $(EXP_DIR)/results.csv
-EXP_TABLE := $(EXP_DIR)/table.txt
-EXP_DATA  := $(B)/plots/data
+SEEDS   ?= 5
+HEADS   ?=
+WORKERS ?=
+
+EXP_DIR    := $(B)/experiment
+EXP_CSV    := $(EXP_DIR)/results.csv
+EXP_TABLE  := $(EXP_DIR)/table.txt
+EXP_DATA   := $(B)/plots/data
+EXP_SRC    := $(wildcard tools/experiment/*.c)
+EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
+              -fassociative-math -fno-signed-zeros -fno-trapping-math
+EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
+
+# The book's program, on the reference solutions.
+EXP_BIN := $(EXP_DIR)/solutions/experiment
+
+# $(EXP_DIR)/IMPL/experiment: the program on IMPL's files of chapters 1
+# to 4, the ones chapter 5 links (CH_FILES_5, tools/mk/chapters.mk).
+EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
+define exp_bin_rule
+$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(LIB_SRC) \
+                            $(call EXP_IMPL_SRC,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) -Iinclude $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
+	  $(LIB_SRC) -lm
+endef
+$(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
+
+# The arguments are part of the run: a changed SEEDS or HEADS reruns it.
+EXP_ARGS_FILE := $(EXP_DIR)/args
+ifneq ($(filter experiment plots book book-html book-pdf all $(EXP_CSV),$(or $(MAKECMDGOALS),all)),)
+$(shell mkdir -p $(EXP_DIR) && { echo '$(EXP_ARGS)' | cmp -s - $(EXP_ARGS_FILE) || echo '$(EXP_ARGS)' >$(EXP_ARGS_FILE); })
+endif
 
 .PHONY: experiment
 
-## experiment: train 1, 2 and 4 heads (chapter 5); print the table, write results.csv
-experiment: $(EXP_CSV)
+# The student's run (IMPL=starter) goes to its own folder, next to the
+# book's run, which it reads as the reference; it never writes the
+# book's data. It starts only when the tests of the chapters the
+# experiment calls pass, so that it never shows a half-trained table.
+EXP_NEEDS    := 1 2 3 4
+EXP_MINE     := $(EXP_DIR)/$(IMPL)
+EXP_MINE_CSV := $(EXP_MINE)/results.csv
+
+## experiment: chapter 5 on IMPL's code: 1-16 heads, a scale control, a content task over SEEDS=5 seeds; the tables
+experiment:
+ifeq ($(IMPL),solutions)
+	@$(MAKE) --no-print-directory $(EXP_CSV)
 	@cat $(EXP_TABLE)
-	@echo "(written: $(EXP_CSV), $(EXP_DATA)/ch5_*)"
+	@echo "(written: $(EXP_CSV), $(EXP_DIR)/content.csv, $(EXP_DATA)/ch5_*)"
+else
+ifneq ($(EXP_GATE),no)
+	@bad=; for n in $(EXP_NEEDS); do \
+	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
+	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
+	done; \
+	if [ -n "$$bad" ]; then \
+	  set -- $$bad; \
+	  echo "make experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \
+	  exit 1; fi
+endif
+	@$(MAKE) --no-print-directory -s $(EXP_CSV)
+	@$(MAKE) --no-print-directory $(EXP_MINE_CSV)
+	@cat $(EXP_MINE)/table.txt
+	@echo "(written: $(EXP_MINE_CSV), $(EXP_MINE)/content.csv; the reference: $(EXP_CSV))"
+endif
 
-$(EXP_BIN): $(EXP_SRC) include/experiment.h $(B)/solutions/libkit.a
+$(EXP_DIR)/starter/results.csv: $(EXP_DIR)/starter/experiment $(EXP_ARGS_FILE) $(EXP_CSV)
 	@mkdir -p $(dir $@)
-	$(CC) -Iinclude $(CFLAGS) -o $@ $(EXP_SRC) $(B)/solutions/libkit.a -lm
+	$(EXP_DIR)/starter/experiment $(EXP_ARGS) $(if $(WORKERS),--workers $(WORKERS)) \
+	  --impl starter --reference $(EXP_DIR) $(EXP_DIR)/starter >/dev/null
 
-# The table goes to a file and `experiment` shows it, so that it is shown
-# whether or not the run had to happen.
-$(EXP_CSV): $(EXP_BIN)
+# The tables go to a file and `experiment` shows it, so that they are
+# shown whether or not the run had to happen.
+$(EXP_CSV): $(EXP_BIN) $(EXP_ARGS_FILE)
 	@mkdir -p $(EXP_DIR) $(EXP_DATA)
-	$(EXP_BIN) $(EXP_DIR) $(EXP_DATA) > $(EXP_TABLE).tmp
-	@mv $(EXP_TABLE).tmp $(EXP_TABLE)
+	$(EXP_BIN) $(EXP_ARGS) $(if $(WORKERS),--workers $(WORKERS)) \
+	  $(EXP_DIR) $(EXP_DATA) >/dev/null
 
 $(DATA_STAMP): $(EXP_CSV)
