@@ -182,6 +182,11 @@ $(B)/%.o:
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
 
+# The shared checks name an earlier chapter's stubs only to a chapter that
+# calls them: they read chapters.mk as "N:file file ...;" per chapter.
+$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_FILES='"$(foreach n,$(CHAPTER_NUMS),$(n):$(strip $(CH_FILES_$(n)));)"'
+$(OUT)/tests/check.o: tools/mk/chapters.mk
+
 # Each object depends on its own source; -MMD adds the headers.
 define object_rule
 $(call objs,$(1),$(VARIANT)): $(1)
