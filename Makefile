@@ -212,7 +212,7 @@ DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bea
 deps:
 	@sh tools/deps.sh $(DEB_PACKAGES)
 
-## deps-dev: also install what contributors need (PyTorch for make golden, bear)
+## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
 deps-dev:
 	@sh tools/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 
@@ -293,7 +293,7 @@ $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
 	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
 	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
 
-## check: the kit's self-test (solutions pass, stubs fail cleanly, API, sanitizers, plots, book)
+## check: the kit's self-test, every step in tools/checks/ (see README.md)
 check:
 	@sh tools/check.sh
 
