@@ -9,7 +9,8 @@ set -eu
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
-# -fopenmp as in the Makefile: chapter 7 shares work among threads.
+# -fopenmp as in the Makefile: chapter 7 splits loops across threads
+# (#pragma omp), and its tests compare one thread with two.
 CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2 -fopenmp"
 # The student's files are built as the Makefile builds them
 # (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
