@@ -16,6 +16,7 @@ stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
 cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
 cp -r "$KIT/tools/harness" "$KIT/tools/lib" "$KIT/tools/grade" "$KIT/tools/deps.sh" "$stage/tools/"
+mkdir -p "$stage/tools/mk" && cp "$KIT/tools/mk/chapters.mk" "$stage/tools/mk/"
 cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
 #!/bin/sh
