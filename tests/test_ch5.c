@@ -197,8 +197,8 @@ static void describe(const struct exp_model *m, int p, char *buf, size_t n)
     int i = (int)(m->params + p - block[k].at);
     int row = i / block[k].cols, col = i % block[k].cols;
     if (block[k].head_by == 1 && block[k].cols < d) /* shared K/V heads */
-        snprintf(buf, n, "%s[%d][%d] (in K/V head %d's columns)",
-                 block[k].name, row, col, col / d_head);
+        snprintf(buf, n, "%s[%d][%d] (in K/V head %d's columns)", block[k].name,
+                 row, col, col / d_head);
     else if (block[k].head_by == 1)
         snprintf(buf, n, "%s[%d][%d] (in head %d's columns)", block[k].name,
                  row, col, col / d_head);
@@ -375,7 +375,8 @@ KIT_TEST(exp_gqa_equals_mha,
         free(want), free(got);
         return;
     }
-    int ok = ready("the multi-head network's gradient", grads_of(mha, x, want, P));
+    int ok =
+        ready("the multi-head network's gradient", grads_of(mha, x, want, P));
     if (ok)
         ok = ready("the grouped-query network's gradient (4 K/V heads)",
                    grads_of(gqa, x, got, P));

@@ -70,7 +70,8 @@ static void fold(const struct exp_config *c, const float *d_full, float *d_w)
     for (int row = 0; row < d; row++)
         for (int i = 0; i < c->n_heads; i++)
             for (int e = 0; e < dh; e++)
-                d_w[row * kv + (i / G) * dh + e] += d_full[row * d + i * dh + e];
+                d_w[row * kv + (i / G) * dh + e] +=
+                    d_full[row * d + i * dh + e];
 }
 /* @end exp_gqa_expand */
 
