@@ -82,6 +82,11 @@ static double get_acc(const struct exp_result *r, int j)
 {
     return j < EXP_R ? r->score.accuracy[j] : r->score.mean_accuracy;
 }
+static double get_loss(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->score.loss;
+}
 /* the largest mean weight a query head gives relation j's token */
 static double get_top_weight(const struct exp_result *r, int j)
 {
@@ -185,7 +190,7 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
     fprintf(f, "%-10s %6s", "K/V heads", "params");
     for (int r = 0; r < EXP_R; r++)
         fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
-    fprintf(f, " %13s\n", "mean");
+    fprintf(f, " %13s %17s\n", "mean", "final loss");
     for (int k = 0; k < N_KV; k++) {
         const struct exp_result *r = res + k * seeds;
         fprintf(f, "%-10d %6d", kv_heads[k], r->n_params);
@@ -193,7 +198,8 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
             struct stats st = over(r, seeds, get_acc, j);
             fprintf(f, " %5.1f +- %4.1f%%", 100 * st.mean, 100 * st.sd);
         }
-        fprintf(f, "\n");
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(f, " %.4f +- %.4f\n", st.mean, st.sd);
     }
 }
 
@@ -202,9 +208,8 @@ static char symbol(int s)
     return (char)('A' + s);
 }
 
-static void write_data(const char *dir, const struct exp_result *res,
-                       int seeds, const struct exp_config *c0,
-                       const int *shown)
+static void write_data(const char *dir, const struct exp_result *res, int seeds,
+                       const struct exp_config *c0, const int *shown)
 {
     const int d = c0->d_model, dh = d / HEADS;
     FILE *v = data_open(PROG, dir, "ch6_kv.values");
@@ -232,7 +237,20 @@ static void write_data(const char *dir, const struct exp_result *res,
             fprintf(v, "ch6kv.owner_loss_g%d_%s=%.1f\n", g, key[j],
                     100 * st.mean);
         }
-        struct stats st = over(r, seeds, get_owners_distinct, 0);
+        int perfect = 0;
+        double worst = 1, worst_loss = 0;
+        for (int s = 0; s < seeds; s++) {
+            perfect += r[s].score.mean_accuracy == 1.0;
+            worst = fmin(worst, r[s].score.mean_accuracy);
+            worst_loss = fmax(worst_loss, r[s].score.loss);
+        }
+        fprintf(v, "ch6kv.perfect_g%d=%d\nch6kv.worst_g%d=%.2f\n", g, perfect,
+                g, 100 * worst);
+        fprintf(v, "ch6kv.loss_g%d_max=%.5f\n", g, worst_loss);
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(v, "ch6kv.loss_g%d=%.5f\nch6kv.loss_g%d_sd=%.5f\n", g, st.mean,
+                g, st.sd);
+        st = over(r, seeds, get_owners_distinct, 0);
         fprintf(v, "ch6kv.owners_distinct_g%d=%.0f\n", g, st.mean * seeds);
         st = over(r, seeds, get_roles_distinct, 0);
         fprintf(v, "ch6kv.roles_distinct_g%d=%.1f\n", g, st.mean);
@@ -250,8 +268,8 @@ static void write_data(const char *dir, const struct exp_result *res,
     fprintf(f, "| K/V heads | parameters |");
     for (int r = 0; r < EXP_R; r++)
         fprintf(f, " %s |", exp_relation_name(EXP_TASK_POSITION, r));
-    fprintf(f, " mean |\n|:---|---:|");
-    for (int r = 0; r <= EXP_R; r++)
+    fprintf(f, " mean | final loss |\n|:---|---:|");
+    for (int r = 0; r <= EXP_R + 1; r++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
     for (int k = 0; k < N_KV; k++) {
@@ -266,7 +284,8 @@ static void write_data(const char *dir, const struct exp_result *res,
             fprintf(f, j < EXP_R ? " %.1f ± %.1f |" : " **%.1f ± %.1f** |",
                     100 * st.mean, 100 * st.sd);
         }
-        fprintf(f, "\n");
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(f, " %.4f ± %.4f |\n", st.mean, st.sd);
     }
     data_close(PROG, f);
 
@@ -361,8 +380,9 @@ int main(int argc, char **argv)
                "drawing the evaluation sequences");
     n_total = n;
     t_start = now();
-    fprintf(stderr, "  training %d networks (4 query heads; 4, 2, 1 K/V heads "
-                    "x %d seeds) on %d worker%s ...\n",
+    fprintf(stderr,
+            "  training %d networks (4 query heads; 4, 2, 1 K/V heads "
+            "x %d seeds) on %d worker%s ...\n",
             n, seeds, workers, workers > 1 ? "s" : "");
     int status = exp_run_many(cfg, n, &e, workers, res, progress);
     double total = now() - t_start;
