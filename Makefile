@@ -281,9 +281,9 @@ $(B)/plots/%.png: $(B)/plots/%.pdf
 # selftest.c is compiled as a student's file is, with the leak check.
 $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
                             tools/harness/leakcheck.c tools/harness/leakcheck.h \
-                            tests/kit_test.h
+                            tests/kit_test.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iinclude -Itests $(PKG_CFLAGS) $(LEAKCHECK) -c \
+	$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Itests $(PKG_CFLAGS) $(LEAKCHECK) -c \
 	  -o $(B)/selftest/selftest.o tools/harness/selftest.c
 	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
 	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
