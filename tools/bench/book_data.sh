@@ -75,11 +75,11 @@ END {
     printf "ch7.mm_speedup=%.0f\n", mm["matmul_fast"] / mm["matmul_ch1"] > v
 
     t = data "/ch7_bench.md"
-    head = "| T | chapter 3 fused (ms) | flash (ms) | flash, no mask (ms) |"
+    head = "| T | ch. 3 (ms) | flash (ms) | no mask (ms) |"
     rule = "|--:|--:|--:|--:|"
     if (torch == "yes") { head = head " PyTorch (ms) |"; rule = rule "--:|" }
-    head = head " chapter 3 peak (MiB) | flash peak (MiB) |"; rule = rule "--:|--:|"
-    if (torch == "yes") { head = head " PyTorch peak (MiB) |"; rule = rule "--:|" }
+    head = head " ch. 3 (MiB) | flash (MiB) |"; rule = rule "--:|--:|"
+    if (torch == "yes") { head = head " PyTorch (MiB) |"; rule = rule "--:|" }
     print head > t; print rule > t
     for (k = 1; k <= nT; k++) {
         T = Ts[k]

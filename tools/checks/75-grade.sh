@@ -193,6 +193,11 @@ int attention_fast(void) __attribute__((ifunc("resolve_fast")));
 EOF
 trick ifunc "$work/p.c" ''
 hostile ifunc 'indirect function (ifunc)'
+# (c'') a pragma other than OpenMP's (the solutions' #pragma omp is allowed:
+#       they score 100 above)
+printf '#pragma GCC optimize("O0")\n' >"$work/p.c"
+trick pragma "$work/p.c" ''
+hostile pragma "a #pragma other than OpenMP's"
 # (d) exit(0) inside a test, before any check can fail
 printf '#include <stdlib.h>\n' >"$work/p.c"
 trick exit0 "$work/p.c" 'exit(0);'

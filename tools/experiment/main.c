@@ -283,7 +283,7 @@ static void write_md(const char *dir, const char *name, int task,
     fprintf(f, "| network | previous |");
     for (int r = 1; r < R; r++)
         fprintf(f, " %s |", exp_relation_name(task, r));
-    fprintf(f, " mean | final loss |\n|:---|");
+    fprintf(f, " mean | loss |\n|:---|");
     for (int r = 0; r < R + 2; r++)
         fprintf(f, "---:|");
     fprintf(f, "\n");

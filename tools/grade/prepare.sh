@@ -9,11 +9,13 @@ set -eu
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
-CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2"
+# -fopenmp as in the Makefile: chapter 7 splits loops across threads
+# (#pragma omp), and its tests compare one thread with two.
+CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2 -fopenmp"
 # The student's files are built as the Makefile builds them
 # (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
 # the leak check forced in.
-STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -Werror=implicit-function-declaration
+STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -fopenmp -Werror=implicit-function-declaration
   -Werror=return-type -Werror=incompatible-pointer-types -Werror=int-conversion
   -include $KIT/tools/harness/leakcheck.h"
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
@@ -57,7 +59,7 @@ done
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.
-$CC -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
+$CC -fopenmp -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }
