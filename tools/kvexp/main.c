@@ -265,20 +265,19 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
     data_close(PROG, v);
 
     FILE *f = data_open(PROG, dir, "ch6_kv.md");
-    fprintf(f, "| K/V heads | parameters |");
+    fprintf(f, "| K/V heads |");
     for (int r = 0; r < EXP_R; r++)
         fprintf(f, " %s |", exp_relation_name(EXP_TASK_POSITION, r));
-    fprintf(f, " mean | final loss |\n|:---|---:|");
+    fprintf(f, " mean | final loss |\n|:---|");
     for (int r = 0; r <= EXP_R + 1; r++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
     for (int k = 0; k < N_KV; k++) {
         const struct exp_result *r = res + k * seeds;
-        fprintf(f, "| %d%s | %d |", kv_heads[k],
+        fprintf(f, "| %d%s |", kv_heads[k],
                 kv_heads[k] == HEADS ? " (MHA)"
                 : kv_heads[k] == 1   ? " (MQA)"
-                                     : " (GQA)",
-                r->n_params);
+                                     : " (GQA)");
         for (int j = 0; j <= EXP_R; j++) {
             struct stats st = over(r, seeds, get_acc, j);
             fprintf(f, j < EXP_R ? " %.1f ± %.1f |" : " **%.1f ± %.1f** |",
