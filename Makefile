@@ -182,6 +182,11 @@ $(B)/%.o:
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
 
+# The shared checks name an earlier chapter's stubs only to a chapter that
+# calls them: they read chapters.mk as "N:file file ...;" per chapter.
+$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_FILES='"$(foreach n,$(CHAPTER_NUMS),$(n):$(strip $(CH_FILES_$(n)));)"'
+$(OUT)/tests/check.o: tools/mk/chapters.mk
+
 # Each object depends on its own source; -MMD adds the headers.
 define object_rule
 $(call objs,$(1),$(VARIANT)): $(1)
@@ -207,7 +212,7 @@ DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bea
 deps:
 	@sh tools/deps.sh $(DEB_PACKAGES)
 
-## deps-dev: also install what contributors need (PyTorch for make golden, bear)
+## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
 deps-dev:
 	@sh tools/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 
@@ -288,7 +293,7 @@ $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
 	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
 	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
 
-## check: the kit's self-test (solutions pass, stubs fail cleanly, API, sanitizers, plots, book)
+## check: the kit's self-test, every step in tools/checks/ (see README.md)
 check:
 	@sh tools/check.sh
 

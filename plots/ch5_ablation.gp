@@ -3,7 +3,8 @@
 # relation loses (percentage points) when head i's columns of the
 # concatenation are zeroed before W_o. Data: ch5_ablation_hH.dat
 # (tools/experiment/main.c), rows heads, columns relations (t-1 the
-# previous token, t-2 two back, x0 the first, x1 the second).
+# previous token, t-2 two back, x0 the first, x1 the second). Numbers
+# on the dark cells (60 points or more) are white, so they can be read.
 fig_w = 16.4; fig_h = 8.4            # cm, as printed
 load "plots/common.gp"
 set palette defined (0 "#ffffff", 0.25 "#fcbba1", 0.5 "#fb6a4a", 0.75 "#cb181d", 1 "#67000d")
@@ -19,6 +20,7 @@ do for [h in "2 4 8 16"] {
     set ylabel "head"
     if (h eq "16") { set colorbox user origin 0.92, 0.1 size 0.015, 0.72 } else { unset colorbox }
     plot datadir.sprintf("/ch5_ablation_h%s.dat", h) matrix rowheaders columnheaders using 1:2:3 with image, \
-         "" matrix rowheaders columnheaders using 1:2:($3 >= 9.95 ? sprintf("%.0f", $3) : "") with labels font ",7"
+         "" matrix rowheaders columnheaders using 1:2:($3 >= 9.95 && $3 < 60 ? sprintf("%.0f", $3) : "") with labels font ",7", \
+         "" matrix rowheaders columnheaders using 1:2:($3 >= 60 ? sprintf("%.0f", $3) : "") with labels font ",7" tc rgb "#ffffff"
 }
 unset multiplot

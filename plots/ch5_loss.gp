@@ -11,7 +11,8 @@ set xlabel "training step"
 set ylabel "cross-entropy (log scale)"
 set logscale y
 set format y "10^{%L}"
-set key top right box opaque
+# the key in the empty band between the two-head curve and the others
+set key at graph 0.98, graph 0.6 right top box opaque
 set grid ytics lc rgb "#dddddd"
 set border 3
 set xtics nomirror
@@ -19,7 +20,7 @@ set ytics nomirror
 # guessing among S = 16 symbols costs ln 16 per prediction
 guess = log(16)
 set arrow 1 from graph 0, first guess to graph 1, first guess nohead dt 2 lc rgb "#888888"
-set label 1 "guessing: ln 16" at graph 0.02, first guess * 1.35 tc rgb "#666666"
+set label 1 "guessing: ln 16" at graph 0.98, first guess * 1.35 right tc rgb "#666666"
 colours = "#d95f02 #7570b3 #1b9e77 #e7298a #66a61e #a6761d #666666"
 # the last column is the scale control, dashed
 last = loss_columns - 1

@@ -15,6 +15,8 @@ set xlabel "tokens T"
 set ylabel "MiB added to the process's peak"
 set logscale x 2
 set logscale y 10
+# a margin left and right, so the end points do not sit on the axes
+set offsets graph 0.04, graph 0.04, 0, 0
 set format y "%g"
 set key top left box opaque
 set grid xtics ytics lc rgb "#dddddd"

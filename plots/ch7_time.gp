@@ -21,6 +21,8 @@ set border 3
 set xtics nomirror
 set ytics nomirror
 set logscale y 10
+# a margin left and right, so the end points do not sit on the axes
+set offsets graph 0.04, graph 0.04, 0, 0
 
 plot rows("ch3_fused")       using 2:4 with linespoints lw 2.5 pt 7 lc rgb "#d95f02" title "chapter 3, fused", \
      rows("torch")           using 2:4 with linespoints lw 2.5 pt 5 lc rgb "#7570b3" title "PyTorch nn.MultiheadAttention", \

@@ -105,7 +105,7 @@ END {
             cmp = "about as long as `mha_forward_flash()`"
         else
             cmp = sprintf("so `mha_forward_flash()` took %.1f× as long as PyTorch", 1 / r)
-        printf "PyTorch'"'"'s `nn.MultiheadAttention` (with `need_weights=False`, its threads and those of its BLAS set to the same %d) took %s ms at T = %d, %s in this run. PyTorch computes every score, masked or not, but does its four projections with an optimised BLAS (OpenBLAS, from `make deps-dev`), and its projections are a large part of the work at this T (see the counts at the start of the chapter). The peak memory of the PyTorch call grew by %s MiB, against %s MiB for `mha_forward_flash()`: %.0f times as much.", \
+        printf "PyTorch'"'"'s `nn.MultiheadAttention` (with `need_weights=False`, its threads and those of its BLAS set to the same %d) took %s ms at $T$ = %d, %s in this run. PyTorch computes every score, masked or not, but does its four projections with an optimised BLAS (OpenBLAS, from `make deps-dev`), and its projections are a large part of the work at this $T$ (see the counts at the start of the chapter). The peak memory of the PyTorch call grew by %s MiB, against %s MiB for `mha_forward_flash()`: %.0f times as much.", \
             threads, fmt(ms["torch", T]), T, cmp, mib(peak["torch", T]), mib(peak["flash", T]), peak["torch", T] / (peak["flash", T] > 0 ? peak["flash", T] : 1) > p
         print "" > p
     } else {

@@ -12,7 +12,8 @@
 #      no \tiny or \scriptsize, whose sizes are under 7 pt there);
 #   4. the prose: a step it cites ("step 2", "numbered steps") exists in
 #      the edition that shows it: in that chapter's listings (a comment
-#      "/* 2. ..." or " * 2. ...") or in the chapter's own text ("**Step 2**").
+#      "/* 2. ..." or " * 2. ..."), in the chapter's own text ("**Step 2**")
+#      or in a heading of it ("### Step 2: ...").
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
@@ -149,6 +150,11 @@ for html in "$B/book.html" "$B/book-instructor.html"; do
                 }
             } else {
                 t = line; gsub(/<[^>]*>/, "", t)
+                # a heading "Step 2: ..." (chapter 7) defines its step
+                if (line ~ /<h[2-6][ >]/ && match(t, /Step [0-9]+/)) {
+                    s = substr(t, RSTART, RLENGTH); gsub(/[^0-9]/, "", s)
+                    defined[ch, s] = 1; anydef[ch] = 1
+                }
                 while (match(t, /[Ss]teps? [0-9]+/)) {
                     s = substr(t, RSTART, RLENGTH); gsub(/[^0-9]/, "", s)
                     if (line ~ "<strong>Step " s "</strong>") { defined[ch, s] = 1; anydef[ch] = 1 }

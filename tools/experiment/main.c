@@ -244,8 +244,12 @@ static int read_csv(const char *dir, const char *name, int R,
 static const char *label_of(const struct summary *s, char *buf, size_t n)
 {
     double own = 1 / sqrt(32.0 / s->heads);
+    double as_heads = 32.0 * s->scale * s->scale; /* whose own scale it is */
     if (fabs(s->scale - own) < 1e-4)
         snprintf(buf, n, "%d head%s", s->heads, s->heads > 1 ? "s" : "");
+    else if (fabs(as_heads - round(as_heads)) < 0.05 && as_heads >= 1)
+        snprintf(buf, n, "%d head%s, %.0f-head scale", s->heads,
+                 s->heads > 1 ? "s" : "", as_heads);
     else
         snprintf(buf, n, "%d head%s, scale 1/sqrt(%.0f)", s->heads,
                  s->heads > 1 ? "s" : "", 1 / (s->scale * s->scale));

@@ -78,7 +78,9 @@ book:
 ## book-html: render only the HTML book, quickly, to read the chapters (EDITION=instructor too)
 book-html: $(BOOK_HTML)
 	@echo "book: $(BOOK_HTML) ($(EDITION) edition); open it in a browser"
+## book-pdf: render only the PDF book (EDITION=instructor too)
 book-pdf: $(BOOK_PDF)
+## book-epub: render only the EPUB book (EDITION=instructor too)
 book-epub: $(BOOK_EPUB)
 
 # The EPUB (EPUB 3): MathML and the SVG figures, for tablets and
