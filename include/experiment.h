@@ -89,6 +89,17 @@ struct exp_layer {
                     struct mha_weights *d_w, int T);
 };
 
+/* Chapter 6's grouped-query attention as the network's layer
+ * (tools/lib/exp_gqa.c): n_heads query heads share cfg.n_kv_heads K/V
+ * heads (0 = n_heads), query head i reading K/V head i / (n_heads /
+ * n_kv_heads). W_k and W_v are (d_model, n_kv_heads * d_head). Built on
+ * mha_forward() and mha_backward() by copying each K/V head's columns
+ * once per query head of its group, and adding the copies' gradients
+ * back. With n_kv_heads == n_heads it is the multi-head layer. check()
+ * adds KIT_E_HEADS (n_kv_heads does not divide n_heads) and KIT_E_SIZE
+ * (n_kv_heads < 0) to mha_check_config()'s errors. */
+extern const struct exp_layer exp_gqa_layer;
+
 /* Everything that defines one run. Two runs with the same config give
  * bit-identical numbers. */
 struct exp_config {

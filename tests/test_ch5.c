@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A small run, a fraction of a second: short sequences, small batches. */
@@ -177,6 +178,7 @@ static void describe(const struct exp_model *m, int p, char *buf, size_t n)
 {
     const int d = m->cfg.d_model, d_head = d / m->cfg.n_heads;
     const int S = m->cfg.n_symbols;
+    const int kv = (int)(m->attn.W_v - m->attn.W_k) / d; /* d_model or less */
     const struct {
         const char *name;
         const float *at;
@@ -184,8 +186,8 @@ static void describe(const struct exp_model *m, int p, char *buf, size_t n)
     } block[8] = {{"E_tok", m->E_tok, d, 0},
                   {"E_pos", m->E_pos, d, 0},
                   {"W_q", m->attn.W_q, d, 1},
-                  {"W_k", m->attn.W_k, d, 1},
-                  {"W_v", m->attn.W_v, d, 1},
+                  {"W_k", m->attn.W_k, kv, 1},
+                  {"W_v", m->attn.W_v, kv, 1},
                   {"W_o", m->attn.W_o, d, 2},
                   {"W_r", m->W_r, m->n_relations * S, 0},
                   {"b_r", m->b_r, m->n_relations * S, 0}};
@@ -194,7 +196,10 @@ static void describe(const struct exp_model *m, int p, char *buf, size_t n)
         k--;
     int i = (int)(m->params + p - block[k].at);
     int row = i / block[k].cols, col = i % block[k].cols;
-    if (block[k].head_by == 1)
+    if (block[k].head_by == 1 && block[k].cols < d) /* shared K/V heads */
+        snprintf(buf, n, "%s[%d][%d] (in K/V head %d's columns)", block[k].name,
+                 row, col, col / d_head);
+    else if (block[k].head_by == 1)
         snprintf(buf, n, "%s[%d][%d] (in head %d's columns)", block[k].name,
                  row, col, col / d_head);
     else if (block[k].head_by == 2)
@@ -223,11 +228,12 @@ static void gradient_check(struct exp_config c, unsigned long long heads_off,
     rng_seed(&r, 5);
     exp_make_batch(&r, x, 1, c.T, c.n_symbols);
     const int d = c.d_model, RS = m.n_relations * c.n_symbols;
+    const int kv = (int)(m.attn.W_v - m.attn.W_k) / d; /* W_k's width */
     const float *start[KINDS] = {
         m.E_tok + x[2] * d, m.E_pos,    m.attn.W_q, m.attn.W_k,
         m.attn.W_v,         m.attn.W_o, m.W_r,      m.b_r};
-    const int size[KINDS] = {d,     c.T * d, d * d,  d * d,
-                             d * d, d * d,   d * RS, RS};
+    const int size[KINDS] = {d,      c.T * d, d * d,  d * kv,
+                             d * kv, d * d,   d * RS, RS};
     int at[N];
     for (int k = 0; k < KINDS; k++)
         for (int j = 0; j < PER; j++) /* scattered: rows and heads differ */
@@ -306,6 +312,88 @@ KIT_TEST(exp_gradient_scaled_and_ablated,
     c.score_scale = 2.0f;
     gradient_check(c, 1ULL << 2,
                    "4 heads, d_model 8, score_scale 2, head 2 off");
+}
+
+KIT_TEST(exp_gqa_gradient_matches_finite_differences,
+         "experiment: with chapter 6's grouped-query layer (4 query heads, "
+         "1 and 2 K/V heads) the gradient matches finite differences")
+{
+    struct exp_config c = exp_default_config(4);
+    c.T = 5;
+    c.d_model = 8;
+    c.qk_init = c.vo_init = 1.0f;
+    c.layer = &exp_gqa_layer;
+    c.n_kv_heads = 2;
+    gradient_check(c, 0, "4 query heads sharing 2 K/V heads, d_model 8");
+    c.n_kv_heads = 1;
+    gradient_check(c, 1ULL << 1,
+                   "4 query heads sharing 1 K/V head, d_model 8, head 1 off");
+}
+
+/* The gradient of the whole network on one sequence, from zero. */
+static int grads_of(struct exp_config c, const int *x, float *g, int P)
+{
+    struct exp_model m;
+    int status = exp_model_init(&m, &c);
+    if (status != KIT_OK)
+        return status;
+    if (m.n_params != P) {
+        exp_model_free(&m);
+        return KIT_E_SIZE;
+    }
+    double loss = 0;
+    status = exp_forward(&m, x, &loss, NULL, NULL);
+    if (status == KIT_OK)
+        status = exp_backward(&m, x, 1.0f);
+    if (status == KIT_OK)
+        memcpy(g, m.grads, (size_t)P * sizeof(float));
+    exp_model_free(&m);
+    return status;
+}
+
+KIT_TEST(exp_gqa_equals_mha,
+         "experiment: the grouped-query layer with as many K/V heads as "
+         "heads has the multi-head layer's parameters and gradient")
+{
+    struct exp_config mha = exp_default_config(4);
+    mha.T = 6;
+    struct exp_config gqa = mha;
+    gqa.layer = &exp_gqa_layer;
+    gqa.n_kv_heads = 4;
+    struct exp_model m;
+    if (!ready("exp_model_init(4 heads)", exp_model_init(&m, &mha)))
+        return;
+    const int P = m.n_params;
+    exp_model_free(&m);
+    int x[6];
+    struct rng r;
+    rng_seed(&r, 9);
+    exp_make_batch(&r, x, 1, mha.T, mha.n_symbols);
+    float *want = calloc((size_t)P, sizeof(float));
+    float *got = calloc((size_t)P, sizeof(float));
+    if (!KIT_CHECK(want && got, "out of memory")) {
+        free(want), free(got);
+        return;
+    }
+    int ok =
+        ready("the multi-head network's gradient", grads_of(mha, x, want, P));
+    if (ok)
+        ok = ready("the grouped-query network's gradient (4 K/V heads)",
+                   grads_of(gqa, x, got, P));
+    int bad = -1;
+    for (int i = 0; ok && i < P && bad < 0; i++)
+        if (!(fabsf(got[i] - want[i]) <= 1e-5f + 1e-5f * fabsf(want[i])))
+            bad = i;
+    if (ok)
+        KIT_CHECK(bad < 0,
+                  "with 4 K/V heads for 4 query heads, grouped-query "
+                  "attention is multi-head attention, but parameter %d's "
+                  "gradient is %.8g, not the multi-head layer's %.8g. Each "
+                  "K/V head's columns are copied to exactly one query head, "
+                  "so the fold must add each copy's gradient once.",
+                  bad, bad < 0 ? 0.0 : (double)got[bad],
+                  bad < 0 ? 0.0 : (double)want[bad]);
+    free(want), free(got);
 }
 
 KIT_TEST(exp_content_targets,
@@ -526,6 +614,8 @@ static const struct kit_test *const ch5_tests[] = {
     &exp_same_seed_same_numbers,
     &exp_gradient_matches_finite_differences,
     &exp_gradient_scaled_and_ablated,
+    &exp_gqa_gradient_matches_finite_differences,
+    &exp_gqa_equals_mha,
     &exp_content_targets,
     &exp_ablation_known_heatmap,
     &exp_workers_same_numbers,

@@ -1,0 +1,407 @@
+/*
+ * main.c: chapter 6's experiment, `make kv-experiment`: which part of a
+ * head must be its own?
+ *
+ *   kvexp [--seeds N] [--workers W] RESULTS_DIR [DATA_DIR]
+ *
+ * Trains chapter 5's network (experiment.h) on the position task with 4
+ * query heads and 4, 2 and 1 K/V heads: the grouped-query layer
+ * exp_gqa_layer, everything else as chapter 5's book run (the same
+ * steps, data, seeds and evaluation sequences). 4 K/V heads is chapter
+ * 5's 4-head network. Every network is trained by one worker process
+ * from its own seed, so the numbers do not depend on W. It writes
+ *   RESULTS_DIR/kv.csv        one row per network
+ *   RESULTS_DIR/kv_table.txt  the table it prints
+ * and, when DATA_DIR is given, the book's data:
+ *   ch6_kv.md                 mean +- sd per relation, per K/V count
+ *   ch6_kv.values             key=value numbers for the prose
+ *   ch6_kv_gG_iI.dat, ch6_kv.gpi   the trained query heads' maps
+ * Progress and the wall time go to stderr, never into the book's data.
+ *
+ * Dimension letters: T = tokens, R = relations, h = query heads,
+ * g = K/V heads.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "datafile.h"
+#include "experiment.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG       "kvexp"
+#define HEADS      4 /* query heads */
+#define N_KV       3 /* K/V head counts compared */
+#define MAX_SEEDS  100
+#define N_EVAL     1000 /* as chapter 5's run (tools/experiment/main.c) */
+#define N_PROBE    500
+#define N_ABL      200
+#define FIRST_SEED 2017ULL
+
+static const int kv_heads[N_KV] = {4, 2, 1};
+static const char *const key[EXP_R] = {"previous", "two_back", "first",
+                                       "second"};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: " PROG " [--seeds N] [--workers W] RESULTS_DIR "
+                    "[DATA_DIR]\n");
+    exit(2);
+}
+
+static int parse_int(const char *what, const char *s, int lo, int hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        fprintf(stderr,
+                PROG ": %s must be a whole number from %d to %d, not '%s'\n",
+                what, lo, hi, s);
+        exit(2);
+    }
+    return (int)v;
+}
+
+/* One number per network: f(result, relation j). */
+typedef double (*measure)(const struct exp_result *r, int j);
+
+static double get_acc(const struct exp_result *r, int j)
+{
+    return j < EXP_R ? r->score.accuracy[j] : r->score.mean_accuracy;
+}
+static double get_loss(const struct exp_result *r, int j)
+{
+    (void)j;
+    return r->score.loss;
+}
+/* the largest mean weight a query head gives relation j's token */
+static double get_top_weight(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->role[i][j]);
+    return best;
+}
+/* the largest accuracy on relation j that removing one query head costs */
+static double get_owner_loss(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->lost[i][j]);
+    return best;
+}
+/* 1 when the R relations have R different owners (the query head whose
+ * removal costs each most), as chapter 5 counts it */
+static double get_owners_distinct(const struct exp_result *r, int j)
+{
+    (void)j;
+    int owner[EXP_R];
+    for (int q = 0; q < r->n_relations; q++) {
+        owner[q] = 0;
+        for (int i = 1; i < r->n_heads; i++)
+            if (r->lost[i][q] > r->lost[owner[q]][q])
+                owner[q] = i;
+        for (int p = 0; p < q; p++)
+            if (owner[p] == owner[q])
+                return 0;
+    }
+    return 1;
+}
+/* how many different relations the query heads put their largest mean
+ * weight on (1 .. min(h, R)) */
+static double get_roles_distinct(const struct exp_result *r, int j)
+{
+    (void)j;
+    int seen[EXP_R] = {0}, n = 0;
+    for (int i = 0; i < r->n_heads; i++) {
+        int best = 0;
+        for (int q = 1; q < r->n_relations; q++)
+            if (r->role[i][q] > r->role[i][best])
+                best = q;
+        n += !seen[best];
+        seen[best] = 1;
+    }
+    return n;
+}
+
+struct stats {
+    double mean, sd;
+};
+
+/* mean and sample sd of f over the `seeds` networks from res */
+static struct stats over(const struct exp_result *res, int seeds, measure f,
+                         int j)
+{
+    double s = 0, sq = 0;
+    for (int k = 0; k < seeds; k++) {
+        double x = f(&res[k], j);
+        s += x, sq += x * x;
+    }
+    struct stats st = {s / seeds, 0};
+    double var = seeds > 1 ? (sq - seeds * st.mean * st.mean) / (seeds - 1) : 0;
+    st.sd = var > 0 ? sqrt(var) : 0;
+    return st;
+}
+
+static void write_csv(const char *dir, const struct exp_result *res, int n)
+{
+    FILE *f = data_open(PROG, dir, "kv.csv.tmp");
+    fprintf(f, "heads,kv_heads,seed,params,mean_accuracy");
+    for (int r = 0; r < EXP_R; r++)
+        fprintf(f, ",acc_%s", key[r]);
+    fprintf(f, ",final_loss\n");
+    for (int k = 0; k < n; k++) {
+        fprintf(f, "%d,%d,%llu,%d,%.6f", res[k].n_heads,
+                kv_heads[k / (n / N_KV)], res[k].seed, res[k].n_params,
+                res[k].score.mean_accuracy);
+        for (int j = 0; j < EXP_R; j++)
+            fprintf(f, ",%.6f", res[k].score.accuracy[j]);
+        fprintf(f, ",%.6f\n", res[k].score.loss);
+    }
+    data_close(PROG, f);
+    char from[1024], to[1024];
+    snprintf(from, sizeof from, "%s/kv.csv.tmp", dir);
+    snprintf(to, sizeof to, "%s/kv.csv", dir);
+    if (rename(from, to) != 0) {
+        fprintf(stderr, PROG ": cannot rename %s to %s\n", from, to);
+        exit(1);
+    }
+}
+
+static void print_table(FILE *f, const struct exp_result *res, int seeds)
+{
+    fprintf(f,
+            "Position task, 4 query heads, mean +- sd over %d seeds "
+            "(%llu..%llu):\n",
+            seeds, FIRST_SEED, FIRST_SEED + (unsigned long long)seeds - 1);
+    fprintf(f, "%-10s %6s", "K/V heads", "params");
+    for (int r = 0; r < EXP_R; r++)
+        fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
+    fprintf(f, " %13s %17s\n", "mean", "final loss");
+    for (int k = 0; k < N_KV; k++) {
+        const struct exp_result *r = res + k * seeds;
+        fprintf(f, "%-10d %6d", kv_heads[k], r->n_params);
+        for (int j = 0; j <= EXP_R; j++) {
+            struct stats st = over(r, seeds, get_acc, j);
+            fprintf(f, " %5.1f +- %4.1f%%", 100 * st.mean, 100 * st.sd);
+        }
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(f, " %.4f +- %.4f\n", st.mean, st.sd);
+    }
+}
+
+static char symbol(int s)
+{
+    return (char)('A' + s);
+}
+
+static void write_data(const char *dir, const struct exp_result *res, int seeds,
+                       const struct exp_config *c0, const int *shown)
+{
+    const int d = c0->d_model, dh = d / HEADS;
+    FILE *v = data_open(PROG, dir, "ch6_kv.values");
+    fprintf(v, "ch6kv.seeds=%d\nch6kv.networks=%d\nch6kv.steps=%d\n", seeds,
+            N_KV * seeds, c0->steps);
+    fprintf(v, "ch6kv.heads=%d\nch6kv.d_head=%d\n", HEADS, dh);
+    for (int k = 0; k < N_KV; k++) {
+        const struct exp_result *r = res + k * seeds;
+        const int g = kv_heads[k];
+        fprintf(v, "ch6kv.params_g%d=%d\n", g, r->n_params);
+        fprintf(v, "ch6kv.params_attn_g%d=%d\n", g, 2 * d * d + 2 * d * g * dh);
+        fprintf(v, "ch6kv.params_kv_g%d=%d\n", g, 2 * d * g * dh);
+        fprintf(v, "ch6kv.params_saved_g%d=%d\n", g,
+                res[0].n_params - r->n_params);
+        for (int j = 0; j <= EXP_R; j++) {
+            struct stats st = over(r, seeds, get_acc, j);
+            const char *name = j < EXP_R ? key[j] : "mean";
+            fprintf(v, "ch6kv.acc_g%d_%s=%.1f\nch6kv.acc_g%d_%s_sd=%.1f\n", g,
+                    name, 100 * st.mean, g, name, 100 * st.sd);
+        }
+        for (int j = 0; j < EXP_R; j++) {
+            struct stats st = over(r, seeds, get_top_weight, j);
+            fprintf(v, "ch6kv.top_weight_g%d_%s=%.2f\n", g, key[j], st.mean);
+            st = over(r, seeds, get_owner_loss, j);
+            fprintf(v, "ch6kv.owner_loss_g%d_%s=%.1f\n", g, key[j],
+                    100 * st.mean);
+        }
+        int perfect = 0;
+        double worst = 1, worst_loss = 0;
+        for (int s = 0; s < seeds; s++) {
+            perfect += r[s].score.mean_accuracy == 1.0;
+            worst = fmin(worst, r[s].score.mean_accuracy);
+            worst_loss = fmax(worst_loss, r[s].score.loss);
+        }
+        fprintf(v, "ch6kv.perfect_g%d=%d\nch6kv.worst_g%d=%.2f\n", g, perfect,
+                g, 100 * worst);
+        fprintf(v, "ch6kv.loss_g%d_max=%.5f\n", g, worst_loss);
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(v, "ch6kv.loss_g%d=%.5f\nch6kv.loss_g%d_sd=%.5f\n", g, st.mean,
+                g, st.sd);
+        st = over(r, seeds, get_owners_distinct, 0);
+        fprintf(v, "ch6kv.owners_distinct_g%d=%.0f\n", g, st.mean * seeds);
+        st = over(r, seeds, get_roles_distinct, 0);
+        fprintf(v, "ch6kv.roles_distinct_g%d=%.1f\n", g, st.mean);
+        double lo = 9, hi = 0;
+        for (int s = 0; s < seeds; s++) {
+            double x = get_roles_distinct(&r[s], 0);
+            lo = fmin(lo, x), hi = fmax(hi, x);
+        }
+        fprintf(v, "ch6kv.roles_distinct_g%d_min=%.0f\n", g, lo);
+        fprintf(v, "ch6kv.roles_distinct_g%d_max=%.0f\n", g, hi);
+    }
+    data_close(PROG, v);
+
+    FILE *f = data_open(PROG, dir, "ch6_kv.md");
+    fprintf(f, "| K/V heads |");
+    for (int r = 0; r < EXP_R; r++)
+        fprintf(f, " %s |", exp_relation_name(EXP_TASK_POSITION, r));
+    fprintf(f, " mean | final loss |\n|:---|");
+    for (int r = 0; r <= EXP_R + 1; r++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int k = 0; k < N_KV; k++) {
+        const struct exp_result *r = res + k * seeds;
+        fprintf(f, "| %d%s |", kv_heads[k],
+                kv_heads[k] == HEADS ? " (MHA)"
+                : kv_heads[k] == 1   ? " (MQA)"
+                                     : " (GQA)");
+        for (int j = 0; j <= EXP_R; j++) {
+            struct stats st = over(r, seeds, get_acc, j);
+            fprintf(f, j < EXP_R ? " %.1f ± %.1f |" : " **%.1f ± %.1f** |",
+                    100 * st.mean, 100 * st.sd);
+        }
+        struct stats st = over(r, seeds, get_loss, 0);
+        fprintf(f, " %.4f ± %.4f |\n", st.mean, st.sd);
+    }
+    data_close(PROG, f);
+
+    /* the maps of the first seed's query heads, on the sequence chapter 5
+     * shows, and a title per panel: the head's mean weight on the token
+     * each relation reads */
+    static const char *const short_name[EXP_R] = {"t-1", "t-2", "x0", "x1"};
+    FILE *g = data_open(PROG, dir, "ch6_kv.gpi");
+    for (int k = 0; k < N_KV; k++) {
+        const struct exp_result *r = res + k * seeds;
+        const int T = r->T;
+        for (int i = 0; i < r->n_heads; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "ch6_kv_g%d_i%d.dat", kv_heads[k], i);
+            f = data_open(PROG, dir, name);
+            fprintf(f, "query\\key");
+            for (int j = 0; j < T; j++)
+                fprintf(f, " %c", symbol(shown[j]));
+            fprintf(f, "\n");
+            for (int t = 0; t < T; t++) {
+                fprintf(f, "%c", symbol(shown[t]));
+                for (int j = 0; j < T; j++)
+                    fprintf(f, " %.4f", r->maps[i][t * T + j]);
+                fprintf(f, "\n");
+            }
+            data_close(PROG, f);
+            fprintf(g, "title_g%d_i%d = \"q-head %d (K/V head %d)", kv_heads[k],
+                    i, i, i / (HEADS / kv_heads[k]));
+            for (int j = 0; j < EXP_R; j++)
+                fprintf(g, "%s%s %.2f", j % 2 ? "  " : "\\n", short_name[j],
+                        r->role[i][j]);
+            fprintf(g, "\"\n");
+        }
+    }
+    data_close(PROG, g);
+}
+
+static int n_done, n_total;
+static double t_start;
+
+static void progress(int k, const struct exp_result *r)
+{
+    (void)k;
+    n_done++;
+    fprintf(stderr, "  [%d/%d] seed %llu: %s %.1f%% (%.0f s)\n", n_done,
+            n_total, r->seed, r->status == KIT_OK ? "" : "failed",
+            100 * r->score.mean_accuracy, now() - t_start);
+}
+
+int main(int argc, char **argv)
+{
+    int seeds = 5, workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int a = 1;
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
+        if (a + 1 >= argc)
+            usage();
+        if (!strcmp(argv[a], "--seeds"))
+            seeds = parse_int("SEEDS", argv[a + 1], 1, MAX_SEEDS);
+        else if (!strcmp(argv[a], "--workers"))
+            workers = parse_int("WORKERS", argv[a + 1], 1, 64);
+        else
+            usage();
+    }
+    if (argc - a < 1 || argc - a > 2)
+        usage();
+    const char *results_dir = argv[a],
+               *data_dir = argc - a == 2 ? argv[a + 1] : NULL;
+    if (workers < 1)
+        workers = 1;
+
+    const struct exp_config c0 = exp_default_config(HEADS);
+    const int n = N_KV * seeds;
+    struct exp_config *cfg = calloc((size_t)n, sizeof *cfg);
+    struct exp_result *res = calloc((size_t)n, sizeof *res);
+    if (!cfg || !res)
+        return 1;
+    /* @listing kvexp_configs */
+    for (int k = 0; k < N_KV; k++)
+        for (int s = 0; s < seeds; s++) {
+            struct exp_config *c = &cfg[k * seeds + s];
+            *c = exp_default_config(HEADS); /* chapter 5's run, 4 heads */
+            c->layer = &exp_gqa_layer;      /* grouped-query attention */
+            c->n_kv_heads = kv_heads[k];    /* 4, 2 or 1 K/V heads */
+            c->seed = FIRST_SEED + (unsigned long long)s;
+        }
+    /* @end kvexp_configs */
+
+    struct exp_eval_set e; /* chapter 5's evaluation sequences */
+    data_check(PROG,
+               exp_eval_set_init(&e, c0.T, c0.n_symbols, N_EVAL, N_PROBE, N_ABL,
+                                 c0.seed + 12345),
+               "drawing the evaluation sequences");
+    n_total = n;
+    t_start = now();
+    fprintf(stderr,
+            "  training %d networks (4 query heads; 4, 2, 1 K/V heads "
+            "x %d seeds) on %d worker%s ...\n",
+            n, seeds, workers, workers > 1 ? "s" : "");
+    int status = exp_run_many(cfg, n, &e, workers, res, progress);
+    double total = now() - t_start;
+    if (status != KIT_OK) {
+        fprintf(stderr, PROG ": a network failed: %s\n",
+                status == EXP_E_WORKER ? "its worker process died"
+                                       : kit_strerror(status));
+        return 1;
+    }
+    write_csv(results_dir, res, n);
+    FILE *tab = data_open(PROG, results_dir, "kv_table.txt");
+    print_table(stdout, res, seeds);
+    print_table(tab, res, seeds);
+    data_close(PROG, tab);
+    if (data_dir)
+        write_data(data_dir, res, seeds, &c0, e.eval + e.shown * e.T);
+    fprintf(stderr, "  %d networks in %.1f s wall on %d worker%s\n", n, total,
+            workers, workers > 1 ? "s" : "");
+    exp_eval_set_free(&e);
+    free(cfg);
+    free(res);
+    return 0;
+}
