@@ -89,10 +89,10 @@ book-epub: $(BOOK_EPUB)
 # so it is run with java -jar.)
 EPUBCHECK := $(if $(and $(wildcard /usr/share/java/epubcheck.jar),$(shell command -v java)),\
   java -jar /usr/share/java/epubcheck.jar,$(if $(shell command -v epubcheck),epubcheck))
-$(BOOK_EPUB): $(BOOK_DEPS) tools/book/epub.css
+$(BOOK_EPUB): $(BOOK_DEPS) tools/book/book.css tools/book/epub.css
 	@mkdir -p $(dir $@)
 	@echo "  pandoc  $@"
-	@$(BOOK_PANDOC) --to=epub3 --mathml --css=tools/book/epub.css \
+	@$(BOOK_PANDOC) --to=epub3 --mathml --css=tools/book/book.css --css=tools/book/epub.css \
 	  --output=$@.tmp.epub || { rm -f $@.tmp.epub; exit 1; }
 	@mv $@.tmp.epub $@
 	@if [ -n "$(EPUBCHECK)" ]; then \
