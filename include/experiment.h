@@ -337,4 +337,17 @@ int exp_run_many(const struct exp_config *cfg, int n,
                  struct exp_result *res,
                  void (*progress)(int k, const struct exp_result *r));
 
+/* Summaries of one trained network's ablation and head weights, shared by
+ * chapter 5's and chapter 6's experiments (j: a relation).
+ *   exp_top_weight      the largest mean weight a head gives relation j's
+ *                       token
+ *   exp_owner_loss      the largest accuracy on relation j that removing a
+ *                       single head costs
+ *   exp_owners_distinct 1 when the relations have as many different owners
+ *                       (the head whose removal costs each most) as there
+ *                       are relations, else 0 (j is ignored) */
+double exp_top_weight(const struct exp_result *r, int j);
+double exp_owner_loss(const struct exp_result *r, int j);
+double exp_owners_distinct(const struct exp_result *r, int j);
+
 #endif

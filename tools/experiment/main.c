@@ -476,39 +476,6 @@ static double get_acc_other(const struct exp_result *r, int j)
 {
     return r->acc_other[j];
 }
-/* the largest mean weight a head gives relation j's token */
-static double get_top_weight(const struct exp_result *r, int j)
-{
-    double best = 0;
-    for (int i = 0; i < r->n_heads; i++)
-        best = fmax(best, r->role[i][j]);
-    return best;
-}
-/* the largest accuracy a single head's removal costs relation j */
-static double get_owner_loss(const struct exp_result *r, int j)
-{
-    double best = 0;
-    for (int i = 0; i < r->n_heads; i++)
-        best = fmax(best, r->lost[i][j]);
-    return best;
-}
-/* 1 when the R relations have R different owners (the head whose
- * removal costs each most) */
-static double get_owners_distinct(const struct exp_result *r, int j)
-{
-    (void)j;
-    int owner[EXP_R];
-    for (int q = 0; q < r->n_relations; q++) {
-        owner[q] = 0;
-        for (int i = 1; i < r->n_heads; i++)
-            if (r->lost[i][q] > r->lost[owner[q]][q])
-                owner[q] = i;
-        for (int p = 0; p < q; p++)
-            if (owner[p] == owner[q])
-                return 0;
-    }
-    return 1;
-}
 /* the mean accuracy with all but k heads removed (prune[h - k]) */
 static double get_prune_keep(const struct exp_result *r, int k)
 {
@@ -604,10 +571,10 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
                 fprintf(v, "ch5.acc_other_%s_%s=%.1f\n", tag, key[c->task][j],
                         100 * st.mean);
             } else {
-                st = over_seeds(res, n, c->task, h, sc_, get_top_weight, j);
+                st = over_seeds(res, n, c->task, h, sc_, exp_top_weight, j);
                 fprintf(v, "ch5.top_weight_%s_%s=%.2f\n", tag, key[c->task][j],
                         st.mean);
-                st = over_seeds(res, n, c->task, h, sc_, get_owner_loss, j);
+                st = over_seeds(res, n, c->task, h, sc_, exp_owner_loss, j);
                 fprintf(v, "ch5.owner_loss_%s_%s=%.1f\n", tag, key[c->task][j],
                         100 * st.mean);
             }
@@ -622,7 +589,7 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
         st = over_seeds(res, n, c->task, h, sc_, get_loss_drop, 0);
         fprintf(v, "ch5.loss_last_tenth_%s=%.0f\n", tag, 100 * (1 - st.mean));
         if (h > 1) {
-            st = over_seeds(res, n, c->task, h, sc_, get_owners_distinct, 0);
+            st = over_seeds(res, n, c->task, h, sc_, exp_owners_distinct, 0);
             fprintf(v, "ch5.owners_distinct_%s=%.0f\n", tag, st.mean * seeds);
             for (int keep = 1; keep <= h; keep++) {
                 st = over_seeds(res, n, c->task, h, sc_, get_prune_keep, keep);

@@ -87,39 +87,6 @@ static double get_loss(const struct exp_result *r, int j)
     (void)j;
     return r->score.loss;
 }
-/* the largest mean weight a query head gives relation j's token */
-static double get_top_weight(const struct exp_result *r, int j)
-{
-    double best = 0;
-    for (int i = 0; i < r->n_heads; i++)
-        best = fmax(best, r->role[i][j]);
-    return best;
-}
-/* the largest accuracy on relation j that removing one query head costs */
-static double get_owner_loss(const struct exp_result *r, int j)
-{
-    double best = 0;
-    for (int i = 0; i < r->n_heads; i++)
-        best = fmax(best, r->lost[i][j]);
-    return best;
-}
-/* 1 when the R relations have R different owners (the query head whose
- * removal costs each most), as chapter 5 counts it */
-static double get_owners_distinct(const struct exp_result *r, int j)
-{
-    (void)j;
-    int owner[EXP_R];
-    for (int q = 0; q < r->n_relations; q++) {
-        owner[q] = 0;
-        for (int i = 1; i < r->n_heads; i++)
-            if (r->lost[i][q] > r->lost[owner[q]][q])
-                owner[q] = i;
-        for (int p = 0; p < q; p++)
-            if (owner[p] == owner[q])
-                return 0;
-    }
-    return 1;
-}
 /* how many different relations the query heads put their largest mean
  * weight on (1 .. min(h, R)) */
 static double get_roles_distinct(const struct exp_result *r, int j)
@@ -231,9 +198,9 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
                     name, 100 * st.mean, g, name, 100 * st.sd);
         }
         for (int j = 0; j < EXP_R; j++) {
-            struct stats st = over(r, seeds, get_top_weight, j);
+            struct stats st = over(r, seeds, exp_top_weight, j);
             fprintf(v, "ch6kv.top_weight_g%d_%s=%.2f\n", g, key[j], st.mean);
-            st = over(r, seeds, get_owner_loss, j);
+            st = over(r, seeds, exp_owner_loss, j);
             fprintf(v, "ch6kv.owner_loss_g%d_%s=%.1f\n", g, key[j],
                     100 * st.mean);
         }
@@ -250,7 +217,7 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
         struct stats st = over(r, seeds, get_loss, 0);
         fprintf(v, "ch6kv.loss_g%d=%.5f\nch6kv.loss_g%d_sd=%.5f\n", g, st.mean,
                 g, st.sd);
-        st = over(r, seeds, get_owners_distinct, 0);
+        st = over(r, seeds, exp_owners_distinct, 0);
         fprintf(v, "ch6kv.owners_distinct_g%d=%.0f\n", g, st.mean * seeds);
         st = over(r, seeds, get_roles_distinct, 0);
         fprintf(v, "ch6kv.roles_distinct_g%d=%.1f\n", g, st.mean);

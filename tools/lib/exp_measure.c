@@ -531,3 +531,41 @@ int exp_run_many(const struct exp_config *cfg, int n,
         first = res[j].status;
     return first;
 }
+
+/* ---------------------------------------------------------------------
+ * Summaries shared by the experiments (declared in experiment.h)
+ * ------------------------------------------------------------------- */
+
+/* the largest mean weight a head gives relation j's token */
+double exp_top_weight(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->role[i][j]);
+    return best;
+}
+/* the largest accuracy a single head's removal costs relation j */
+double exp_owner_loss(const struct exp_result *r, int j)
+{
+    double best = 0;
+    for (int i = 0; i < r->n_heads; i++)
+        best = fmax(best, r->lost[i][j]);
+    return best;
+}
+/* 1 when the R relations have R different owners (the head whose
+ * removal costs each most) */
+double exp_owners_distinct(const struct exp_result *r, int j)
+{
+    (void)j;
+    int owner[EXP_R];
+    for (int q = 0; q < r->n_relations; q++) {
+        owner[q] = 0;
+        for (int i = 1; i < r->n_heads; i++)
+            if (r->lost[i][q] > r->lost[owner[q]][q])
+                owner[q] = i;
+        for (int p = 0; p < q; p++)
+            if (owner[p] == owner[q])
+                return 0;
+    }
+    return 1;
+}
