@@ -62,7 +62,7 @@ endif
 
 B        ?= build
 OUT      := $(B)/$(VARIANT)
-LIB_SRC  := $(wildcard tools/lib/*.c)
+LIB_SRC  := $(wildcard given/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 IMPL_SRC  = $(wildcard $(1)/*.c)
 objs      = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
@@ -210,11 +210,11 @@ DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bea
 
 ## deps: install the Debian packages the kit needs (does nothing if present)
 deps:
-	@sh tools/deps.sh $(DEB_PACKAGES)
+	@sh tools/mk/deps.sh $(DEB_PACKAGES)
 
 ## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
 deps-dev:
-	@sh tools/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
+	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 
 # ---------------------------------------------------------------------------
 # Golden values, plots, the book
@@ -222,15 +222,15 @@ deps-dev:
 
 ## golden: regenerate tests/golden/ with PyTorch (needs make deps-dev)
 golden:
-	/usr/bin/python3 tools/gen_golden.py tests/golden
+	/usr/bin/python3 tools/golden/generate.py tests/golden
 
-PLOT_SRC     := $(wildcard tools/plotdata/*.c)
-PLOT_BINS    := $(patsubst tools/plotdata/%.c,$(B)/plotdata/%,$(PLOT_SRC))
+PLOT_SRC     := $(wildcard tools/runs/plotdata/*.c)
+PLOT_BINS    := $(patsubst tools/runs/plotdata/%.c,$(B)/plotdata/%,$(PLOT_SRC))
 PLOT_SCRIPTS := $(filter-out plots/common.gp,$(wildcard plots/*.gp))
 PLOT_NAMES   := $(patsubst plots/%.gp,%,$(PLOT_SCRIPTS))
-# Diagrams: TikZ pictures (tools/diagrams/*.tex), drawn like the plots.
-DIAGRAM_SRC  := $(wildcard tools/diagrams/*.tex)
-DIAGRAM_NAMES := $(patsubst tools/diagrams/%.tex,%,$(DIAGRAM_SRC))
+# Diagrams: TikZ pictures (tools/book/diagrams/*.tex), drawn like the plots.
+DIAGRAM_SRC  := $(wildcard tools/book/diagrams/*.tex)
+DIAGRAM_NAMES := $(patsubst tools/book/diagrams/%.tex,%,$(DIAGRAM_SRC))
 # Every figure is vector: a PDF drawn at its printed size (for LaTeX),
 # an SVG converted from that PDF (for the HTML and EPUB), and a PNG
 # preview, so that both editions show the very same drawing.
@@ -241,7 +241,7 @@ DATA_STAMP   := $(B)/plots/data/.stamp
 ## plots: run the reference code to write the data, then draw every figure (PDF, SVG, PNG)
 plots: $(PLOT_FILES)
 
-$(B)/plotdata/%: tools/plotdata/%.c $(B)/solutions/libkit.a
+$(B)/plotdata/%: tools/runs/plotdata/%.c $(B)/solutions/libkit.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/solutions/libkit.a -lm
 
@@ -265,7 +265,7 @@ $(B)/plots/%.pdf: plots/%.gp plots/common.gp $(DATA_STAMP)
 
 # A diagram is a standalone LaTeX document; pdflatex runs in its own
 # directory so that its auxiliary files stay out of the way.
-$(B)/plots/%.pdf: tools/diagrams/%.tex
+$(B)/plots/%.pdf: tools/book/diagrams/%.tex
 	@mkdir -p $(B)/diagrams $(dir $@)
 	@echo "  pdflatex  $<"
 	@pdflatex -interaction=nonstopmode -halt-on-error -output-directory=$(B)/diagrams $< >/dev/null \
@@ -295,13 +295,13 @@ $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
 
 ## check: the kit's self-test, every step in tools/checks/ (see README.md)
 check:
-	@sh tools/check.sh
+	@sh tools/checks/run.sh
 
 ## valgrind: run the solutions' tests in-process under valgrind
 valgrind:
 	@$(MAKE) --no-print-directory kit-tests IMPL=solutions SAN= DEBUG=
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-	  --suppressions=tools/valgrind/libgomp.supp \
+	  --suppressions=tools/harness/libgomp.supp \
 	  $(B)/solutions/kit_tests --no-fork --quiet --impl solutions --timeout 600
 
 # Every C file but the generated golden values (tests/golden/).
@@ -330,7 +330,7 @@ compdb:
 
 ## reset: restore chapter CH's stubs, after saving your files to build/backups/
 reset:
-	@sh tools/reset.sh "$(CH)"
+	@sh tools/loop/reset.sh "$(CH)"
 
 ## clean: remove build/, except your backups in build/backups/
 clean:

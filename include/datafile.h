@@ -1,5 +1,5 @@
 /*
- * datafile.h: what the data writers (tools/plotdata/, tools/experiment/)
+ * datafile.h: what the data writers (tools/runs/plotdata/, tools/runs/experiment/)
  * share. They run the reference code and write the files the figures and
  * the book read; any failure stops them with a message, so a broken run
  * can never leave a figure drawn from stale or half-written data.

@@ -63,7 +63,7 @@ struct gqa_config {
 };
 
 /* ---------------------------------------------------------------------
- * Given code (tools/lib/kv_cache.c): not an exercise.
+ * Given code (given/kv_cache.c): not an exercise.
  * ------------------------------------------------------------------- */
 
 /* Allocate an empty cache: len = 0, appends = 0, K and V zero-filled.

@@ -90,7 +90,7 @@ struct exp_layer {
 };
 
 /* Chapter 6's grouped-query attention as the network's layer
- * (tools/lib/exp_gqa.c): n_heads query heads share cfg.n_kv_heads K/V
+ * (given/exp_gqa.c): n_heads query heads share cfg.n_kv_heads K/V
  * heads (0 = n_heads), query head i reading K/V head i / (n_heads /
  * n_kv_heads). W_k and W_v are (d_model, n_kv_heads * d_head). Built on
  * mha_forward() and mha_backward() by copying each K/V head's columns
@@ -240,7 +240,7 @@ int exp_evaluate(struct exp_model *m, const int *x, int N,
                  struct exp_score *score);
 
 /* ---------------------------------------------------------------------
- * Measuring trained networks (tools/lib/exp_measure.c), and training
+ * Measuring trained networks (given/exp_measure.c), and training
  * many of them on several processes. Chapter 5's program and chapter 6's
  * experiment are built on these.
  * ------------------------------------------------------------------- */

@@ -95,7 +95,7 @@ int softmax_online(float *X, int rows, int cols);
  *   l   (bq)      each query's running sum
  * laid out in that order. It does not grow with T: at most
  * Bq*Bk + d*Bk + Bq*d + 2*Bq. Returns 0 when a size is not positive.
- * (Given code, tools/lib/flash.c.) */
+ * (Given code, given/flash.c.) */
 size_t flash_scratch_size(int T, int d, int Bq, int Bk);
 
 /* out = softmax(Q K^T / sqrt(d)) V, computed tile by tile:
@@ -133,7 +133,7 @@ int mha_forward_flash(const struct mha_config *cfg, const struct mha_weights *w,
                       const float *X, float *out, int T);
 
 /* ---------------------------------------------------------------------
- * Given code (tools/lib/flash.c and below): heads and threads
+ * Given code (given/flash.c and below): heads and threads
  * ------------------------------------------------------------------- */
 
 /* Regroup the fused projection head by head: H[i][t][c] = P[t][i*d_head

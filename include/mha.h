@@ -43,7 +43,7 @@ struct mha_weights {
 };
 
 /* ---------------------------------------------------------------------
- * Given code (tools/lib/mha_weights.c): not an exercise.
+ * Given code (given/mha_weights.c): not an exercise.
  * ------------------------------------------------------------------- */
 
 /* Allocate the four matrices of w for cfg, zero-filled.

@@ -5,7 +5,7 @@
  *
  * Punctuation is dropped, which leaves SENTENCE_T = 10 tokens. Each token
  * gets a SENTENCE_D = 16 wide embedding whose every feature has a meaning
- * a student can read off (see tools/lib/sentence.c and chapter 1):
+ * a student can read off (see given/sentence.c and chapter 1):
  *
  *   0 FEAT_DET    a determiner ("The", "the")
  *   1 FEAT_NOUN   a noun ("delivery", "truck", "street")

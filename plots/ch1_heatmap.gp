@@ -1,6 +1,6 @@
 # ch1_heatmap.gp: one head's attention weights over the example sentence.
 # Data: ch1_heatmap.dat (query row, key column, weight), written by
-# tools/plotdata/ch1.c from the reference attention().
+# tools/runs/plotdata/ch1.c from the reference attention().
 fig_w = 12; fig_h = 11              # cm, as printed
 load "plots/common.gp"
 load datadir."/sentence_tics.gp"

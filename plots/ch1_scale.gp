@@ -1,5 +1,5 @@
 # ch1_scale.gp: why the scores are divided by sqrt(d_k).
-# Data: ch1_scale.dat, measured by tools/plotdata/ch1.c with the
+# Data: ch1_scale.dat, measured by tools/runs/plotdata/ch1.c with the
 # reference matmul_bt() and softmax_rows() on random unit-variance q, k.
 fig_w = 16; fig_h = 7               # cm, as printed
 load "plots/common.gp"

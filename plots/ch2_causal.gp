@@ -1,8 +1,8 @@
 # ch2_causal.gp: the example sentence's weights without a mask (chapter 1)
 # and with the causal mask, side by side on one 0..1 colour scale.
 # Data: ch2_full.dat and ch2_causal.dat (query row, key column, weight),
-# written by tools/plotdata/ch2.c from the reference attention() and
-# causal_attention(); token labels from sentence_tics.gp (tools/plotdata/ch1.c).
+# written by tools/runs/plotdata/ch2.c from the reference attention() and
+# causal_attention(); token labels from sentence_tics.gp (tools/runs/plotdata/ch1.c).
 fig_w = 16.4; fig_h = 8.6            # cm, as printed
 load "plots/common.gp"
 load datadir."/sentence_tics.gp"

@@ -1,10 +1,10 @@
 # ch3_heads.gp: one head against four, on the example sentence.
 # Top: the single head (n_heads = 1, width 16). Below: the same four
-# hand-built matrices read as 4 heads of width 4 (tools/lib/heads.c), one
+# hand-built matrices read as 4 heads of width 4 (given/heads.c), one
 # relation each, in a 2 x 2 grid that shares its token labels. Every map
 # is non-causal, on the kit's 0..1 colour scale.
 # Data: ch3_single.dat, ch3_head0..3.dat (query row, key column, weight)
-# and ch3_tics.gp, written by tools/plotdata/ch3.c from the reference
+# and ch3_tics.gp, written by tools/runs/plotdata/ch3.c from the reference
 # mha_forward().
 fig_w = 16.4; fig_h = 21.6             # cm, as printed: a page of its own
 load "plots/common.gp"

@@ -4,7 +4,7 @@
 # five maps on the same 0..1 scale as ch3_heads.gp; the weights are all
 # close to 1/T, so no cell is labelled (the caption gives the range).
 # Data: ch3_random_single.dat, ch3_random_head0..3.dat and ch3_tics.gp,
-# from tools/plotdata/ch3.c.
+# from tools/runs/plotdata/ch3.c.
 fig_w = 16.4; fig_h = 4.5              # cm, as printed
 load "plots/common.gp"
 

@@ -1,5 +1,5 @@
 # ch4_fd.gp: how exact a finite-difference check of a gradient can be.
-# Data: ch4_fd.dat, measured by tools/plotdata/ch4.c: the largest error
+# Data: ch4_fd.dat, measured by tools/runs/plotdata/ch4.c: the largest error
 # in d_Q of one attention head (T = 4, d_k = 4, d_v = 3) against the
 # analytic gradient in double precision; the tests use h = 1e-5.
 fig_w = 14; fig_h = 9.5               # cm, as printed

@@ -2,7 +2,7 @@
 # first seed's network with 2, 4, 8 and 16 heads: the accuracy each
 # relation loses (percentage points) when head i's columns of the
 # concatenation are zeroed before W_o. Data: ch5_ablation_hH.dat
-# (tools/experiment/main.c), rows heads, columns relations (t-1 the
+# (tools/runs/experiment/main.c), rows heads, columns relations (t-1 the
 # previous token, t-2 two back, x0 the first, x1 the second). Numbers
 # on the dark cells (60 points or more) are white, so they can be read.
 fig_w = 16.4; fig_h = 8.4            # cm, as printed

@@ -1,6 +1,6 @@
 # ch5_accuracy.gp: accuracy per relation for every head count and the
 # scale control, the mean over seeds with error bars of one standard
-# deviation. Data: ch5_accuracy.dat (tools/experiment/main.c), computed
+# deviation. Data: ch5_accuracy.dat (tools/runs/experiment/main.c), computed
 # from results.csv as `make experiment` wrote it: a label, then mean and
 # sd of previous, two back, first, second and the mean accuracy.
 fig_w = 16.4; fig_h = 8.0             # cm, as printed

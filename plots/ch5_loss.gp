@@ -1,6 +1,6 @@
 # ch5_loss.gp: chapter 5, the training loss of every configuration of
 # the position task, the mean over seeds. Data: ch5_loss.dat
-# (tools/experiment/main.c): step, then one column per configuration;
+# (tools/runs/experiment/main.c): step, then one column per configuration;
 # ch5_misc.gpi names the columns.
 fig_w = 14.4; fig_h = 9              # cm, as printed
 load "plots/common.gp"

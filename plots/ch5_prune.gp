@@ -2,7 +2,7 @@
 # the least important first (importance: the accuracy lost when that
 # head alone is knocked out); the mean accuracy that remains, against the
 # number of heads kept, mean and sd over seeds. Data: ch5_prune.dat
-# (tools/experiment/main.c), one block per head count; ch5_misc.gpi
+# (tools/runs/experiment/main.c), one block per head count; ch5_misc.gpi
 # names the blocks.
 fig_w = 14.4; fig_h = 8.4            # cm, as printed
 load "plots/common.gp"

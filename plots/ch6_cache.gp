@@ -2,9 +2,9 @@
 # heads, 2 K/V heads of width 4) has decoded a few tokens into a larger
 # cache: each K/V head's block has one filled row per position, and the
 # rest are free (blank). Row j*C + p is position p of K/V head j. The
-# y tics assume the capacity tools/plotdata/ch6.c uses (8).
+# y tics assume the capacity tools/runs/plotdata/ch6.c uses (8).
 # Data: ch6_cache_k.dat, ch6_cache_v.dat (row, column, value; NaN where
-# free), written by tools/plotdata/ch6.c after gqa_decode_step().
+# free), written by tools/runs/plotdata/ch6.c after gqa_decode_step().
 size_w = 900; size_h = 640
 load "plots/common.gp"
 load datadir."/ch6_cache_labels.gp"

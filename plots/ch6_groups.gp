@@ -1,6 +1,6 @@
 # ch6_groups.gp: which K/V head each of 8 query heads reads, with 8, 2 and
 # 1 K/V heads (MHA, GQA, MQA). Measured, not drawn from the formula:
-# tools/plotdata/ch6.c runs the reference gqa_forward() with K/V head j's
+# tools/runs/plotdata/ch6.c runs the reference gqa_forward() with K/V head j's
 # values all j + 1 and reads back what each query head returned.
 # Data: ch6_groups.dat (panel, query head, K/V head, its x position).
 fig_w = 16.4; fig_h = 5.6             # cm, as printed

@@ -4,7 +4,7 @@
 # share), row 3: 1 K/V head (all four share). The first seed, the
 # sequence chapter 5's maps show. Each panel is a query head's weights
 # (query t down, key j across, first query at the top).
-# Data: ch6_kv_gG_iI.dat (tools/kvexp/main.c), token labels in the files'
+# Data: ch6_kv_gG_iI.dat (tools/runs/kvexp/main.c), token labels in the files'
 # first row and column; ch6_kv.gpi sets each panel's title: the query
 # head, the K/V head it reads, and its mean weight on the token each
 # relation reads (t-1, t-2, x0, x1), over the evaluation sequences.

@@ -3,7 +3,7 @@
 # heads (GQA) and one (MQA); 16-bit numbers, batch 1. Log-log, with the
 # memory of common GPUs marked.
 # Data: ch6_memory.dat (context, then GiB per configuration), computed by
-# kv_cache_bytes() in tools/plotdata/ch6.c.
+# kv_cache_bytes() in tools/runs/plotdata/ch6.c.
 size_w = 1000; size_h = 600
 load "plots/common.gp"
 set title "KV cache of one sequence (16-bit keys and values)"

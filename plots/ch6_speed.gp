@@ -2,8 +2,8 @@
 # (mha_decode_step) and by re-running the whole causal forward
 # (mha_forward of T tokens), one layer, one thread; and the cached step
 # of the same layer with one K/V head (gqa_decode_step). Machine-dependent.
-# Data: ch6_speed.dat, measured side by side by tools/bench/decode_speed.c
-# (make plots runs it with a short budget; tools/bench_decode.sh prints it).
+# Data: ch6_speed.dat, measured side by side by tools/runs/bench/decode_speed.c
+# (make plots runs it with a short budget; tools/runs/bench/decode.sh prints it).
 size_w = 900; size_h = 520
 load "plots/common.gp"
 load datadir."/ch6_speed_labels.gp"

@@ -1,6 +1,6 @@
 # ch7_time.gp: chapter 7, the time of one causal multi-head forward
 # (d_model 512, 8 heads) against T, log-log, one line per method.
-# Data: the CSV of tools/bench/bench.sh (impl,T,threads,ms,gflops,
+# Data: the CSV of tools/runs/bench/bench.sh (impl,T,threads,ms,gflops,
 # peak_bytes): datadir/ch7_bench.csv for the book, or csv='...' (make
 # bench). Machine-dependent: the numbers are this machine's.
 size_w = 900

@@ -7,7 +7,7 @@
  * first in a score matrix, then inside scaled dot-product attention. It
  * builds on chapter 1 (matmul_bt, softmax_rows, matmul) and adds no
  * faster variant; the loop-bound version the book measures lives in
- * tools/plotdata/ch2.c, checked there against this one.
+ * tools/runs/plotdata/ch2.c, checked there against this one.
  *
  * Dimension letters (see attention.h):
  *   T = tokens, d_k = query/key width, d_v = value width.

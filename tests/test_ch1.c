@@ -608,7 +608,7 @@ KIT_TEST(softmax_bad_input, "softmax_rows: bad sizes and NULL are errors")
  * Exercise 1.4: attention
  * ------------------------------------------------------------------- */
 
-/* The worked example of chapter 1 (tools/plotdata/ch1.c prints the same
+/* The worked example of chapter 1 (tools/runs/plotdata/ch1.c prints the same
  * numbers for the book). T = 2, d_k = 4, d_v = 2:
  *   Q K^T = [[2, 0], [0, 2]], / sqrt(4) = [[1, 0], [0, 1]]
  *   weights = [[e/(e+1), 1/(e+1)], [1/(e+1), e/(e+1)]],  out = weights V. */

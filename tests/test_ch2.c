@@ -42,7 +42,7 @@ enum variant {
 };
 
 /* What each mistake is called, and what to do about it. The names are
- * what tools/mutants/ch2.tsv looks for in the failure messages. */
+ * what tests/mutants/ch2.tsv looks for in the failure messages. */
 static const char *const mistake_name[N_VARIANTS] = {
     "",
     "the mask off by one, hiding the diagonal (j >= i masked, so a token "

@@ -47,7 +47,7 @@ enum variant {
     N_VARIANTS
 };
 
-/* The names are what tools/mutants/ch3.tsv looks for in the messages. */
+/* The names are what tests/mutants/ch3.tsv looks for in the messages. */
 static const char *const mistake_name[N_VARIANTS] = {
     "",
     "scores scaled by 1/sqrt(d_model) instead of 1/sqrt(d_head)",
@@ -902,7 +902,7 @@ KIT_TEST(mha_fused_errors,
  * ------------------------------------------------------------------- */
 
 KIT_TEST(mha_sentence_heads,
-         "the hand-built heads (tools/lib/heads.c) on the example sentence: "
+         "the hand-built heads (given/heads.c) on the example sentence: "
          "\"street\" finds narrow, narrow, blocked and truck")
 {
     enum { T = SENTENCE_T, D = SENTENCE_D, H = HEADS_N };

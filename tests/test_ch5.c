@@ -1,7 +1,7 @@
 /*
  * test_ch5.c: chapter 5 tests, the experiment (experiment.h).
  *
- * Chapter 5 has no exercise: its code (tools/lib/experiment.c) is given.
+ * Chapter 5 has no exercise: its code (given/experiment.c) is given.
  * These tests check that it trains, on top of the student's chapters 1
  * to 4: the loss falls, the same seed gives the same numbers whatever the
  * number of worker processes, every network compared has the same number

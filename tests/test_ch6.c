@@ -42,7 +42,7 @@ enum variant {
     N_VARIANTS
 };
 
-/* The names are what tools/mutants/ch6.tsv looks for in the messages. */
+/* The names are what tests/mutants/ch6.tsv looks for in the messages. */
 static const char *const mistake_name[N_VARIANTS] = {
     "",
     "the cache position off by one: the current token is not attended "

@@ -340,7 +340,7 @@ enum flash_variant {
     N_FLASH
 };
 
-/* The names are what tools/mutants/ch7.tsv looks for in the messages. */
+/* The names are what tests/mutants/ch7.tsv looks for in the messages. */
 static const char *const flash_name[N_FLASH] = {
     "",
     "the accumulator not rescaled when the maximum grows",

@@ -14,7 +14,7 @@ meaning:
                                    solutions/F (instructor edition).
   ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. A
                                    figure under plots/ is vector, drawn
-                                   by plots/x.gp or tools/diagrams/x.tex:
+                                   by plots/x.gp or tools/book/diagrams/x.tex:
                                    the PDF <builddir>/plots/x.pdf in
                                    LaTeX, at the
                                    size it was drawn (its fonts are the
@@ -330,7 +330,7 @@ local function generated(ctx, div)
   local text = read_file(path)
   if not text then
     fail(ctx, "generated file '" .. path .. "' does not exist (it is written " ..
-         "by a data writer in tools/plotdata/ during make plots)")
+         "by a data writer in tools/runs/plotdata/ during make plots)")
   end
   local blocks = pandoc.read(text, "markdown").blocks
   -- House style: "70.9 %", with a no-break space, as the prose has it.
@@ -417,7 +417,7 @@ local function check_image(ctx, img)
   if vec then
     if not exists(builddir .. "/" .. vec) then
       fail(ctx, "figure '" .. src .. "': " .. builddir .. "/" .. vec .. " not found " ..
-           "(is there a plots/*.gp or tools/diagrams/*.tex that draws it, and did make plots run?)")
+           "(is there a plots/*.gp or tools/book/diagrams/*.tex that draws it, and did make plots run?)")
     end
     img.src = builddir .. "/" .. vec
     return img

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tests catch the classic mistakes, and name them.
 #
-# Each line of tools/mutants/*.tsv plants one classic mistake in a copy
+# Each line of tests/mutants/*.tsv plants one classic mistake in a copy
 # of the reference solutions with a sed expression, builds the tests
 # against that copy, runs one test, and requires that it fails with a
 # message containing the expected words. Columns (tab-separated):
@@ -20,13 +20,13 @@ set -u
 mark="Likely mistake"
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=solutions || exit 1
-shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/tools/lib/*.o)
+shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/given/*.o)
 # The same leak check as make test compiles into the student's files;
 # -fopenmp as the Makefile builds everything (chapter 7's threads).
 cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -fopenmp -Iinclude -Itests -include tools/harness/leakcheck.h $(pkg-config --cflags cunit 2>/dev/null)"
 libs="$(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm"
 n=0 bad=0 named=0 misnamed=0 n_cat=0 n_none=0
-for table in tools/mutants/*.tsv; do
+for table in tests/mutants/*.tsv; do
     [ -e "$table" ] || continue
     while IFS=$'\t' read -r name file expr test words; do
         case "$name" in ''|'#'*) continue ;; esac

@@ -142,7 +142,7 @@ done
 #    HTML, and (so that this check means something) the instructor
 #    edition must show them when it shows listings from solutions/.
 # ---------------------------------------------------------------------
-cat starter/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c 2>/dev/null |
+cat starter/*.c given/*.c include/*.h tests/*.c tools/runs/plotdata/*.c 2>/dev/null |
     norm | sort -u >"$work/shared-lines.txt"
 for f in solutions/*.c; do
     [ -e "$f" ] || continue

@@ -8,7 +8,7 @@
 #      stranded away from its code);
 #   3. the figures: every one is a vector PDF no wider than the text,
 #      printed at its natural size, and no script asks for a font under
-#      7 pt (plots/*.gp: font ",N" and {/=N ...}; tools/diagrams/*.tex:
+#      7 pt (plots/*.gp: font ",N" and {/=N ...}; tools/book/diagrams/*.tex:
 #      no \tiny or \scriptsize, whose sizes are under 7 pt there);
 #   4. the prose: a step it cites ("step 2", "numbered steps") exists in
 #      the edition that shows it: in that chapter's listings (a comment
@@ -93,7 +93,7 @@ done
 tw=$(sed -n 's/^kit-textwidth=\([0-9.]*\)pt.*/\1/p' "$B/book/book.log" | head -n 1)
 [ -n "$tw" ] || { fail "the LaTeX log does not give the text width (kit-textwidth, tools/book/header.tex)"; tw=0; }
 n=0
-for src in plots/*.gp tools/diagrams/*.tex; do
+for src in plots/*.gp tools/book/diagrams/*.tex; do
     [ -e "$src" ] || continue
     name=$(basename "$src"); name=${name%.*}
     [ "$name" = common ] && continue

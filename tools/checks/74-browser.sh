@@ -7,7 +7,7 @@
 # and of each chapter's first screen under $(B)/browser/<edition>/, for
 # both editions.
 # Without Chromium (make deps-dev installs it) or node, the step says so
-# and exits 77: tools/check.sh reports it as SKIPPED, never as passed.
+# and exits 77: tools/checks/run.sh reports it as SKIPPED, never as passed.
 set -eu
 B="${B:-build}"
 chrome=""

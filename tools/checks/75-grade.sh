@@ -16,10 +16,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TEST_TIMEOUT=5 # seconds per test (the kit's default; a machine under load needs it)
 
-# A copy of the solutions with one planted mistake from tools/mutants.
+# A copy of the solutions with one planted mistake from tests/mutants.
 mutate() { # mutate NAME DIR
     local line
-    line=$(awk -F'\t' -v n="$1" '$1 == n' tools/mutants/*.tsv)
+    line=$(awk -F'\t' -v n="$1" '$1 == n' tests/mutants/*.tsv)
     [ -n "$line" ] || { echo "no mutant named $1" >&2; return 1; }
     local file expr
     file=$(printf '%s\n' "$line" | cut -f2)

@@ -6,7 +6,7 @@
 # every generated table it includes (.generated files) and every data
 # file its figures draw must come out byte for byte the same. A wall
 # time, a date or an unseeded random number cannot pass; timings belong
-# to the benchmarks (tools/bench_experiment.sh), which print them.
+# to the benchmarks (tools/runs/bench/experiment.sh), which print them.
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"

@@ -15,7 +15,7 @@ KIT=$(cd "$here/../.." && pwd)
 stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
 cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
-cp -r "$KIT/tools/harness" "$KIT/tools/lib" "$KIT/tools/grade" "$KIT/tools/deps.sh" "$stage/tools/"
+cp -r "$KIT/tools/harness" "$KIT/given" "$KIT/tools/grade" "$KIT/tools/mk/deps.sh" "$stage/tools/"
 mkdir -p "$stage/tools/mk" && cp "$KIT/tools/mk/chapters.mk" "$stage/tools/mk/"
 cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
@@ -23,7 +23,7 @@ cat >"$stage/setup.sh" <<SETUP
 # Gradescope runs this once, as root, to build the autograder's image:
 # it installs what the kit's make deps installs.
 set -eu
-sh /autograder/source/tools/deps.sh $DEB_PACKAGES
+sh /autograder/source/tools/mk/deps.sh $DEB_PACKAGES
 SETUP
 cat >"$stage/run_autograder" <<'RUN'
 #!/bin/bash

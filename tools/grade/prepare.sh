@@ -1,7 +1,7 @@
 #!/bin/bash
 # prepare.sh KIT PREP: build what grading needs from the kit alone, once,
 # before any student's code is compiled: the runner, the tests and
-# tools/lib/ as objects (PREP/kit/), the stubs (PREP/stub/, used in place
+# given/ as objects (PREP/kit/), the stubs (PREP/stub/, used in place
 # of a file that is missing or refused), and the symbol lists the gate
 # checks each student's object against (PREP/allowed.txt, forbidden.txt).
 # Nothing here reads a submission.
@@ -24,7 +24,7 @@ PREP=$(cd "$PREP" && pwd)
 # Which files each chapter links against, as the Makefile tells check.c
 # (KIT_CH_FILES), so a message names only the stubs a chapter calls.
 chfiles=$(sed -n 's/^CH_FILES_\([0-9]*\) *:= *\(.*\)$/\1:\2;/p' "$KIT/tools/mk/chapters.mk" 2>/dev/null | tr '\n' ' ')
-for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/tools/lib/*.c; do
+for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
     name=$(basename "$src" .c)
     case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
     chdef=""
@@ -42,7 +42,7 @@ wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's
-# API (the chapters' functions and tools/lib/, except the file writers).
+# API (the chapters' functions and given/, except the file writers).
 {
     grep -v '^#' "$KIT/tools/grade/allowed-symbols.txt"
     # the leak check's counting wrappers, which malloc() and free() become

@@ -25,7 +25,7 @@ BOOK_RUN := $(B)/plots/data/book_first_run.md
 
 # Everything a listing, a figure or a value may come from.
 BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
-  $(wildcard $(BOOK_CODE)/*.c tools/lib/*.c include/*.h tests/*.c tools/plotdata/*.c) \
+  $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c tools/runs/plotdata/*.c) \
   $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
 
 BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
@@ -41,7 +41,7 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
 # untouched stubs when every function of starter/ch1_*.c is still a stub
 # (as many "return KIT_E_TODO" as "@listing" markers, reset.sh's test),
 # a student's code otherwise.
-$(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c tools/lib/*.c include/*.h)
+$(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c given/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
 	@{ todo=$$(cat starter/ch1_*.c | grep -c 'return KIT_E_TODO' || true); \

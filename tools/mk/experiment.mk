@@ -9,7 +9,7 @@
 #   make experiment HEADS=1,2,4     other head counts (each must divide 32)
 #   make experiment WORKERS=1       one process (the numbers are the same)
 #
-# tools/experiment/ is built against the reference solutions with its own
+# tools/runs/experiment/ is built against the reference solutions with its own
 # flags (EXP_CFLAGS: -O3, and sums the compiler may reorder, which makes
 # the training about twice as fast as -O2), trains 1, 2, 4, 8 and 16
 # heads, a 1-head control with the 4-head score scale and the content
@@ -17,7 +17,7 @@
 # The run is a file target: it happens again only when the program, the
 # library or the arguments changed. The figures of chapter 5 read what it
 # writes into $(B)/plots/data/, so the plots' data stamp depends on it.
-# Timings: tools/bench_experiment.sh (never in the book).
+# Timings: tools/runs/bench/experiment.sh (never in the book).
 
 SEEDS   ?= 5
 HEADS   ?=
@@ -27,7 +27,7 @@ EXP_DIR    := $(B)/experiment
 EXP_CSV    := $(EXP_DIR)/results.csv
 EXP_TABLE  := $(EXP_DIR)/table.txt
 EXP_DATA   := $(B)/plots/data
-EXP_SRC    := $(wildcard tools/experiment/*.c)
+EXP_SRC    := $(wildcard tools/runs/experiment/*.c)
 EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
               -fassociative-math -fno-signed-zeros -fno-trapping-math
 EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))

@@ -2,7 +2,7 @@
 #
 #   make kv-experiment             the book's run: chapter 5's network with
 #                                  4 query heads and 4, 2, 1 K/V heads
-#                                  (tools/lib/exp_gqa.c), KV_SEEDS seeds
+#                                  (given/exp_gqa.c), KV_SEEDS seeds
 #   make kv-experiment KV_SEEDS=10 more seeds
 #
 # Built, like chapter 5's program, against the reference solutions of
@@ -15,7 +15,7 @@
 
 KV_SEEDS ?= 5
 
-KV_SRC       := $(wildcard tools/kvexp/*.c)
+KV_SRC       := $(wildcard tools/runs/kvexp/*.c)
 KV_BIN       := $(EXP_DIR)/solutions/kvexp
 KV_CSV       := $(EXP_DIR)/kv.csv
 KV_ARGS      := --seeds $(KV_SEEDS)

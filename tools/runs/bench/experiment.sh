@@ -2,8 +2,8 @@
 # bench_experiment.sh: how long chapter 5's experiment takes, on 1 worker
 # process and on several, side by side.
 #
-#   sh tools/bench_experiment.sh [WORKERS ...]   (default: 1 and nproc)
-#   SEEDS=5 B=build sh tools/bench_experiment.sh 2
+#   sh tools/runs/bench/experiment.sh [WORKERS ...]   (default: 1 and nproc)
+#   SEEDS=5 B=build sh tools/runs/bench/experiment.sh 2
 #
 # Builds the book's experiment program (make experiment's binary), then
 # runs the book's whole run (every configuration, SEEDS seeds) once per

@@ -1,7 +1,7 @@
 /*
  * bench/decode_speed.c: how fast one token is decoded, with the KV cache
  * and without it, against the context length. Run by
- * tools/bench_decode.sh (and, with a short time budget, by make plots).
+ * tools/runs/bench/decode.sh (and, with a short time budget, by make plots).
  *
  *   usage: decode_speed OUTDIR [seconds per measurement]
  *

@@ -5,7 +5,7 @@ fresh process, so that its peak memory is its own.
 
 d_model 512, 8 heads, no biases (as the kit's layer), causal mask,
 need_weights=False, batch of 1, float32, inference (no_grad). Prints one
-CSV line in the format of tools/bench/attention.c:
+CSV line in the format of tools/runs/bench/attention.c:
     torch,T,threads,ms,gflops,peak_bytes
 ms is the median of REPS timed calls after one warm-up call; gflops
 counts the same useful work as the C benchmark (the unmasked half of the

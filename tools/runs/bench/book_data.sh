@@ -30,7 +30,7 @@ END {
     # The first line marks the file as a benchmark run: its times differ on
     # every run and machine, so 76-reproducible does not compare them, and
     # the chapter labels them machine-dependent.
-    print "# measured: a benchmark run (tools/bench/bench.sh), machine-dependent" > v
+    print "# measured: a benchmark run (tools/runs/bench/bench.sh), machine-dependent" > v
     T = 1024; d = 512; h = 8
     if (!(("flash", T) in ms) || !(("ch3_fused", T) in ms)) {
         print "book_data: the run has no flash and ch3_fused rows at T = 1024" > "/dev/stderr"; exit 1 }

@@ -2,9 +2,9 @@
 # bench_decode.sh: tokens per second when decoding with the KV cache,
 # against re-running the whole forward for every token (chapter 6).
 #
-#   sh tools/bench_decode.sh [seconds per measurement]   (B=build by default)
+#   sh tools/runs/bench/decode.sh [seconds per measurement]   (B=build by default)
 #
-# Builds tools/bench/decode_speed.c against the reference solutions and
+# Builds tools/runs/bench/decode_speed.c against the reference solutions and
 # runs it on one thread (OMP_NUM_THREADS=1; the kit's code has no threads
 # of its own) for context lengths 16 .. 2048, each measurement lasting the
 # given seconds (default 0.5). Prints the machine, then T, the cached

@@ -2,7 +2,7 @@
 """Write the kit's golden values with PyTorch, an implementation independent
 of the kit's C code.
 
-    /usr/bin/python3 tools/gen_golden.py tests/golden      (make golden)
+    /usr/bin/python3 tools/golden/generate.py tests/golden      (make golden)
 
 Each tools/golden/chN.py module has generate(out_dir), which writes one C
 header, tests/golden/chN_golden.h. The headers are committed, so running the
@@ -12,15 +12,15 @@ import importlib
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 
 def main():
     if len(sys.argv) != 2:
-        sys.exit("usage: gen_golden.py OUT_DIR")
+        sys.exit("usage: generate.py OUT_DIR")
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    here = pathlib.Path(__file__).resolve().parent / "golden"
+    here = pathlib.Path(__file__).resolve().parent
     for mod in sorted(here.glob("ch*.py")):
         m = importlib.import_module("golden." + mod.stem)
         path = m.generate(out)

@@ -12,7 +12,7 @@
  *                    masking by the loop bound, counted, for several T
  *   ch2.values       key=value numbers quoted in chapter 2
  *
- * The projection is chapter 1's (tools/plotdata/ch1.c): the identity,
+ * The projection is chapter 1's (tools/runs/plotdata/ch1.c): the identity,
  * Q = K = V = X, so the two chapters' figures show the same head.
  *
  * It also holds causal_rows(), causal attention written row by row, which

@@ -22,7 +22,7 @@
  * It also decodes a small layer token by token and stops with an error
  * unless every row equals the causal mha_forward(), and counts the
  * appends (projections) of decoding with the cache against re-running
- * the prefix at every step. The timing figure is tools/bench_decode.sh's.
+ * the prefix at every step. The timing figure is tools/runs/bench/decode.sh's.
  *
  * Dimension letters: T = tokens, d_model = embedding width, h = query
  * heads, g = K/V heads, d_head = d_model / h.

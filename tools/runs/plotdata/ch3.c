@@ -18,7 +18,7 @@
  *   ch3_tics.gp           the token labels as gnuplot xtics/ytics commands
  *   ch3.values            key=value numbers quoted in chapter 3
  *
- * The 4 heads are built by hand (tools/lib/heads.c). The single head is
+ * The 4 heads are built by hand (given/heads.c). The single head is
  * the SAME four matrices read with n_heads = 1: one head of width 16
  * whose score is the sum of the four relations' scores. Every map is
  * non-causal (causal = 0). The program stops with an error unless

@@ -8,7 +8,7 @@
 #                    when /usr/bin/python3 can import torch
 # and the steps of matmul_fast() on one projection, (T, 512) x (512, 512)
 # at T = BENCH_MATMUL_T. Every configuration runs in a fresh process
-# (tools/bench/attention.c, tools/bench/torch_mha.py), which prints the
+# (tools/runs/bench/attention.c, tools/runs/bench/torch_mha.py), which prints the
 # median of BENCH_REPS timed calls after a warm-up, and the growth of
 # its own peak resident memory.
 #
@@ -53,7 +53,7 @@ for T in $Ts; do
         # the same thread count for PyTorch's own threads and for the
         # BLAS it calls (OpenBLAS keeps a thread pool of its own)
         OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
-            /usr/bin/python3 tools/bench/torch_mha.py "$T" "$threads" "$reps" >>"$tmp"
+            /usr/bin/python3 tools/runs/bench/torch_mha.py "$T" "$threads" "$reps" >>"$tmp"
     fi
 done
 for impl in matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast; do

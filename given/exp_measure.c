@@ -1,7 +1,7 @@
 /*
  * exp_measure.c: measuring trained networks, and training many of them on
  * several processes (experiment.h). Given code, used by chapter 5's
- * program (tools/experiment/main.c) and by chapter 6's experiment.
+ * program (tools/runs/experiment/main.c) and by chapter 6's experiment.
  *
  * What is measured, on one trained network:
  *   - the accuracy per relation on fresh sequences, and on the positions

@@ -38,7 +38,7 @@
 #define HEADS      4 /* query heads */
 #define N_KV       3 /* K/V head counts compared */
 #define MAX_SEEDS  100
-#define N_EVAL     1000 /* as chapter 5's run (tools/experiment/main.c) */
+#define N_EVAL     1000 /* as chapter 5's run (tools/runs/experiment/main.c) */
 #define N_PROBE    500
 #define N_ABL      200
 #define FIRST_SEED 2017ULL
