@@ -27,9 +27,13 @@ EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
 include tools/mk/chapters.mk
-# The chapters: every tests/test_chN.c, in numeric order.
-CHAPTER_NUMS := $(shell ls tests/test_ch*.c 2>/dev/null | \
-  sed -n 's|^tests/test_ch\([0-9][0-9]*\)\.c$$|\1|p' | sort -n)
+# The chapters: every tests/test_chN.c, and every chapter whose tests
+# chapters.mk places in another file (CH_TEST_N), in numeric order.
+CHAPTER_NUMS := $(shell { ls tests/test_ch*.c 2>/dev/null | \
+  sed -n 's|^tests/test_ch\([0-9][0-9]*\)\.c$$|\1|p'; \
+  sed -n 's/^CH_TEST_\([0-9][0-9]*\) *:=.*/\1/p' tools/mk/chapters.mk; } | sort -nu)
+# The basename of chapter N's test file: test_chN unless chapters.mk says.
+ch_test = $(or $(CH_TEST_$(1)),test_ch$(1))
 
 ifneq ($(filter-out starter solutions,$(IMPL)),)
 $(error IMPL must be starter or solutions, not '$(IMPL)')
@@ -79,7 +83,7 @@ EXERCISES := $(B)/exercises.tsv
 # The objects chapter N's tests link: its test file and its student files
 # (chapters.mk); and those of a set of chapters, with the runner, the
 # shared checks and the given code (an archive: only what is called).
-ch_objs  = $(OUT)/tests/test_ch$(1).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
+ch_objs  = $(OUT)/tests/$(call ch_test,$(1)).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
 set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
            $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 

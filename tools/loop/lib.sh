@@ -2,9 +2,16 @@
 # The tests' names and chapters come from the sources (tests/test_chN.c),
 # so they are known even when nothing compiles.
 
+# test_file N: chapter N's test file, tests/test_chN.c unless
+# tools/mk/chapters.mk names another (CH_TEST_N := basename).
+test_file() {
+    tf=$(sed -n "s/^CH_TEST_$1 *:= *//p" tools/mk/chapters.mk)
+    echo "tests/${tf:-test_ch$1}.c"
+}
+
 # tests_of N: the names of chapter N's tests, in file order.
 tests_of() {
-    sed -n 's/^KIT_TEST(\([A-Za-z_0-9]*\),.*/\1/p' "tests/test_ch$1.c" 2>/dev/null
+    sed -n 's/^KIT_TEST(\([A-Za-z_0-9]*\),.*/\1/p' "$(test_file "$1")" 2>/dev/null
 }
 
 # all_tests: "N name" for every test of every chapter.
@@ -16,7 +23,7 @@ all_tests() {
 
 # chapter_title N
 chapter_title() {
-    sed -n "s/^KIT_CHAPTER($1, *\"\([^\"]*\)\".*/\1/p" "tests/test_ch$1.c" 2>/dev/null
+    sed -n "s/^KIT_CHAPTER($1, *\"\([^\"]*\)\".*/\1/p" "$(test_file "$1")" 2>/dev/null
 }
 
 # ch_files N: the basenames chapter N links (tools/mk/chapters.mk).

@@ -61,7 +61,8 @@ done
 ok="" broken=""
 for n in $want; do
     miss=""
-    [ -e "$OUT/tests/test_ch$n.o" ] || miss="tests/test_ch$n.c"
+    tf=$(test_file "$n")
+    [ -e "$OUT/${tf%.c}.o" ] || miss="$tf"
     for f in $(ch_files "$n"); do
         [ -n "$miss" ] && break
         [ -e "$OUT/$IMPL/$f.o" ] || miss="$IMPL/$f.c"
