@@ -492,10 +492,10 @@ done:
 
 KIT_TEST(gpt_overfits_one_batch,
          "training: 60 AdamW steps on one batch of 4 x 16 random tokens take "
-         "the loss from log V below 0.25; the schedule warms up and decays")
+         "the loss from log V below 0.1; the schedule warms up and decays")
 {
     enum { STEPS = 60 };
-    const float GOAL = 0.25f;
+    const float GOAL = 0.1f;
     struct gpt_config c = {32, 16, 32, 2, 4, 4};
     struct gpt_model m;
     if (!ready("gpt_init(V 32, T 16, C 32, L 2, 4 heads, B 4)",
