@@ -13,3 +13,4 @@ CH_FILES_4 := ch1_attention ch2_causal ch3_mha ch4_grad
 CH_FILES_5 := ch1_attention ch2_causal ch3_mha ch4_grad
 CH_FILES_6 := ch1_attention ch2_causal ch3_mha ch6_decode
 CH_FILES_7 := ch1_attention ch2_causal ch3_mha ch7_fast
+CH_FILES_8 := ch1_attention ch2_causal ch3_mha ch4_grad
