@@ -15,6 +15,9 @@ const char *kit_strerror(int status)
         return "impossible heads: n_heads must divide d_model, and a head "
                "index must be 0 .. n_heads - 1";
     case KIT_E_NOMEM: return "out of memory";
+    case KIT_E_INPUT:
+        return "bad input: a file is missing or malformed (the message "
+               "names the file and line)";
     case KIT_E_TODO: return "not written yet (a starter stub)";
     default: return "unknown status code";
     }
@@ -28,6 +31,7 @@ const char *kit_status_name(int status)
     case KIT_E_NULL: return "KIT_E_NULL";
     case KIT_E_HEADS: return "KIT_E_HEADS";
     case KIT_E_NOMEM: return "KIT_E_NOMEM";
+    case KIT_E_INPUT: return "KIT_E_INPUT";
     case KIT_E_TODO: return "KIT_E_TODO";
     default: return "an unknown status";
     }

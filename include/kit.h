@@ -22,6 +22,7 @@ enum kit_status {
     KIT_E_NULL = -2,  /* a required pointer is NULL                  */
     KIT_E_HEADS = -3, /* d_model is not a multiple of n_heads, etc.  */
     KIT_E_NOMEM = -4, /* out of memory for scratch space             */
+    KIT_E_INPUT = -5, /* a file is missing or malformed (chapter 8)  */
     KIT_E_TODO = -99, /* a starter stub: the exercise is not written */
 };
 

