@@ -21,6 +21,7 @@
 
 #include "attention.h"
 #include "grad.h"
+#include "heads_lm.h"
 #include "rng.h"
 
 #include <limits.h>
@@ -468,11 +469,14 @@ int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
     const struct gpt_config *c = &m->cfg;
     if (B <= 0 || B > c->B || T_used <= 0 || T_used > c->T)
         return KIT_E_SIZE;
+    if (m->ablation && (m->ablation->block < 0 || m->ablation->block >= c->L))
+        return KIT_E_SIZE;
     const int T = T_used, N = B * T, C = c->C, V = c->V;
     for (int i = 0; i < N; i++)
         if (x[i] < 0 || x[i] >= V)
             return KIT_E_SIZE;
     m->B = B, m->T = T, m->x = x, m->targets = targets, m->loss = 0;
+    m->ablated = m->ablation != NULL;
     point_acts(&m->a, m->act_block, B, T, c); /* packed for this batch */
     const struct gpt_params *p = &m->p;
     struct gpt_acts *a = &m->a;
@@ -493,9 +497,14 @@ int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
         /* 2. attn = MultiHead(LN1(X)), one sequence at a time, causal */
         TRY(layernorm_forward(v.x_in, ln1_g, ln1_b, v.ln1, v.ln1_mean,
                               v.ln1_rstd, N, C));
-        for (int b = 0; b < B; b++)
+        for (int b = 0; b < B; b++) {
             TRY(mha_forward(&m->attn_cfg, &w, v.ln1 + b * T * C,
                             v.attn + b * T * C, m->weights, T));
+            /* chapter 8's hook: one head replaced by its mean */
+            if (m->ablation && m->ablation->block == l)
+                TRY(heads_apply_ablation(m, v.ln1 + b * T * C,
+                                         v.attn + b * T * C, T));
+        }
         /* 3. X_mid = X + attn: the first residual connection */
         for (int i = 0; i < N * C; i++)
             v.x_mid[i] = v.x_in[i] + v.attn[i];
@@ -543,7 +552,7 @@ int gpt_backward(struct gpt_model *m)
 {
     if (!m)
         return KIT_E_NULL;
-    if (!m->targets || m->B <= 0)
+    if (!m->targets || m->B <= 0 || m->ablated)
         return KIT_E_SIZE; /* no forward pass with targets to undo */
     const struct gpt_config *c = &m->cfg;
     const int B = m->B, T = m->T, N = B * T, C = c->C, V = c->V;

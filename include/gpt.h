@@ -134,6 +134,16 @@ struct gpt_acts {
     float *losses;   /* (B, T)       -log probs[target]               */
 };
 
+/* An optional change to the forward pass, for chapter 8's ablations
+ * (heads_lm.h): block `block`'s head `head` gives mean (d_head) at every
+ * position instead of its own output. gpt_backward() refuses a forward
+ * pass made with one (KIT_E_SIZE): it is for measuring the loss. */
+struct gpt_ablation {
+    int block;         /* l, 0 .. L-1                                  */
+    int head;          /* i, 0 .. h-1                                  */
+    const float *mean; /* (d_head) what head i's output becomes        */
+};
+
 struct gpt_model {
     struct gpt_config cfg;
     struct mha_config attn_cfg; /* {C, n_heads, causal = 1}           */
@@ -156,6 +166,8 @@ struct gpt_model {
     const int *x;               /* (B, T) and its tokens, not owned   */
     const int *targets;         /* (B, T) and targets, or NULL        */
     float loss;                 /* its mean loss (0 without targets)  */
+    const struct gpt_ablation *ablation; /* NULL (gpt_init's), or one  */
+    int ablated; /* the last forward pass used it      */
 };
 
 /* Check cfg, allocate m (parameters, gradients, AdamW's state, the

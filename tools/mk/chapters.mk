@@ -19,4 +19,4 @@ CH_FILES_6 := ch1_attention ch2_causal ch3_mha ch6_decode
 CH_FILES_7 := ch1_attention ch2_causal ch3_mha ch7_fast
 CH_FILES_9 := ch1_attention ch2_causal ch3_mha ch4_grad ch8_lm
 CH_TEST_9 := test_ch8_model
-CH_FILES_8 := ch1_attention ch2_causal ch3_mha ch4_grad
+CH_FILES_8 := ch1_attention ch2_causal ch3_mha ch4_grad ch8_lm
