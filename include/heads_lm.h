@@ -140,8 +140,9 @@ const char *heads_relation_name(int rel);
  * related (max_cases) get positions 0 .. T-1 of this sequence, related
  * before word, in the order of word. offset is added to every position
  * written (n*T for sequence n, to make flat positions). Returns the
- * number of cases (those past max_cases counted, not written), or
- * KIT_E_NULL, or KIT_E_SIZE (T <= 0, max_cases < 0, rel out of range). */
+ * number of cases (those past max_cases counted, not written: with
+ * max_cases 0, word and related may be NULL), or KIT_E_NULL, or
+ * KIT_E_SIZE (T <= 0, max_cases < 0, rel out of range). */
 int heads_relation_cases(const char *const *tags, int T, int rel, int offset,
                          int *word, int *related, int max_cases);
 
