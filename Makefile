@@ -10,8 +10,12 @@
 #                           solutions/, and what make check asks of both)
 #   EDITION=student|instructor  which book `make book` renders
 #
+# The chapters are the lines of chapters/chapters.tsv, read through
+# tools/mk/chapters.sh, which checks the table first: a wrong line, or a
+# file it names that is missing, stops every make with one line saying so.
+#
 # How the student's loop builds (tools/loop/test.sh): each chapter's tests
-# link only the student files that tools/mk/chapters.mk lists for it, so
+# link only the student files that the table lists for it, so
 # a file that does not compile stops only the chapters that need it. The
 # student's files are compiled with the kit's leak check forced in
 # (tools/harness/leakcheck.h).
@@ -26,10 +30,16 @@ SAN     ?=
 EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
-include tools/mk/chapters.mk
-# The chapters: every tests/test_chN.c, in numeric order.
-CHAPTER_NUMS := $(shell ls tests/test_ch*.c 2>/dev/null | \
-  sed -n 's|^tests/test_ch\([0-9][0-9]*\)\.c$$|\1|p' | sort -n)
+# The chapters, from the table (tools/mk/chapters.sh mk): CHAPTER_NUMS,
+# CHAPTER_MDS, CHAPTER_SOURCES and, for each chapter N, CH_TITLE_N,
+# CH_OWN_N, CH_NEEDS_N, CH_FILES_N (the basenames its tests link),
+# CH_FILE_N (the student's file its tests name) and CH_POINTS_N. Its lines
+# come joined by |NL|; a bad table gives $(error ...) instead.
+define KIT_NL
+
+
+endef
+$(eval $(subst |NL|,$(KIT_NL),$(shell sh tools/mk/chapters.sh mk)))
 
 ifneq ($(filter-out starter solutions,$(IMPL)),)
 $(error IMPL must be starter or solutions, not '$(IMPL)')
@@ -77,7 +87,7 @@ LIBTOOLS  := $(OUT)/libtools.a
 EXERCISES := $(B)/exercises.tsv
 
 # The objects chapter N's tests link: its test file and its student files
-# (chapters.mk); and those of a set of chapters, with the runner, the
+# (CH_FILES_N); and those of a set of chapters, with the runner, the
 # shared checks and the given code (an archive: only what is called).
 ch_objs  = $(OUT)/tests/test_ch$(1).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
 set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
@@ -168,7 +178,7 @@ $(LIBTOOLS): $(LIB_OBJ)
 
 # (Not remade when starter/ changes: the student edits it all the time,
 # and which file defines an exercise's function does not change.)
-$(EXERCISES): $(wildcard chapters/*.md) tools/loop/exercises.sh
+$(EXERCISES): $(CHAPTER_MDS) chapters/chapters.tsv tools/loop/exercises.sh
 	@mkdir -p $(dir $@)
 	@sh tools/loop/exercises.sh >$@.tmp && mv $@.tmp $@
 
@@ -183,9 +193,18 @@ $(B)/%.o:
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
 
 # The shared checks name an earlier chapter's stubs only to a chapter that
-# calls them: they read chapters.mk as "N:file file ...;" per chapter.
-$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_FILES='"$(foreach n,$(CHAPTER_NUMS),$(n):$(strip $(CH_FILES_$(n)));)"'
-$(OUT)/tests/check.o: tools/mk/chapters.mk
+# needs it: they read the table's needs as "N:n n ...;" per chapter.
+$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_NEEDS='"$(foreach n,$(CHAPTER_NUMS),$(n):$(CH_NEEDS_$(n));)"'
+$(OUT)/tests/check.o: chapters/chapters.tsv
+
+# Each chapter's tests get their number, title and student file from the
+# table (KIT_CHAPTER in tests/kit_test.h).
+define test_flags
+$(OUT)/tests/test_ch$(1).o: CPPFLAGS += -DKIT_CH_NUM=$(1) \
+  -DKIT_CH_TITLE="\"$(CH_TITLE_$(1))\"" -DKIT_CH_FILE="\"$(CH_FILE_$(1))\""
+$(OUT)/tests/test_ch$(1).o: chapters/chapters.tsv
+endef
+$(foreach n,$(CHAPTER_NUMS),$(eval $(call test_flags,$(n))))
 
 # Each object depends on its own source; -MMD adds the headers.
 define object_rule
@@ -343,4 +362,4 @@ help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /' | sed 's/: /\t/' | \
 	  awk -F'\t' '{printf "  %-14s %s\n", substr($$1,3), $$2}'
 
-include $(filter-out tools/mk/chapters.mk,$(sort $(wildcard tools/mk/*.mk)))
+include $(sort $(wildcard tools/mk/*.mk))

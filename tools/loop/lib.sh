@@ -1,6 +1,10 @@
 # lib.sh: what the student's loop scripts share (sourced, not run).
-# The tests' names and chapters come from the sources (tests/test_chN.c),
-# so they are known even when nothing compiles.
+# The chapters come from chapters/chapters.tsv (tools/mk/chapters.sh),
+# the tests' names from the sources (tests/test_chN.c), so they are known
+# even when nothing compiles.
+
+# The chapters' numbers (the Makefile passes them; a check may not).
+CHAPTER_NUMS=${CHAPTER_NUMS:-$(sh tools/mk/chapters.sh nums | tr '\n' ' ')}
 
 # tests_of N: the names of chapter N's tests, in file order.
 tests_of() {
@@ -16,12 +20,13 @@ all_tests() {
 
 # chapter_title N
 chapter_title() {
-    sed -n "s/^KIT_CHAPTER($1, *\"\([^\"]*\)\".*/\1/p" "tests/test_ch$1.c" 2>/dev/null
+    sh tools/mk/chapters.sh title "$1" 2>/dev/null
 }
 
-# ch_files N: the basenames chapter N links (tools/mk/chapters.mk).
+# ch_files N: the basenames chapter N links (its own files and those of
+# the chapters it needs).
 ch_files() {
-    sed -n "s/^CH_FILES_$1 *:= *//p" tools/mk/chapters.mk
+    sh tools/mk/chapters.sh files "$1"
 }
 
 # nearest WORD: up to three test names nearest WORD, as "name (chN)",

@@ -4,7 +4,8 @@
 #   make book EDITION=instructor  instructor edition: $(B)/book-instructor.html, .pdf
 #
 # book.md holds the title page, the preface and the references; its
-# `::: chapters` block is replaced by every chapters/NN-*.md, in order.
+# `::: chapters` block is replaced by every chapter's chapters/NN-slug.md,
+# in the order of chapters/chapters.tsv (CHAPTER_MDS).
 # tools/book/book.lua pulls the listings from starter/ (student) or
 # solutions/ (instructor) and resolves figures, exercises, references,
 # generated tables and values; anything missing stops the build.
@@ -14,7 +15,7 @@ ifneq ($(filter-out student instructor,$(EDITION)),)
 $(error EDITION must be student or instructor, not '$(EDITION)')
 endif
 
-BOOK_CHAPTERS := $(sort $(wildcard chapters/[0-9][0-9]-*.md))
+BOOK_CHAPTERS := $(CHAPTER_MDS)
 BOOK_NAME     := book$(if $(filter instructor,$(EDITION)),-instructor)
 BOOK_HTML     := $(B)/$(BOOK_NAME).html
 BOOK_PDF      := $(B)/$(BOOK_NAME).pdf
@@ -24,7 +25,7 @@ BOOK_ENGINE   ?= pdflatex
 BOOK_RUN := $(B)/plots/data/book_first_run.md
 
 # Everything a listing, a figure or a value may come from.
-BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
+BOOK_DEPS := book.md $(BOOK_CHAPTERS) chapters/chapters.tsv $(wildcard tools/book/*) tools/mk/book.mk \
   $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c tools/runs/plotdata/*.c) \
   $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
 
