@@ -21,24 +21,40 @@ STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -fopenmp -Werror=implici
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
 rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
 PREP=$(cd "$PREP" && pwd)
-# Which files each chapter links against, as the Makefile tells check.c
-# (KIT_CH_FILES), so a message names only the stubs a chapter calls.
-chfiles=$(sed -n 's/^CH_FILES_\([0-9]*\) *:= *\(.*\)$/\1:\2;/p' "$KIT/tools/mk/chapters.mk" 2>/dev/null | tr '\n' ' ')
+# The chapters, from the kit's table (chapters/chapters.tsv), as the
+# Makefile compiles them: each test_chN.c with its number, title and
+# student file; check.c with what each chapter needs (KIT_CH_NEEDS), so a
+# message names only the stubs a chapter calls.
+# (The table is read, and so checked, but not the files it names: the
+# autograder has no solutions/ and no chapters' prose.)
+chapters="sh $KIT/tools/mk/chapters.sh"
+export KIT
+nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
+needs=""
+for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
 for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
     name=$(basename "$src" .c)
     case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
-    chdef=""
-    [ "$name" = test_check ] && [ -n "$chfiles" ] && chdef="-DKIT_CH_FILES=\"$chfiles\""
+    defs=()
+    case "$name" in
+    test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
+    test_test_ch*)
+        n=${name#test_test_ch}
+        defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
+            "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
+    esac
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
-        ${chdef:+"$chdef"} -c -o "$PREP/kit/$name.o" "$src" &
+        "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
 done
-for src in "$KIT"/starter/*.c; do
-    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$(basename "$src" .c).o" "$src" &
+# The student's files: every chapter's own files (the table's files).
+files=$($chapters sources)
+for f in $files; do
+    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$f.o" "$KIT/starter/$f.c" &
 done
 echo "$STUDENT_CFLAGS" | tr '\n' ' ' >"$PREP/student-cflags"
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
-(cd "$KIT/starter" && ls ./*.c | sed 's|^\./||') >"$PREP/files.txt"
+printf '%s.c\n' $files >"$PREP/files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's
