@@ -34,7 +34,7 @@ needs=""
 for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
 for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
     name=$(basename "$src" .c)
-    case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
+    case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
     defs=()
     case "$name" in
     test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
