@@ -29,6 +29,16 @@ ch_files() {
     sh tools/mk/chapters.sh files "$1"
 }
 
+# file_chapter FILE: the chapter whose own file FILE (starter/ch4_grad.c)
+# is, or nothing.
+file_chapter() {
+    for n in $CHAPTER_NUMS; do
+        case " $(sh tools/mk/chapters.sh own "$n") " in
+        *" $(basename "$1" .c) "*) echo "$n"; return ;;
+        esac
+    done
+}
+
 # nearest WORD: up to three test names nearest WORD, as "name (chN)",
 # comma-separated; nothing when none is close.
 nearest() {

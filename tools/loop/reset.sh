@@ -1,5 +1,6 @@
 #!/bin/sh
-# reset.sh N: restore chapter N's starter files to the kit's stubs.
+# reset.sh N: restore chapter N's starter files (its own files in
+# chapters/chapters.tsv) to the kit's stubs.
 #
 # The student's current files are first copied to a dated folder under
 # build/backups/, and the script says where: nothing is overwritten
@@ -13,9 +14,10 @@ ch="${1:-}"
 case "$ch" in
     ''|*[!0-9]*) echo "usage: make reset CH=N (N is a chapter number)"; exit 2 ;;
 esac
-files=$(ls starter/ch"$ch"_*.c 2>/dev/null || true)
+own=$(sh tools/mk/chapters.sh own "$ch" 2>&1) || { echo "reset: $own"; exit 2; }
+files=$(for f in $own; do echo "starter/$f.c"; done)
 if [ -z "$files" ]; then
-    echo "reset: chapter $ch has no files in starter/"; exit 2
+    echo "reset: chapter $ch has no files of its own in starter/"; exit 2
 fi
 
 # The newest commit whose version of $1 is all stubs, or nothing.
