@@ -59,7 +59,7 @@ pdftotext -q "$pdf_i" - | tr -s ' \t\n' '   ' >"$work/instructor-pdf.txt"
 #    title in the PDF's text).
 # ---------------------------------------------------------------------
 n=0
-for ch in chapters/[0-9][0-9]-*.md; do
+for ch in $(sh tools/mk/chapters.sh mds); do
     [ -e "$ch" ] || continue
     n=$((n + 1))
     first=$(head -n 1 "$ch")
@@ -246,7 +246,7 @@ flat() { tr '\n' ' ' <"$1" | tr -s ' '; }
 flat "$work/student.txt" >"$work/student.flat"
 flat "$work/instructor.txt" >"$work/instructor.flat"
 n_ans=0
-for ch in chapters/[0-9][0-9]-*.md; do
+for ch in $(sh tools/mk/chapters.sh mds); do
     [ -e "$ch" ] || continue
     bad=$(awk -v f="$ch" '
         /^:::+ *(\{[^}]*\.(question|exercise)[ }]|(question|exercise) *$)/ { inq = 1; has = 0; depth = 0; start = NR; next }
