@@ -33,7 +33,7 @@ echo "grade-all: preparing the kit's objects"
 bash "$here/prepare.sh" "$KIT" "$OUT/prep" >/dev/null || exit 2
 if [ -z "${POINTS:-}" ]; then # the table's points (chapters/chapters.tsv)
     POINTS=$OUT/points.tsv
-    KIT="$KIT" sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
+    sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
 fi
 awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
     "$POINTS" "$OUT/prep/tests.tsv" /dev/null /dev/null /dev/null || exit 2

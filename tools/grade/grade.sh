@@ -20,7 +20,7 @@ mkdir -p "$2" && OUT=$(cd "$2" && pwd)
 PREP=${PREP:-$OUT/prep}
 if [ -z "${POINTS:-}" ]; then
     POINTS=$OUT/points.tsv
-    KIT="$KIT" sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
+    sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
 fi
 SANDBOX=${SANDBOX:-none}
 

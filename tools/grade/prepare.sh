@@ -28,7 +28,6 @@ PREP=$(cd "$PREP" && pwd)
 # (The table is read, and so checked, but not the files it names: the
 # autograder has no solutions/ and no chapters' prose.)
 chapters="sh $KIT/tools/mk/chapters.sh"
-export KIT
 nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
 needs=""
 for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done

@@ -25,12 +25,12 @@
 #   check      validate the table and the files it names; print the
 #              first problem in one line and exit 1
 #
-# TABLE=file reads another table; KIT=dir is the kit's root (default: the
-# current folder), where the files check looks for are.
+# The kit is the folder two above this script's: its table is
+# KIT/chapters/chapters.tsv, and check looks for the files there.
 # Any command but mk stops on a malformed table, with check's message.
 set -u
-KIT=${KIT:-.}
-TABLE=${TABLE:-$KIT/chapters/chapters.tsv}
+KIT=$(dirname "$0")/../..
+TABLE=$KIT/chapters/chapters.tsv
 cmd=${1:-}
 arg=${2:-}
 case "$cmd" in
@@ -49,7 +49,7 @@ title | slug | md | own | needs | files | file | points)
     ;;
 esac
 if [ ! -r "$TABLE" ]; then
-    msg="chapters.tsv: cannot read $TABLE"
+    msg="chapters.tsv: cannot read chapters/chapters.tsv"
     if [ "$cmd" = mk ]; then printf '$(error %s)\n' "$msg"; else echo "$msg" >&2; fi
     exit 1
 fi
