@@ -58,7 +58,7 @@ fi
 make --no-print-directory -s B="$B" autograder >/dev/null || { bad "make autograder"; exit 1; }
 zip="$B/autograder.zip"
 listing=$(unzip -Z1 "$zip")
-for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h chapters/chapters.tsv tools/mk/chapters.sh; do
+for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh; do
     printf '%s\n' "$listing" | grep -qx "$f" || bad "$zip has no $f"
 done
 if printf '%s\n' "$listing" | grep -q '^solutions/'; then bad "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi

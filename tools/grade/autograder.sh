@@ -16,11 +16,13 @@ KIT=$(cd "$here/../.." && pwd)
 : "${DEB_PACKAGES:?autograder.sh: DEB_PACKAGES is not set (run it through make autograder)}"
 stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
-cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
-cp -r "$KIT/tools/harness" "$KIT/given" "$KIT/tools/grade" "$KIT/tools/mk/deps.sh" "$stage/tools/"
-# The table of chapters and its reader: the grader's chapters and points.
+cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$KIT/given" "$stage/"
+cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
+# The table of chapters and its reader (the grader's chapters and
+# points), and deps.sh, which setup.sh runs.
 mkdir -p "$stage/tools/mk" "$stage/chapters"
-cp "$KIT/tools/mk/chapters.sh" "$stage/tools/mk/" && cp "$KIT/chapters/chapters.tsv" "$stage/chapters/"
+cp "$KIT/tools/mk/chapters.sh" "$KIT/tools/mk/deps.sh" "$stage/tools/mk/"
+cp "$KIT/chapters/chapters.tsv" "$stage/chapters/"
 rm -f "$stage/tools/grade/points.tsv"
 [ -z "$points" ] || cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
@@ -64,7 +66,7 @@ trap 'rm -rf "$tmp"' EXIT
 bash "$stage/tools/grade/prepare.sh" "$stage" "$tmp/prep" >/dev/null
 if [ -e "$stage/tools/grade/points.tsv" ]; then
     cp "$stage/tools/grade/points.tsv" "$tmp/points.tsv"
-else KIT="$stage" sh "$stage/tools/mk/chapters.sh" points-table >"$tmp/points.tsv"; fi
+else sh "$stage/tools/mk/chapters.sh" points-table >"$tmp/points.tsv"; fi
 awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
     "$tmp/points.tsv" "$tmp/prep/tests.tsv" /dev/null /dev/null /dev/null
 find "$stage" -name '*.o' -delete
