@@ -14,9 +14,10 @@ KIT=$(cd "$here/../.." && pwd)
 : "${DEB_PACKAGES:?autograder.sh: DEB_PACKAGES is not set (run it through make autograder)}"
 stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
-cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
-cp -r "$KIT/tools/harness" "$KIT/given" "$KIT/tools/grade" "$KIT/tools/mk/deps.sh" "$stage/tools/"
+cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$KIT/given" "$stage/"
+cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
 mkdir -p "$stage/tools/mk" && cp "$KIT/tools/mk/chapters.mk" "$stage/tools/mk/"
+cp "$KIT/tools/mk/deps.sh" "$stage/tools/mk/"
 cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
 #!/bin/sh

@@ -26,7 +26,7 @@ PREP=$(cd "$PREP" && pwd)
 chfiles=$(sed -n 's/^CH_FILES_\([0-9]*\) *:= *\(.*\)$/\1:\2;/p' "$KIT/tools/mk/chapters.mk" 2>/dev/null | tr '\n' ' ')
 for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
     name=$(basename "$src" .c)
-    case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
+    case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
     chdef=""
     [ "$name" = test_check ] && [ -n "$chfiles" ] && chdef="-DKIT_CH_FILES=\"$chfiles\""
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
