@@ -4,9 +4,10 @@
 # runs setup.sh once when it builds the image, and run_autograder for
 # every submission, with the student's files in /autograder/submission;
 # it reads the score from /autograder/results/results.json.
-# The zip holds the kit's headers, tests, stubs, runner and grader, and
-# never solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh
-# installs: the same list as make deps.
+# The zip holds the kit's headers, tests, stubs, given code, runner and
+# grader, and the compiler flags (tools/mk/flags.mk), and never
+# solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
+# the same list as make deps.
 set -eu
 zip=$1 points=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
 cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$KIT/given" "$stage/"
 cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
 mkdir -p "$stage/tools/mk" && cp "$KIT/tools/mk/chapters.mk" "$stage/tools/mk/"
-cp "$KIT/tools/mk/deps.sh" "$stage/tools/mk/"
+cp "$KIT/tools/mk/deps.sh" "$KIT/tools/mk/flags.mk" "$stage/tools/mk/"
 cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
 #!/bin/sh
