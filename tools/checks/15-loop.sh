@@ -21,7 +21,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 kit="$work/kit"
 mkdir -p "$kit"
-cp -r Makefile tools tests include starter solutions chapters "$kit/"
+cp -r Makefile tools tests include given starter solutions chapters "$kit/"
 [ -e .clang-format ] && cp .clang-format "$kit/"
 m() { make --no-print-directory -s -C "$kit" "$@" 2>&1; }
 summary() { printf '%s\n' "$1" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1; }
