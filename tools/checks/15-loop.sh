@@ -13,9 +13,7 @@
 #   - make watch without inotifywait and make debug without gdb say how
 #     to install them.
 set -u
-status=0
-ok() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; status=1; }
+. tools/checks/lib.sh
 has() { printf '%s\n' "$1" | grep -qF -- "$2"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

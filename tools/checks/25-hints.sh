@@ -7,8 +7,7 @@
 # and names the nearest tests for one that does not exist.
 set -u
 . tools/loop/lib.sh
-status=0
-fail() { echo "FAIL $*"; status=1; }
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -7,11 +7,7 @@
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
-status=0
-fail() {
-    echo "  FAIL: $*"
-    status=1
-}
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -21,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 for ed in student instructor; do
     if ! make --no-print-directory -s B="$B" book EDITION=$ed >"$work/make-$ed.log" 2>&1; then
         cat "$work/make-$ed.log"
-        echo "  FAIL: make book EDITION=$ed"
+        fail "make book EDITION=$ed"
         exit 1
     fi
 done
@@ -103,7 +99,7 @@ cat chapters/*.md 2>/dev/null | tr '\n' ' ' | grep -o '\[[A-Z][^]@]*[12][0-9][0-
     name=$(printf '%s' "$cite" | sed 's/[ ,].*//')
     year=$(printf '%s' "$cite" | grep -o '[12][0-9][0-9][0-9]' | tail -n 1)
     grep -E "^- $name,.*\($year[;)]" "$work/refs.txt" >/dev/null ||
-        echo "  FAIL: the chapters cite [$cite], which has no entry in book.md's References"
+        fail "the chapters cite [$cite], which has no entry in book.md's References"
 done | tee "$work/cites.txt"
 [ -s "$work/cites.txt" ] && status=1
 

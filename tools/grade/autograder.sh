@@ -4,10 +4,11 @@
 # runs setup.sh once when it builds the image, and run_autograder for
 # every submission, with the student's files in /autograder/submission;
 # it reads the score from /autograder/results/results.json.
-# The zip holds the kit's headers, tests, stubs, runner and grader, and
-# never solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh
-# installs: the same list as make deps. The points are the chapters'
-# in chapters/chapters.tsv, unless a POINTS table is given (it is shipped
+# The zip holds the kit's headers, tests, stubs, given code, runner and
+# grader, and the compiler flags (tools/mk/flags.mk), and never
+# solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
+# the same list as make deps. The points are the chapters' in
+# chapters/chapters.tsv, unless a POINTS table is given (it is shipped
 # as tools/grade/points.tsv).
 set -eu
 zip=$1 points=${2:-}
@@ -21,7 +22,7 @@ cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
 # The table of chapters and its reader (the grader's chapters and
 # points), and deps.sh, which setup.sh runs.
 mkdir -p "$stage/tools/mk" "$stage/chapters"
-cp "$KIT/tools/mk/chapters.sh" "$KIT/tools/mk/deps.sh" "$stage/tools/mk/"
+cp "$KIT/tools/mk/chapters.sh" "$KIT/tools/mk/deps.sh" "$KIT/tools/mk/flags.mk" "$stage/tools/mk/"
 cp "$KIT/chapters/chapters.tsv" "$stage/chapters/"
 rm -f "$stage/tools/grade/points.tsv"
 [ -z "$points" ] || cp "$points" "$stage/tools/grade/points.tsv"

@@ -9,15 +9,16 @@ set -eu
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
-# -fopenmp as in the Makefile: chapter 7 splits loops across threads
-# (#pragma omp), and its tests compare one thread with two.
-CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2 -fopenmp"
-# The student's files are built as the Makefile builds them
-# (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
-# the leak check forced in.
-STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -fopenmp -Werror=implicit-function-declaration
-  -Werror=return-type -Werror=incompatible-pointer-types -Werror=int-conversion
-  -include $KIT/tools/harness/leakcheck.h"
+# The flags are the Makefile's, from tools/mk/flags.mk (shipped in the
+# autograder zip): the kit's own code with every warning an error; the
+# student's files as the Makefile builds them (STUDENT_CFLAGS): warnings
+# shown, the few that are always bugs errors, the leak check forced in.
+flag() { sed -n "s/^$1 *:= *//p" "$KIT/tools/mk/flags.mk"; }
+OPENMP=$(flag OPENMP)
+CFLAGS="$(flag C_FLAGS) $(flag KIT_WARN) $(flag C_OPT) $OPENMP"
+STUDENT_CFLAGS="$(flag C_FLAGS) $(flag C_OPT) $OPENMP $(flag STUDENT_WARN) -include $KIT/$(flag LEAKCHECK_H)"
+[ -n "$OPENMP" ] && [ -e "$KIT/$(flag LEAKCHECK_H)" ] ||
+    { echo "prepare: $KIT/tools/mk/flags.mk is missing or incomplete" >&2; exit 1; }
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
 rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
 PREP=$(cd "$PREP" && pwd)
@@ -50,7 +51,8 @@ files=$($chapters sources)
 for f in $files; do
     $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$f.o" "$KIT/starter/$f.c" &
 done
-echo "$STUDENT_CFLAGS" | tr '\n' ' ' >"$PREP/student-cflags"
+echo "$STUDENT_CFLAGS" >"$PREP/student-cflags"
+echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
 printf '%s.c\n' $files >"$PREP/files.txt"
@@ -79,7 +81,7 @@ done
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.
-$CC -fopenmp -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
+$CC $OPENMP -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }

@@ -88,3 +88,20 @@ test_chapter() {
     fi
     echo "$found"
 }
+
+# stub_counts: "STUBS FUNCTIONS" for the C text on stdin: its
+# "return KIT_E_TODO" lines and its "@listing" markers. The text is all
+# stubs, as the kit hands it out, when they are equal and not 0 (see
+# all_stubs): make reset looks for that version in git history
+# (tools/loop/reset.sh), the book says whether its sample run is of the
+# stubs (tools/mk/book.mk), and make check requires it of starter/
+# (tools/checks/20-starter.sh).
+stub_counts() {
+    awk '/return KIT_E_TODO/ { t++ } /@listing/ { m++ } END { print t + 0, m + 0 }'
+}
+
+# all_stubs: succeeds when the C text on stdin is all stubs.
+all_stubs() {
+    set -- $(stub_counts)
+    [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]
+}

@@ -40,14 +40,14 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
 # lines, the first failure and the summary). It runs on starter/ as it is,
 # so its caption, the first line of the file, says what that was: the
 # untouched stubs when every function of starter/ch1_*.c is still a stub
-# (as many "return KIT_E_TODO" as "@listing" markers, reset.sh's test),
+# (as many "return KIT_E_TODO" as "@listing" markers: stub_counts in
+# tools/loop/lib.sh, reset.sh's test),
 # a student's code otherwise.
 $(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c given/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
-	@{ todo=$$(cat starter/ch1_*.c | grep -c 'return KIT_E_TODO' || true); \
-	   marks=$$(cat starter/ch1_*.c | grep -c '@listing' || true); \
-	   if [ "$$todo" -eq "$$marks" ]; then \
+	@{ . tools/loop/lib.sh; set -- $$(cat starter/ch1_*.c | stub_counts); todo=$$1 marks=$$2; \
+	   if cat starter/ch1_*.c | all_stubs; then \
 	     echo 'Here is what `make test CH=1` printed on the untouched stubs of chapter 1 when this book was built:'; \
 	   else \
 	     echo 'Here is what `make test CH=1` printed when this book was built. Chapter 1 in `starter/` was no longer the untouched stubs ('"$$((marks - todo))"' of its '"$$marks"' functions written), so this is a run of that code, not of the stubs:'; \
