@@ -157,7 +157,7 @@ shown=$(grep -Fxf "$work/solution-lines.txt" "$work/instructor.txt" | wc -l)
 # (the listings whose marker is in starter/, and so in solutions/)
 uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' |
     sed -n 's/.*name="\([^"]*\)".*/\1/p' | while read -r name; do
-        if grep -qE "^[[:space:]]*/\*[[:space:]]*@listing[[:space:]]+$name[[:space:]]*\*/" starter/*.c 2>/dev/null; then
+        if grep -qE "^[[:space:]]*/\*[[:space:]]*@listing[[:space:]]+${name}[[:space:]]*\*/" starter/*.c 2>/dev/null; then
             echo "$name"
         fi
     done | wc -l)
