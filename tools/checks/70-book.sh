@@ -150,7 +150,13 @@ comm -23 "$work/region-lines.txt" "$work/shared-lines.txt" >"$work/solution-line
 leaked=$(grep -Fxf "$work/solution-lines.txt" "$work/student.txt" | head -n 5 || true)
 [ -z "$leaked" ] || fail "the student edition contains solution code, e.g.: $leaked"
 shown=$(grep -Fxf "$work/solution-lines.txt" "$work/instructor.txt" | wc -l)
-uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' | grep -vc 'file="[^"]*/' || true)
+# (the listings whose marker is in starter/, and so in solutions/)
+uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' |
+    sed -n 's/.*name="\([^"]*\)".*/\1/p' | while read -r name; do
+        if grep -qE "^[[:space:]]*/\*[[:space:]]*@listing[[:space:]]+${name}[[:space:]]*\*/" starter/*.c 2>/dev/null; then
+            echo "$name"
+        fi
+    done | wc -l)
 echo "  $(wc -l <"$work/solution-lines.txt") solution lines; in the student edition: 0 allowed, found $(printf '%s' "$leaked" | grep -c . || true); in the instructor edition: $shown"
 if [ "$uses" -gt 0 ]; then
     [ "$shown" -gt 0 ] || fail "the instructor edition shows no solution code although the chapters have $uses listing(s) from starter/solutions"
@@ -158,7 +164,8 @@ if [ "$uses" -gt 0 ]; then
 fi
 
 # ---------------------------------------------------------------------
-# 6. The filter fails loudly: a misspelt marker, a missing generated
+# 6. The filter fails loudly: a misspelt marker, a marker name in two
+#    source files, a listing that names its file, a missing generated
 #    file, an unknown value key, a dangling reference, a missing figure.
 #    The correct document is rendered first, to prove the test itself.
 # ---------------------------------------------------------------------
@@ -170,15 +177,23 @@ int demo_fn(void) { return 0; }
 EOF
 echo 'demo.answer=42' >"$work/build/plots/data/demo.values"
 printf '| a |\n|---|\n| 1 |\n' >"$work/build/plots/data/demo_table.md"
+cat >"$work/src/other.c" <<'EOF'
+/* @listing other_fn */
+int other_fn(void) { return 1; }
+/* @end other_fn */
+EOF
+sed 's/other_fn/demo_fn/g' "$work/src/other.c" >"$work/src/dup.c"
+sources="$work/src/demo.c $work/src/other.c"
 render() { # render FILE: pandoc with the book filter, as make book runs it
     pandoc "$1" --from=markdown --lua-filter=tools/book/book.lua \
-        --metadata=builddir:"$work/build" --to=html5 --output="$work/out.html" 2>"$work/err.txt"
+        --metadata=builddir:"$work/build" --metadata=sources:"$sources" \
+        --to=html5 --output="$work/out.html" 2>"$work/err.txt"
 }
 good() {
     cat <<EOF
 # Demo {#ch:demo}
 
-\`\`\`{.listing file="$work/src/demo.c" name="demo_fn"}
+\`\`\`{.listing name="demo_fn"}
 \`\`\`
 
 The answer is []{.value key="demo.answer"}; see @ch:demo.
@@ -188,7 +203,8 @@ The answer is []{.value key="demo.answer"}; see @ch:demo.
 EOF
 }
 good >"$work/01-demo.md"
-if ! render "$work/01-demo.md" || ! grep -q 'demo_fn' "$work/out.html" || ! grep -q '>42<' "$work/out.html"; then
+if ! render "$work/01-demo.md" || ! grep -q 'demo_fn' "$work/out.html" || ! grep -q '>42<' "$work/out.html" ||
+    ! grep -qF "<code>$work/src/demo.c</code>" "$work/out.html"; then
     cat "$work/err.txt"
     fail "the filter failed on a correct chapter"
 fi
@@ -204,7 +220,25 @@ expect_failure() { # expect_failure WHAT SED-EXPRESSION WORD
     fi
 }
 expect_failure "a misspelt listing marker" 's/name="demo_fn"/name="demo_fnn"/' 'demo_fnn'
-expect_failure "a listing from a missing file" 's/demo\.c"/nothere.c"/' 'nothere.c'
+expect_failure "a listing that names its file" 's/{\.listing /{.listing file="demo.c" /' 'drop file='
+# The same marker name in two source files: the message names both.
+good >"$work/02-bad.md"
+all_sources=$sources
+sources="$all_sources $work/src/dup.c"
+if render "$work/02-bad.md"; then
+    fail "a marker name in two source files did not stop the filter"
+elif ! grep "two places" "$work/err.txt" | grep -F "$work/src/demo.c" | grep -qF "$work/src/dup.c"; then
+    cat "$work/err.txt"
+    fail "a marker name in two source files stopped the filter, but the message does not name both files"
+else
+    echo "  a marker name in two source files stops the build: $(grep 'ERROR' "$work/err.txt" | head -n 1 | sed "s|$work/src/||g" | cut -c1-150)"
+fi
+sources="$all_sources $work/src/nothere.c"
+if render "$work/01-demo.md" || ! grep -q 'nothere.c' "$work/err.txt"; then
+    cat "$work/err.txt"
+    fail "a missing source file did not stop the filter with a message naming it"
+fi
+sources=$all_sources
 expect_failure "a missing generated file" 's/demo_table\.md/no_table.md/' 'no_table.md'
 expect_failure "an unknown value key" 's/demo\.answer/demo.answr/' 'demo.answr'
 expect_failure "a dangling reference" 's/@ch:demo/@fig:nothing/' 'fig:nothing'

@@ -6,8 +6,9 @@
 # book.md holds the title page, the preface and the references; its
 # `::: chapters` block is replaced by every chapter's chapters/NN-slug.md,
 # in the order of chapters/chapters.tsv (CHAPTER_MDS).
-# tools/book/book.lua pulls the listings from starter/ (student) or
-# solutions/ (instructor) and resolves figures, exercises, references,
+# tools/book/book.lua pulls each listing, by its marker's name, from
+# BOOK_SOURCES (starter/ in the student edition, solutions/ in the
+# instructor edition) and resolves figures, exercises, references,
 # generated tables and values; anything missing stops the build.
 # The figures and the measured data come from `make plots`, run first.
 
@@ -24,15 +25,20 @@ BOOK_ENGINE   ?= pdflatex
 
 BOOK_RUN := $(B)/plots/data/book_first_run.md
 
+# The files a listing may come from: the filter indexes their
+# /* @listing NAME */ markers (each NAME in one file only) and a chapter
+# names the marker alone.
+BOOK_SOURCES := $(sort $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c) \
+  $(shell find tools/runs -name '*.c' 2>/dev/null))
+
 # Everything a listing, a figure or a value may come from.
 BOOK_DEPS := book.md $(BOOK_CHAPTERS) chapters/chapters.tsv $(wildcard tools/book/*) tools/mk/book.mk \
-  $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c tools/runs/plotdata/*.c) \
-  $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
+  $(BOOK_SOURCES) $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
 
 BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
   --lua-filter=tools/book/book.lua \
   --metadata=edition:$(EDITION) --metadata=builddir:$(B) \
-  --metadata=chapters:"$(BOOK_CHAPTERS)" \
+  --metadata=chapters:"$(BOOK_CHAPTERS)" --metadata=sources:"$(BOOK_SOURCES)" \
   --resource-path=.:$(B) --toc --toc-depth=2 --number-sections
 
 # The preface shows what `make test CH=1` prints: a real run, made while
