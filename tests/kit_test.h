@@ -15,8 +15,13 @@
  *
  *   static const struct kit_test *const ch1_tests[] = {
  *       &softmax_rows_sum_to_one, ..., NULL};
- *   KIT_CHAPTER(1, "Scaled dot-product attention", "ch1_attention.c",
- *               ch1_tests);
+ *   KIT_CHAPTER(ch1_tests)
+ *
+ * The chapter's number, title and student file come from its line in
+ * chapters/chapters.tsv: the Makefile (and tools/grade/prepare.sh)
+ * compile tests/test_chN.c with -DKIT_CH_NUM=N -DKIT_CH_TITLE="..."
+ * -DKIT_CH_FILE="...". KIT_CHAPTER_AS names them itself (the runner's
+ * self-test, tools/harness/selftest.c, which is no chapter).
  *
  * Each check is one CUnit assertion. Its message is what a student reads
  * when it fails, so it says what was expected, what came back, where, and
@@ -56,13 +61,18 @@ void kit_about_to_call(const char *call);
     static const struct kit_test name_ = {#name_, what_, name_##_body};        \
     static void name_##_body(void)
 
-#define KIT_CHAPTER(number_, title_, file_, tests_)                            \
-    static const struct kit_chapter kit_chapter_##number_ = {number_, title_,  \
-                                                             file_, tests_};   \
-    __attribute__((constructor)) static void kit_register_##number_(void)      \
+#define KIT_CHAPTER_AS(number_, title_, file_, tests_)                         \
+    static const struct kit_chapter kit_chapter_##tests_ = {number_, title_,   \
+                                                            file_, tests_};    \
+    __attribute__((constructor)) static void kit_register_##tests_(void)       \
     {                                                                          \
-        kit_register_chapter(&kit_chapter_##number_);                          \
+        kit_register_chapter(&kit_chapter_##tests_);                           \
     }
+
+/* A chapter's tests, named as its line in chapters/chapters.tsv says
+ * (without the -D flags, the compiler says KIT_CH_NUM is undeclared). */
+#define KIT_CHAPTER(tests_)                                                    \
+    KIT_CHAPTER_AS(KIT_CH_NUM, KIT_CH_TITLE, KIT_CH_FILE, tests_)
 
 /* One assertion. On failure msg (printf-style) is the student's message.
  * Returns ok, so a test can stop early: if (!KIT_CHECK(...)) return; */

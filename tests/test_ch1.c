@@ -812,4 +812,4 @@ static const struct kit_test *const ch1_tests[] = {
     &attention_bad_input,
     NULL,
 };
-KIT_CHAPTER(1, "Scaled dot-product attention", "ch1_attention.c", ch1_tests)
+KIT_CHAPTER(ch1_tests)

@@ -744,4 +744,4 @@ static const struct kit_test *const ch2_tests[] = {&causal_mask_hides_future,
                                                    &causal_bad_sizes,
                                                    &causal_null,
                                                    NULL};
-KIT_CHAPTER(2, "Causal masking", "ch2_causal.c", ch2_tests)
+KIT_CHAPTER(ch2_tests)

@@ -971,4 +971,4 @@ static const struct kit_test *const ch3_tests[] = {
     &mha_sentence_heads,
     NULL, /* keep one test per line */
 };
-KIT_CHAPTER(3, "Multi-head attention", "ch3_mha.c", ch3_tests)
+KIT_CHAPTER(ch3_tests)

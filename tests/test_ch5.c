@@ -622,4 +622,4 @@ static const struct kit_test *const ch5_tests[] = {
     NULL};
 /* No exercise of its own: a failure here points back at chapter 4's file,
  * the last the experiment depends on. */
-KIT_CHAPTER(5, "The experiment: one head against many", "ch4_grad.c", ch5_tests)
+KIT_CHAPTER(ch5_tests)

@@ -1133,4 +1133,4 @@ static const struct kit_test *const ch6_tests[] = {
     &kv_cache_bytes_models,
     NULL, /* keep one test per line */
 };
-KIT_CHAPTER(6, "Many heads at inference", "ch6_decode.c", ch6_tests)
+KIT_CHAPTER(ch6_tests)

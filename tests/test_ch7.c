@@ -874,4 +874,4 @@ static const struct kit_test *const ch7_tests[] = {
     &fast_threads_identical,
     NULL, /* keep one test per line */
 };
-KIT_CHAPTER(7, "Attention at CPU speed", "ch7_fast.c", ch7_tests)
+KIT_CHAPTER(ch7_tests)

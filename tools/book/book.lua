@@ -2,16 +2,18 @@
 book.lua: the kit's book filter (pandoc 2.17 or later).
 
 It turns book.md plus chapters/NN-slug.md into one document, and gives
-the chapters' markup (see /work/briefs/common.md, "Book markup") its
-meaning:
+the chapters' markup, listed here, its meaning:
 
   ::: {.chapters} :::              in book.md: the chapters go here, in
                                    the order of their NN- prefixes
   # Title {#ch:slug}               a chapter; its number is its file's NN
-  ```{.listing file=F name=N} ```  the code between /* @listing N */ and
-                                   /* @end N */ in F. F without a '/' is
-                                   starter/F (student edition) or
-                                   solutions/F (instructor edition).
+  ```{.listing name=N} ```         the code between /* @listing N */ and
+                                   /* @end N */ in the one source file
+                                   that has that marker, labelled with
+                                   the file's path. The files searched
+                                   are the metadata's sources; each
+                                   marker name is in one of them only.
+                                   (No file=: the name finds the file.)
   ![Caption](plots/x.png){#fig:x}  Figure C.k; @fig:x refers to it. A
                                    figure under plots/ is vector, drawn
                                    by plots/x.gp or tools/book/diagrams/x.tex:
@@ -52,6 +54,10 @@ Metadata it reads (the Makefile passes them with -M):
   builddir  where `make plots` wrote plots/ and plots/data/ (default build)
   chapters  the chapter files, separated by spaces (default: every
             chapters/[0-9][0-9]-*.md, in name order)
+  sources   the source files listings come from, separated by spaces
+            (book.mk's BOOK_SOURCES: given/, include/, tests/,
+            tools/runs/, and starter/ for the student edition or
+            solutions/ for the instructor edition; no default)
 ]]
 
 local stringify = pandoc.utils.stringify
@@ -231,22 +237,74 @@ local function latex_caption(command, inlines)
   return out
 end
 
+-- The listing index: every /* @listing NAME */ marker of the source
+-- files (metadata "sources"), NAME -> { path = file, line = n }. Built
+-- once, before the chapters; a name in two places is an error naming
+-- both (starter/ and solutions/ are never in the same edition's sources).
+local source_files = nil
+local listing_index = {}
+local listing_marker = "^%s*/%*%s*@listing%s+([%w_%-%.]+)%s*%*/%s*$"
+
+local function index_listings()
+  local ctx = { file = "the listing sources" }
+  listing_index = {}
+  for _, path in ipairs(source_files or {}) do
+    if edition == "student" and path:match("^%.?/?solutions/") then
+      fail(ctx, path .. " is among the student edition's sources, but the " ..
+           "student edition never shows solutions/")
+    end
+    local text = read_file(path)
+    if not text then
+      fail(ctx, "source file '" .. path .. "' does not exist")
+    end
+    for i, line in ipairs(split_lines(text)) do
+      local name = line:match(listing_marker)
+      if name then
+        local prev = listing_index[name]
+        if prev then
+          record({ book_error = "book: ERROR in " .. ctx.file .. ": listing " ..
+                   "marker '/* @listing " .. name .. " */' is in two places, " ..
+                   prev.path .. " line " .. prev.line .. " and " .. path ..
+                   " line " .. i .. ": a listing is found by its name, so " ..
+                   "rename one" })
+        else
+          listing_index[name] = { path = path, line = i }
+        end
+      end
+    end
+  end
+end
+
 local function listing(ctx, cb)
-  local file = cb.attributes.file
   local name = cb.attributes.name
-  if not file or file == "" or not name or name == "" then
-    fail(ctx, "a listing needs both file=\"...\" and name=\"...\" " ..
-         "(got file=" .. tostring(file) .. ", name=" .. tostring(name) .. ")")
+  if not name or name == "" then
+    fail(ctx, "a listing needs name=\"...\", the name of its " ..
+         "/* @listing NAME */ marker")
   end
-  local path = file
-  if not file:find("/", 1, true) then
-    path = (edition == "instructor" and "solutions/" or "starter/") .. file
+  local where = listing_index[name]
+  if cb.attributes.file then
+    fail(ctx, "listing '" .. name .. "': drop file=\"" .. cb.attributes.file ..
+         "\"; a listing is found by its name alone" ..
+         (where and " (this one is in " .. where.path .. ")" or ""))
   end
-  if edition == "student" and path:match("^%.?/?solutions/") then
-    fail(ctx, "listing '" .. name .. "' names " .. path .. ", but the student " ..
-         "edition never shows solutions/: write file=\"" .. path:match("([^/]+)$") ..
-         "\" and each edition picks its own directory")
+  if not where then
+    local near = {}
+    for k in pairs(listing_index) do
+      if k:sub(1, 4) == name:sub(1, 4) then
+        near[#near + 1] = k
+      end
+    end
+    table.sort(near)
+    while #near > 6 do
+      table.remove(near)
+    end
+    fail(ctx, "listing '" .. name .. "': no marker '/* @listing " .. name ..
+         " */' in the " .. #(source_files or {}) .. " source files of the " ..
+         edition .. " edition" ..
+         (source_files and "" or " (none given: pass --metadata=sources:\"FILE ...\", as book.mk does)") ..
+         (#near > 0 and "; similar names: " .. table.concat(near, ", ") or ""))
   end
+  local path = where.path
   local code = extract_listing(ctx, path, name)
   local classes = {}
   for _, c in ipairs(cb.classes) do
@@ -971,6 +1029,13 @@ local function build(doc)
   if meta.builddir then
     builddir = stringify(meta.builddir)
   end
+  if meta.sources then
+    source_files = {}
+    for f in stringify(meta.sources):gmatch("%S+") do
+      source_files[#source_files + 1] = f
+    end
+  end
+  index_listings()
   if meta.chapters then
     chapter_files = {}
     for f in stringify(meta.chapters):gmatch("%S+") do

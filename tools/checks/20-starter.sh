@@ -2,16 +2,17 @@
 # starter/ compiles with -Werror, and every chapter's tests fail on the
 # stubs cleanly: no test passes, none crashes, none times out. Each stub
 # file has one "return KIT_E_TODO" per listing marker, which is how
-# make reset recognises the stubs in git history.
+# make reset recognises the stubs in git history (all_stubs in
+# tools/loop/lib.sh).
 set -eu
+. tools/loop/lib.sh
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=starter STRICT=1
 status=0
 for f in starter/*.c; do
-    todo=$(grep -c 'return KIT_E_TODO' "$f" || true)
-    marks=$(grep -c '@listing' "$f" || true)
-    if [ "$todo" -ne "$marks" ]; then
-        echo "$f: $todo stubs (return KIT_E_TODO) for $marks listings; make reset needs one each"
+    if ! all_stubs <"$f"; then
+        set -- $(stub_counts <"$f")
+        echo "$f: $1 stubs (return KIT_E_TODO) for $2 listings; make reset needs one each, and at least one"
         status=1
     fi
 done

@@ -7,9 +7,7 @@
 # and names the nearest tests for one that does not exist.
 set -u
 . tools/loop/lib.sh
-CHAPTER_NUMS=$(ls tests/test_ch*.c | sed -n 's|^tests/test_ch\([0-9]*\)\.c$|\1|p' | sort -n)
-status=0
-fail() { echo "FAIL $*"; status=1; }
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

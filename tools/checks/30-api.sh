@@ -1,15 +1,19 @@
 #!/bin/bash
-# starter/ and solutions/ define the same files and the same public
-# functions, so the API cannot drift between them.
+# starter/ and solutions/ hold the chapters' files that
+# chapters/chapters.tsv lists, and no others, and both define the same
+# public functions in each, so the API cannot drift between them.
 set -eu
 B=${B:-build}
-a=$(cd starter && ls *.c | sort)
-b=$(cd solutions && ls *.c | sort)
-if [ "$a" != "$b" ]; then
-    echo "starter/ and solutions/ hold different files:"
-    diff <(echo "$a") <(echo "$b") || true
-    exit 1
-fi
+want=$(sh tools/mk/chapters.sh sources | sed 's/$/.c/' | sort)
+for d in starter solutions; do
+    have=$(cd "$d" && ls *.c | sort)
+    if [ "$have" != "$want" ]; then
+        echo "$d/ does not hold the files chapters/chapters.tsv lists (< the table, > $d/):"
+        diff <(echo "$want") <(echo "$have") || true
+        exit 1
+    fi
+done
+a=$want
 make --no-print-directory -s kit-tests IMPL=starter
 make --no-print-directory -s kit-tests IMPL=solutions
 status=0

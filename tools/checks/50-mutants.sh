@@ -21,9 +21,11 @@ mark="Likely mistake"
 B=${B:-build}
 make --no-print-directory -s kit-tests IMPL=solutions || exit 1
 shared=$(ls "$B"/solutions/tools/harness/*.o "$B"/solutions/tests/*.o "$B"/solutions/given/*.o)
-# The same leak check as make test compiles into the student's files;
-# -fopenmp as the Makefile builds everything (chapter 7's threads).
-cflags="-std=c11 -Wall -Wextra -Werror -pedantic -O2 -fopenmp -Iinclude -Itests -include tools/harness/leakcheck.h $(pkg-config --cflags cunit 2>/dev/null)"
+# The Makefile's flags (tools/mk/flags.mk), every warning an error, and
+# the same leak check as make test compiles into the student's files.
+flag() { sed -n "s/^$1 *:= *//p" tools/mk/flags.mk; }
+openmp=$(flag OPENMP)
+cflags="$(flag C_FLAGS) $(flag KIT_WARN) $(flag C_OPT) $openmp -Iinclude -Itests -include $(flag LEAKCHECK_H) $(pkg-config --cflags cunit 2>/dev/null)"
 libs="$(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm"
 n=0 bad=0 named=0 misnamed=0 n_cat=0 n_none=0
 for table in tests/mutants/*.tsv; do
@@ -53,7 +55,7 @@ for table in tests/mutants/*.tsv; do
             fi
             objs="$objs $o"
         done
-        ${CC:-cc} -fopenmp -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
+        ${CC:-cc} $openmp -o "$dir/kit_tests" $shared $objs $libs || { bad=$((bad + 1)); continue; }
         out=$("$dir/kit_tests" --impl solutions --test "$test" --timeout 5 2>&1)
         rc=$?
         msg=$(printf '%s\n' "$out" | grep -E '^ {8}' | head -3)

@@ -11,16 +11,12 @@
 #      configurations whose accuracy moved, in words.
 # Small runs (SEEDS=2, HEADS=1,2) keep it short.
 set -eu
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git ls-files -z | xargs -0 tar -cf - | tar -xf - -C "$work"
 cd "$work"
 args="SEEDS=2 HEADS=1,2 B=build"
-status=0
-fail() {
-    echo "  FAIL: $*"
-    status=1
-}
 
 # 1. the stubs
 if make --no-print-directory -s experiment $args >out1 2>&1; then

@@ -7,11 +7,7 @@
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
-status=0
-fail() {
-    echo "  FAIL: $*"
-    status=1
-}
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -21,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 for ed in student instructor; do
     if ! make --no-print-directory -s B="$B" book EDITION=$ed >"$work/make-$ed.log" 2>&1; then
         cat "$work/make-$ed.log"
-        echo "  FAIL: make book EDITION=$ed"
+        fail "make book EDITION=$ed"
         exit 1
     fi
 done
@@ -59,7 +55,7 @@ pdftotext -q "$pdf_i" - | tr -s ' \t\n' '   ' >"$work/instructor-pdf.txt"
 #    title in the PDF's text).
 # ---------------------------------------------------------------------
 n=0
-for ch in chapters/[0-9][0-9]-*.md; do
+for ch in $(sh tools/mk/chapters.sh mds); do
     [ -e "$ch" ] || continue
     n=$((n + 1))
     first=$(head -n 1 "$ch")
@@ -103,7 +99,7 @@ cat chapters/*.md 2>/dev/null | tr '\n' ' ' | grep -o '\[[A-Z][^]@]*[12][0-9][0-
     name=$(printf '%s' "$cite" | sed 's/[ ,].*//')
     year=$(printf '%s' "$cite" | grep -o '[12][0-9][0-9][0-9]' | tail -n 1)
     grep -E "^- $name,.*\($year[;)]" "$work/refs.txt" >/dev/null ||
-        echo "  FAIL: the chapters cite [$cite], which has no entry in book.md's References"
+        fail "the chapters cite [$cite], which has no entry in book.md's References"
 done | tee "$work/cites.txt"
 [ -s "$work/cites.txt" ] && status=1
 
@@ -154,7 +150,13 @@ comm -23 "$work/region-lines.txt" "$work/shared-lines.txt" >"$work/solution-line
 leaked=$(grep -Fxf "$work/solution-lines.txt" "$work/student.txt" | head -n 5 || true)
 [ -z "$leaked" ] || fail "the student edition contains solution code, e.g.: $leaked"
 shown=$(grep -Fxf "$work/solution-lines.txt" "$work/instructor.txt" | wc -l)
-uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' | grep -vc 'file="[^"]*/' || true)
+# (the listings whose marker is in starter/, and so in solutions/)
+uses=$(cat chapters/*.md 2>/dev/null | grep -E '^```+ *\{[^}]*\.listing' |
+    sed -n 's/.*name="\([^"]*\)".*/\1/p' | while read -r name; do
+        if grep -qE "^[[:space:]]*/\*[[:space:]]*@listing[[:space:]]+${name}[[:space:]]*\*/" starter/*.c 2>/dev/null; then
+            echo "$name"
+        fi
+    done | wc -l)
 echo "  $(wc -l <"$work/solution-lines.txt") solution lines; in the student edition: 0 allowed, found $(printf '%s' "$leaked" | grep -c . || true); in the instructor edition: $shown"
 if [ "$uses" -gt 0 ]; then
     [ "$shown" -gt 0 ] || fail "the instructor edition shows no solution code although the chapters have $uses listing(s) from starter/solutions"
@@ -162,7 +164,8 @@ if [ "$uses" -gt 0 ]; then
 fi
 
 # ---------------------------------------------------------------------
-# 6. The filter fails loudly: a misspelt marker, a missing generated
+# 6. The filter fails loudly: a misspelt marker, a marker name in two
+#    source files, a listing that names its file, a missing generated
 #    file, an unknown value key, a dangling reference, a missing figure.
 #    The correct document is rendered first, to prove the test itself.
 # ---------------------------------------------------------------------
@@ -174,15 +177,23 @@ int demo_fn(void) { return 0; }
 EOF
 echo 'demo.answer=42' >"$work/build/plots/data/demo.values"
 printf '| a |\n|---|\n| 1 |\n' >"$work/build/plots/data/demo_table.md"
+cat >"$work/src/other.c" <<'EOF'
+/* @listing other_fn */
+int other_fn(void) { return 1; }
+/* @end other_fn */
+EOF
+sed 's/other_fn/demo_fn/g' "$work/src/other.c" >"$work/src/dup.c"
+sources="$work/src/demo.c $work/src/other.c"
 render() { # render FILE: pandoc with the book filter, as make book runs it
     pandoc "$1" --from=markdown --lua-filter=tools/book/book.lua \
-        --metadata=builddir:"$work/build" --to=html5 --output="$work/out.html" 2>"$work/err.txt"
+        --metadata=builddir:"$work/build" --metadata=sources:"$sources" \
+        --to=html5 --output="$work/out.html" 2>"$work/err.txt"
 }
 good() {
     cat <<EOF
 # Demo {#ch:demo}
 
-\`\`\`{.listing file="$work/src/demo.c" name="demo_fn"}
+\`\`\`{.listing name="demo_fn"}
 \`\`\`
 
 The answer is []{.value key="demo.answer"}; see @ch:demo.
@@ -192,7 +203,8 @@ The answer is []{.value key="demo.answer"}; see @ch:demo.
 EOF
 }
 good >"$work/01-demo.md"
-if ! render "$work/01-demo.md" || ! grep -q 'demo_fn' "$work/out.html" || ! grep -q '>42<' "$work/out.html"; then
+if ! render "$work/01-demo.md" || ! grep -q 'demo_fn' "$work/out.html" || ! grep -q '>42<' "$work/out.html" ||
+    ! grep -qF "<code>$work/src/demo.c</code>" "$work/out.html"; then
     cat "$work/err.txt"
     fail "the filter failed on a correct chapter"
 fi
@@ -208,7 +220,25 @@ expect_failure() { # expect_failure WHAT SED-EXPRESSION WORD
     fi
 }
 expect_failure "a misspelt listing marker" 's/name="demo_fn"/name="demo_fnn"/' 'demo_fnn'
-expect_failure "a listing from a missing file" 's/demo\.c"/nothere.c"/' 'nothere.c'
+expect_failure "a listing that names its file" 's/{\.listing /{.listing file="demo.c" /' 'drop file='
+# The same marker name in two source files: the message names both.
+good >"$work/02-bad.md"
+all_sources=$sources
+sources="$all_sources $work/src/dup.c"
+if render "$work/02-bad.md"; then
+    fail "a marker name in two source files did not stop the filter"
+elif ! grep "two places" "$work/err.txt" | grep -F "$work/src/demo.c" | grep -qF "$work/src/dup.c"; then
+    cat "$work/err.txt"
+    fail "a marker name in two source files stopped the filter, but the message does not name both files"
+else
+    echo "  a marker name in two source files stops the build: $(grep 'ERROR' "$work/err.txt" | head -n 1 | sed "s|$work/src/||g" | cut -c1-150)"
+fi
+sources="$all_sources $work/src/nothere.c"
+if render "$work/01-demo.md" || ! grep -q 'nothere.c' "$work/err.txt"; then
+    cat "$work/err.txt"
+    fail "a missing source file did not stop the filter with a message naming it"
+fi
+sources=$all_sources
 expect_failure "a missing generated file" 's/demo_table\.md/no_table.md/' 'no_table.md'
 expect_failure "an unknown value key" 's/demo\.answer/demo.answr/' 'demo.answr'
 expect_failure "a dangling reference" 's/@ch:demo/@fig:nothing/' 'fig:nothing'
@@ -246,7 +276,7 @@ flat() { tr '\n' ' ' <"$1" | tr -s ' '; }
 flat "$work/student.txt" >"$work/student.flat"
 flat "$work/instructor.txt" >"$work/instructor.flat"
 n_ans=0
-for ch in chapters/[0-9][0-9]-*.md; do
+for ch in $(sh tools/mk/chapters.sh mds); do
     [ -e "$ch" ] || continue
     bad=$(awk -v f="$ch" '
         /^:::+ *(\{[^}]*\.(question|exercise)[ }]|(question|exercise) *$)/ { inq = 1; has = 0; depth = 0; start = NR; next }

@@ -17,11 +17,7 @@
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
-status=0
-fail() {
-    echo "  FAIL: $*"
-    status=1
-}
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -9,9 +9,7 @@
 set -u
 B=${B:-build}
 KIT=$(pwd)
-status=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; status=1; }
+. tools/checks/lib.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TEST_TIMEOUT=5 # seconds per test (the kit's default; a machine under load needs it)
@@ -49,21 +47,21 @@ if [ "$(head -n 1 "$work/sel.tsv")" = "$(printf 'chapter\tfile\ttest\tstatus\tse
     grep -q 'crashed with SIGSEGV' "$work/sel.tsv" && grep -q 'timed out after' "$work/sel.tsv"; then
     ok "--results writes 81 rows of 6 columns, 7 failed (as 05-harness counts), the crash and the hang with their reasons"
 else
-    bad "--results table is wrong:"; head -n 5 "$work/sel.tsv"
+    fail "--results table is wrong:"; head -n 5 "$work/sel.tsv"
 fi
 
 # ---------------------------------------------------------------------
 # 2. The autograder: built, unpacked and run as Gradescope would.
 # ---------------------------------------------------------------------
-make --no-print-directory -s B="$B" autograder >/dev/null || { bad "make autograder"; exit 1; }
+make --no-print-directory -s B="$B" autograder >/dev/null || { fail "make autograder"; exit 1; }
 zip="$B/autograder.zip"
 listing=$(unzip -Z1 "$zip")
-for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h tools/grade/points.tsv; do
-    printf '%s\n' "$listing" | grep -qx "$f" || bad "$zip has no $f"
+for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh; do
+    printf '%s\n' "$listing" | grep -qx "$f" || fail "$zip has no $f"
 done
-if printf '%s\n' "$listing" | grep -q '^solutions/'; then bad "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi
+if printf '%s\n' "$listing" | grep -q '^solutions/'; then fail "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi
 pk=$(make --no-print-directory -s -p -n deps 2>/dev/null | sed -n 's/^DEB_PACKAGES := //p' | head -n 1)
-unzip -p "$zip" setup.sh | grep -qF "deps.sh $pk" && ok "setup.sh installs make deps' packages" || bad "setup.sh does not install DEB_PACKAGES ($pk)"
+unzip -p "$zip" setup.sh | grep -qF "deps.sh $pk" && ok "setup.sh installs make deps' packages" || fail "setup.sh does not install DEB_PACKAGES ($pk)"
 
 AG="$work/autograder"
 mkdir -p "$AG/source"
@@ -85,9 +83,9 @@ mkdir -p "$s/full" "$s/stubs/starter" "$s/base"
 cp solutions/*.c "$s/full/"
 cp starter/*.c "$s/stubs/starter/"
 grade "$s/full"
-[ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || bad "the solutions score $score, not 100"
+[ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || fail "the solutions score $score, not 100"
 grade "$s/stubs"
-[ "$score" = 0 ] && ok "the stubs, in starter/: 0" || bad "the stubs score $score, not 0"
+[ "$score" = 0 ] && ok "the stubs, in starter/: 0" || fail "the stubs score $score, not 0"
 
 # One crash and one hang: partial marks, both named.
 mkdir -p "$s/crashhang/starter" && cp solutions/*.c "$s/crashhang/starter/"
@@ -97,7 +95,7 @@ grade "$s/crashhang"
 if awk "BEGIN { exit !($score > 0 && $score < 100) }" && has 'crashed with SIGSEGV' && has 'timed out after' &&
     has 'It happened inside mha_forward_fused'; then
     ok "a crash and a hang: $score, the crash and the hang named in the output"
-else bad "crash and hang: score $score; crash named: $(has 'crashed with SIGSEGV' && echo yes || echo no); hang named: $(has 'timed out after' && echo yes || echo no)"; fi
+else fail "crash and hang: score $score; crash named: $(has 'crashed with SIGSEGV' && echo yes || echo no); hang named: $(has 'timed out after' && echo yes || echo no)"; fi
 
 # Not compiling: 0 for its chapter, the compiler's first error shown.
 mkdir -p "$s/nocompile" && cp starter/*.c "$s/nocompile/"
@@ -105,14 +103,14 @@ printf 'int broken(void) { return 1 }\n' >>"$s/nocompile/ch1_attention.c"
 grade "$s/nocompile"
 if [ "$score" = 0 ] && has 'ch1_attention.c does not compile' && has "expected ';' before '}' token"; then
     ok "a file that does not compile: 0, and the compiler's first error in the output"
-else bad "not compiling: score $score; output: $(head -c 400 "$json")"; fi
+else fail "not compiling: score $score; output: $(head -c 400 "$json")"; fi
 
 # A missing file: a clear message; the other chapters are still graded.
 mkdir -p "$s/missing" && cp solutions/*.c "$s/missing/" && rm "$s/missing/ch3_mha.c"
 grade "$s/missing"
 if has 'ch3_mha.c was not in the submission' && awk "BEGIN { exit !($score > 0 && $score < 100) }"; then
     ok "a missing file: '$(grep -o 'ch3_mha.c was not in the submission[^.]*' "$json" | head -n 1)', score $score"
-else bad "missing file: score $score, message missing"; fi
+else fail "missing file: score $score, message missing"; fi
 
 # ---------------------------------------------------------------------
 # 3. Hostile submissions. The baseline is an honest submission with one
@@ -127,7 +125,7 @@ hostile() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
     grade "$s/$1"
     if awk "BEGIN { exit !($score <= $base) }" && [ "$score" != 100 ] && has "$2"; then
         ok "hostile '$1': $score (baseline $base), says '$2'"
-    else bad "hostile '$1' scores $score against the baseline $base, or does not say '$2'"; fi
+    else fail "hostile '$1' scores $score against the baseline $base, or does not say '$2'"; fi
 }
 h() { rm -rf "$s/$1" && cp -r "$s/base" "$s/$1"; }
 # Each trick: a prelude at the top of ch1_attention.c (headers, helpers)
@@ -137,7 +135,7 @@ trick() { # trick NAME PRELUDE-FILE LINE
     local f="$s/$1/ch1_attention.c"
     cat "$2" "$f" >"$f.new" && mv "$f.new" "$f"
     [ -z "$3" ] || sed -i "/^int attention(/,/^{\$/ s|^{\$|{\n    $3|" "$f"
-    [ -z "$3" ] || grep -qF "$3" "$f" || bad "the trick $1 was not planted"
+    [ -z "$3" ] || grep -qF "$3" "$f" || fail "the trick $1 was not planted"
 }
 # (a) printing fake "passed" lines and a fake score
 cat >"$work/p.c" <<'EOF'
@@ -221,7 +219,7 @@ printf '#error the shadow header was used\n' | tee "$s/shadow/attention.h" >"$s/
 grade "$s/shadow"
 if [ "$score" = "$base" ] && has 'Ignored, not graded' && has 'include/attention.h'; then
     ok "hostile 'shadow': $score (baseline $base), the headers ignored and the feedback says so"
-else bad "hostile 'shadow' scores $score against $base, or the feedback does not list the ignored header"; fi
+else fail "hostile 'shadow' scores $score against $base, or the feedback does not list the ignored header"; fi
 # (g) replacing a CUnit or C library function the runner uses
 h interpose
 cat >>"$s/interpose/ch1_attention.c" <<'EOF'
@@ -239,7 +237,7 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
     grep -q '"score": 0.00,' "$B/grade/results.json" &&
     [ "$(grep -c '"name": .*"score": .*"max_score": .*"status": "failed", "output": ".*", "visibility": "visible"' "$B/grade/results.json")" -eq "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" ]; then
     ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
-else bad "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
+else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
@@ -247,7 +245,7 @@ else bad "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.jso
 for t in 'x 1 2' '1 lots' 'no_such_test 3'; do
     printf '1 20\n2 15\n%s\n3 25\n4 30\n5 10\n' "$t" >"$work/points.tsv"
     msg=$(POINTS="$work/points.tsv" PREP="$AG/prep" bash tools/grade/grade.sh starter "$work/pt" 2>&1 >/dev/null)
-    case "$msg" in *"points.tsv line 3:"*) ok "points line '$t': $msg" ;; *) bad "points line '$t' gave: $msg" ;; esac
+    case "$msg" in *"points.tsv line 3:"*) ok "points line '$t': $msg" ;; *) fail "points line '$t' gave: $msg" ;; esac
 done
 
 # ---------------------------------------------------------------------
@@ -270,11 +268,11 @@ probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/
 rm -f "$marker" "$KIT/sandbox-was-here"
 if [ "$(printf '%s\n' "$probe" | tr '\n' ' ' | sed 's/ *$//')" = "work-writable lo" ]; then
     ok "sandbox: kit read-only, its tests and solutions hidden, only the work folder writable, private /tmp, other students hidden, no network but lo"
-else bad "sandbox probe said: $probe"; fi
+else fail "sandbox probe said: $probe"; fi
 out=$(BWRAP="bwrap --no-such-option" bash tools/grade/grade-all.sh "$work/class" "$work/out" 2>&1)
 rc=$?
 case "$out" in *"refusing to grade"*) [ $rc -ne 0 ] && ok "grade-all refuses when the sandbox cannot start" ;;
-*) bad "grade-all with a broken sandbox said: $out" ;; esac
+*) fail "grade-all with a broken sandbox said: $out" ;; esac
 
 # ---------------------------------------------------------------------
 # 6. make grade-all on a generated class of 7.
@@ -291,7 +289,7 @@ plant hang causal_mask_backward "$c/erin/starter/ch4_grad.c"
 cp "$s/writefile"/*.c "$c/frank/"
 cp solutions/*.c "$c/gina/" && rm "$c/gina/ch3_mha.c" && echo 'int broken = ;' >>"$c/gina/ch4_grad.c"
 start=$(date +%s)
-make --no-print-directory -s B="$B" grade-all SUBMISSIONS="$c" >"$work/ga.log" 2>&1 || { bad "make grade-all failed:"; cat "$work/ga.log"; }
+make --no-print-directory -s B="$B" grade-all SUBMISSIONS="$c" >"$work/ga.log" 2>&1 || { fail "make grade-all failed:"; cat "$work/ga.log"; }
 echo "     grade-all on 7 submissions: $(($(date +%s) - start)) s on $(nproc) cores"
 gb="$B/grade-all/gradebook.csv"
 row() { grep "^$1," "$gb"; }
@@ -301,14 +299,14 @@ expect_row() { # expect_row STUDENT WORDS...: the row says each
     r=$(row "$1")
     shift
     for w in "$@"; do
-        case "$r" in *"$w"*) ;; *) bad "gradebook row '$r' does not say '$w'"; return ;; esac
+        case "$r" in *"$w"*) ;; *) fail "gradebook row '$r' does not say '$w'"; return ;; esac
     done
     ok "gradebook: $(printf '%s' "$r" | cut -c1-150)"
 }
 cols="student$(awk -F'\t' 'NR > 1 { print $1 }' "$AG/prep/tests.tsv" | sort -un | sed 's/^/,ch/' | tr -d '\n'),total,max,reason,mistakes"
-[ "$(head -n 1 "$gb")" = "$cols" ] || bad "gradebook header: $(head -n 1 "$gb"), expected $cols"
-[ "$(($(wc -l <"$gb") - 1))" -eq 7 ] || bad "the gradebook has $(($(wc -l <"$gb") - 1)) rows, not 7"
-[ "$(total alice)" = 100.00 ] && [ "$(total bob)" = 0.00 ] || bad "alice (solutions) $(total alice), bob (stubs) $(total bob)"
+[ "$(head -n 1 "$gb")" = "$cols" ] || fail "gradebook header: $(head -n 1 "$gb"), expected $cols"
+[ "$(($(wc -l <"$gb") - 1))" -eq 7 ] || fail "the gradebook has $(($(wc -l <"$gb") - 1)) rows, not 7"
+[ "$(total alice)" = 100.00 ] && [ "$(total bob)" = 0.00 ] || fail "alice (solutions) $(total alice), bob (stubs) $(total bob)"
 expect_row alice "100.00,100.00,,"
 expect_row carol "a missing 1/sqrt(d_k) scale" "W_o forgotten"
 expect_row dave "a missing 1/sqrt(d_k) scale" "hiding the diagonal"
@@ -317,8 +315,8 @@ expect_row frank "ch1_attention.c: refused"
 expect_row gina "ch3_mha.c: missing" "ch4_grad.c: does not compile"
 rep="$B/grade-all/report.md"
 grep -qF '| 1 | a missing 1/sqrt(d_k) scale | 2 of 7 |' "$rep" && ok "report: the missing scale ranks first in chapter 1, 2 of 7 students" ||
-    { bad "report.md does not rank the missing scale at 2 of 7:"; cat "$rep"; }
-grep -qF 'W_o forgotten | 1 of 7' "$rep" || bad "report.md does not count W_o forgotten"
-for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || bad "no $B/grade-all/$f"; done
+    { fail "report.md does not rank the missing scale at 2 of 7:"; cat "$rep"; }
+grep -qF 'W_o forgotten | 1 of 7' "$rep" || fail "report.md does not count W_o forgotten"
+for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || fail "no $B/grade-all/$f"; done
 [ $status -eq 0 ] && ok "class report: report.md and mistakes.png/svg"
 exit $status

@@ -1,23 +1,31 @@
 #!/bin/bash
-# autograder.sh ZIP POINTS: write the Gradescope autograder, ready to
+# autograder.sh ZIP [POINTS]: write the Gradescope autograder, ready to
 # upload unchanged. Gradescope unpacks the zip into /autograder/source,
 # runs setup.sh once when it builds the image, and run_autograder for
 # every submission, with the student's files in /autograder/submission;
 # it reads the score from /autograder/results/results.json.
-# The zip holds the kit's headers, tests, stubs, runner and grader, and
-# never solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh
-# installs: the same list as make deps.
+# The zip holds the kit's headers, tests, stubs, given code, runner and
+# grader, and the compiler flags (tools/mk/flags.mk), and never
+# solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
+# the same list as make deps. The points are the chapters' in
+# chapters/chapters.tsv, unless a POINTS table is given (it is shipped
+# as tools/grade/points.tsv).
 set -eu
-zip=$1 points=$2
+zip=$1 points=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 KIT=$(cd "$here/../.." && pwd)
 : "${DEB_PACKAGES:?autograder.sh: DEB_PACKAGES is not set (run it through make autograder)}"
 stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
-cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$stage/"
-cp -r "$KIT/tools/harness" "$KIT/given" "$KIT/tools/grade" "$KIT/tools/mk/deps.sh" "$stage/tools/"
-mkdir -p "$stage/tools/mk" && cp "$KIT/tools/mk/chapters.mk" "$stage/tools/mk/"
-cp "$points" "$stage/tools/grade/points.tsv"
+cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$KIT/given" "$stage/"
+cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
+# The table of chapters and its reader (the grader's chapters and
+# points), and deps.sh, which setup.sh runs.
+mkdir -p "$stage/tools/mk" "$stage/chapters"
+cp "$KIT/tools/mk/chapters.sh" "$KIT/tools/mk/deps.sh" "$KIT/tools/mk/flags.mk" "$stage/tools/mk/"
+cp "$KIT/chapters/chapters.tsv" "$stage/chapters/"
+rm -f "$stage/tools/grade/points.tsv"
+[ -z "$points" ] || cp "$points" "$stage/tools/grade/points.tsv"
 cat >"$stage/setup.sh" <<SETUP
 #!/bin/sh
 # Gradescope runs this once, as root, to build the autograder's image:
@@ -40,7 +48,11 @@ rm -f "$AG/results/results.json"
 rm -rf "$AG/grading"
 # The kit's objects are built once per container (PREP), before any
 # student's file is compiled.
-if ! PREP="$AG/prep" POINTS="$KIT/tools/grade/points.tsv" bash "$KIT/tools/grade/grade.sh" \
+# The points: the chapters' (chapters/chapters.tsv), or points.tsv if
+# the instructor gave one.
+points=""
+[ -e "$KIT/tools/grade/points.tsv" ] && points="$KIT/tools/grade/points.tsv"
+if ! PREP="$AG/prep" POINTS="$points" bash "$KIT/tools/grade/grade.sh" \
     "$AG/submission" "$AG/grading"; then
     echo "run_autograder: grading failed; no results were written" >&2
     exit 1
@@ -53,8 +65,11 @@ chmod +x "$stage/setup.sh" "$stage/run_autograder"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bash "$stage/tools/grade/prepare.sh" "$stage" "$tmp/prep" >/dev/null
+if [ -e "$stage/tools/grade/points.tsv" ]; then
+    cp "$stage/tools/grade/points.tsv" "$tmp/points.tsv"
+else sh "$stage/tools/mk/chapters.sh" points-table >"$tmp/points.tsv"; fi
 awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
-    "$stage/tools/grade/points.tsv" "$tmp/prep/tests.tsv" /dev/null /dev/null /dev/null
+    "$tmp/points.tsv" "$tmp/prep/tests.tsv" /dev/null /dev/null /dev/null
 find "$stage" -name '*.o' -delete
 (cd "$stage" && zip -q -r -X "$(cd .. && pwd)/$(basename "$zip")" .)
 if unzip -l "$zip" | awk '{ print $4 }' | grep -q '^solutions/'; then

@@ -18,6 +18,7 @@ CC=${CC:-cc}
 TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
 CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
+LDFLAGS=$(cat "$PREP/ldflags")
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
@@ -113,7 +114,8 @@ mv "$OUT/files.new" "$OUT/files.tsv"
 # 3. Link and run. The runner's parent writes results.tsv.
 objs=()
 while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
-if ! $CC -fopenmp -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0

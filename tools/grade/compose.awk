@@ -2,7 +2,8 @@
 # and a one-student summary for the gradebook. Run by grade.sh as
 #   awk -f compose.awk -v json=OUT -v summary=OUT -v status=TEXT \
 #       POINTS TESTS FILES RESULTS IGNORED
-# POINTS   the points table (tools/grade/points.tsv)
+# POINTS   the points table: "CHAPTER POINTS" or "TEST POINTS" lines (by
+#          default each chapter's points from chapters/chapters.tsv)
 # TESTS    every test, as the runner's table of the stubs' run (prepare.sh)
 # FILES    build.sh's files.tsv: each expected file's fate
 # RESULTS  the runner's table for this submission (empty if it did not run)

@@ -31,7 +31,10 @@ jobs=${JOBS:-$(nproc)}
 rm -rf "$OUT/students" "$OUT/prep" && mkdir -p "$OUT/students"
 echo "grade-all: preparing the kit's objects"
 bash "$here/prepare.sh" "$KIT" "$OUT/prep" >/dev/null || exit 2
-POINTS=${POINTS:-$KIT/tools/grade/points.tsv}
+if [ -z "${POINTS:-}" ]; then # the table's points (chapters/chapters.tsv)
+    POINTS=$OUT/points.tsv
+    sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
+fi
 awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
     "$POINTS" "$OUT/prep/tests.tsv" /dev/null /dev/null /dev/null || exit 2
 echo "grade-all: $n submissions, $jobs at a time, each in a sandbox"

@@ -5,7 +5,8 @@
 # Environment:
 #   KIT      the kit's root (default: two folders above this script)
 #   PREP     prepared kit objects (default OUT/prep; made if missing)
-#   POINTS   the points table (default KIT/tools/grade/points.tsv)
+#   POINTS   the points table (default: each chapter's points in the kit's
+#            chapters/chapters.tsv, written to OUT/points.tsv)
 #   SANDBOX  bwrap: build and run inside bubblewrap (make grade-all);
 #            none: directly (make grade, and Gradescope, whose container
 #            is the sandbox)
@@ -17,7 +18,10 @@ KIT=$(cd "${KIT:-$here/../..}" && pwd)
 SUB=$(cd "$1" 2>/dev/null && pwd) || { echo "grade: no submission folder '$1'" >&2; exit 2; }
 mkdir -p "$2" && OUT=$(cd "$2" && pwd)
 PREP=${PREP:-$OUT/prep}
-POINTS=${POINTS:-$KIT/tools/grade/points.tsv}
+if [ -z "${POINTS:-}" ]; then
+    POINTS=$OUT/points.tsv
+    sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
+fi
 SANDBOX=${SANDBOX:-none}
 
 # The prepared kit is reused when it is there (make grade-all prepares it

@@ -9,36 +9,53 @@ set -eu
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
-# -fopenmp as in the Makefile: chapter 7 splits loops across threads
-# (#pragma omp), and its tests compare one thread with two.
-CFLAGS="-std=c11 -Wall -Wextra -Werror -pedantic -g -O2 -fopenmp"
-# The student's files are built as the Makefile builds them
-# (STUDENT_CFLAGS): warnings shown, the few that are always bugs errors,
-# the leak check forced in.
-STUDENT_CFLAGS="-std=c11 -Wall -Wextra -pedantic -g -O2 -fopenmp -Werror=implicit-function-declaration
-  -Werror=return-type -Werror=incompatible-pointer-types -Werror=int-conversion
-  -include $KIT/tools/harness/leakcheck.h"
+# The flags are the Makefile's, from tools/mk/flags.mk (shipped in the
+# autograder zip): the kit's own code with every warning an error; the
+# student's files as the Makefile builds them (STUDENT_CFLAGS): warnings
+# shown, the few that are always bugs errors, the leak check forced in.
+flag() { sed -n "s/^$1 *:= *//p" "$KIT/tools/mk/flags.mk"; }
+OPENMP=$(flag OPENMP)
+CFLAGS="$(flag C_FLAGS) $(flag KIT_WARN) $(flag C_OPT) $OPENMP"
+STUDENT_CFLAGS="$(flag C_FLAGS) $(flag C_OPT) $OPENMP $(flag STUDENT_WARN) -include $KIT/$(flag LEAKCHECK_H)"
+[ -n "$OPENMP" ] && [ -e "$KIT/$(flag LEAKCHECK_H)" ] ||
+    { echo "prepare: $KIT/tools/mk/flags.mk is missing or incomplete" >&2; exit 1; }
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
 rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
 PREP=$(cd "$PREP" && pwd)
-# Which files each chapter links against, as the Makefile tells check.c
-# (KIT_CH_FILES), so a message names only the stubs a chapter calls.
-chfiles=$(sed -n 's/^CH_FILES_\([0-9]*\) *:= *\(.*\)$/\1:\2;/p' "$KIT/tools/mk/chapters.mk" 2>/dev/null | tr '\n' ' ')
+# The chapters, from the kit's table (chapters/chapters.tsv), as the
+# Makefile compiles them: each test_chN.c with its number, title and
+# student file; check.c with what each chapter needs (KIT_CH_NEEDS), so a
+# message names only the stubs a chapter calls.
+# (The table is read, and so checked, but not the files it names: the
+# autograder has no solutions/ and no chapters' prose.)
+chapters="sh $KIT/tools/mk/chapters.sh"
+nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
+needs=""
+for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
 for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
     name=$(basename "$src" .c)
-    case "$src" in */tests/*) name=test_$name ;; */lib/*) name=lib_$name ;; esac
-    chdef=""
-    [ "$name" = test_check ] && [ -n "$chfiles" ] && chdef="-DKIT_CH_FILES=\"$chfiles\""
+    case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
+    defs=()
+    case "$name" in
+    test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
+    test_test_ch*)
+        n=${name#test_test_ch}
+        defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
+            "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
+    esac
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
-        ${chdef:+"$chdef"} -c -o "$PREP/kit/$name.o" "$src" &
+        "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
 done
-for src in "$KIT"/starter/*.c; do
-    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$(basename "$src" .c).o" "$src" &
+# The student's files: every chapter's own files (the table's files).
+files=$($chapters sources)
+for f in $files; do
+    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$f.o" "$KIT/starter/$f.c" &
 done
-echo "$STUDENT_CFLAGS" | tr '\n' ' ' >"$PREP/student-cflags"
+echo "$STUDENT_CFLAGS" >"$PREP/student-cflags"
+echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
-(cd "$KIT/starter" && ls ./*.c | sed 's|^\./||') >"$PREP/files.txt"
+printf '%s.c\n' $files >"$PREP/files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's
@@ -64,7 +81,7 @@ done
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.
-$CC -fopenmp -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
+$CC $OPENMP -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }

@@ -86,10 +86,10 @@ KIT_TEST(passes_after, "a test after the misbehaving ones still runs")
 static const struct kit_test *const many_tests[] = {P8, P8, P8, P8, P8,
                                                     P8, P8, P8, P8, NULL};
 #undef P8
-KIT_CHAPTER(98, "Many tests", "tools/harness/selftest.c", many_tests)
+KIT_CHAPTER_AS(98, "Many tests", "tools/harness/selftest.c", many_tests)
 
 static const struct kit_test *const harness_tests[] = {
     &passes,      &fails, &segfaults, &hangs,        &aborts,
     &exits_early, &leaks, &no_checks, &passes_after, NULL};
-KIT_CHAPTER(99, "The runner's self-test", "tools/harness/selftest.c",
-            harness_tests)
+KIT_CHAPTER_AS(99, "The runner's self-test", "tools/harness/selftest.c",
+               harness_tests)

@@ -22,7 +22,7 @@ base=$(basename "$src" .c)
 # The chapters that do not need this file still run.
 others=""
 for n in ${CHAPTER_NUMS:-}; do
-    files=$(sed -n "s/^CH_FILES_$n *:= *//p" tools/mk/chapters.mk)
+    files=$(sh tools/mk/chapters.sh files "$n")
     case " $files " in *" $base "*) ;; *) others="$others $n" ;; esac
 done
 if [ $rc -ne 0 ]; then

@@ -1,15 +1,16 @@
 #!/bin/sh
 # exercises.sh: list the book's coding exercises, one per line, tab-separated:
 #   function  exercise-number  "section-number title"  chapter-file  student-file
-# from chapters/NN-*.md (numbered as pandoc --number-sections numbers
-# them: a chapter per file, sections by "## ") and starter/*.c (the file
-# that defines the function). The test runner's progress view reads it to
-# name the next exercise and the section to read.
+# from each chapter's prose, chapters/NN-slug.md, as chapters/chapters.tsv
+# lists them (numbered by the table's chapter numbers, sections as pandoc
+# --number-sections numbers them: "## " headings), and starter/*.c (the
+# file that defines the function). The test runner's progress view reads
+# it to name the next exercise and the section to read.
 set -eu
-n=0
-for md in chapters/[0-9][0-9]-*.md; do
+nums=$(sh tools/mk/chapters.sh nums)
+for n in $nums; do
+    md=$(sh tools/mk/chapters.sh md "$n")
     [ -e "$md" ] || continue
-    n=$((n + 1))
     awk -v ch="$n" -v md="$md" '
         /^```/ { code = !code; next }
         code { next }

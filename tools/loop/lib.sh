@@ -1,17 +1,14 @@
 # lib.sh: what the student's loop scripts share (sourced, not run).
-# The tests' names and chapters come from the sources (tests/test_chN.c),
-# so they are known even when nothing compiles.
+# The chapters come from chapters/chapters.tsv (tools/mk/chapters.sh),
+# the tests' names from the sources (tests/test_chN.c), so they are known
+# even when nothing compiles.
 
-# test_file N: chapter N's test file, tests/test_chN.c unless
-# tools/mk/chapters.mk names another (CH_TEST_N := basename).
-test_file() {
-    tf=$(sed -n "s/^CH_TEST_$1 *:= *//p" tools/mk/chapters.mk)
-    echo "tests/${tf:-test_ch$1}.c"
-}
+# The chapters' numbers (the Makefile passes them; a check may not).
+CHAPTER_NUMS=${CHAPTER_NUMS:-$(sh tools/mk/chapters.sh nums | tr '\n' ' ')}
 
 # tests_of N: the names of chapter N's tests, in file order.
 tests_of() {
-    sed -n 's/^KIT_TEST(\([A-Za-z_0-9]*\),.*/\1/p' "$(test_file "$1")" 2>/dev/null
+    sed -n 's/^KIT_TEST(\([A-Za-z_0-9]*\),.*/\1/p' "tests/test_ch$1.c" 2>/dev/null
 }
 
 # all_tests: "N name" for every test of every chapter.
@@ -23,12 +20,23 @@ all_tests() {
 
 # chapter_title N
 chapter_title() {
-    sed -n "s/^KIT_CHAPTER($1, *\"\([^\"]*\)\".*/\1/p" "$(test_file "$1")" 2>/dev/null
+    sh tools/mk/chapters.sh title "$1" 2>/dev/null
 }
 
-# ch_files N: the basenames chapter N links (tools/mk/chapters.mk).
+# ch_files N: the basenames chapter N links (its own files and those of
+# the chapters it needs).
 ch_files() {
-    sed -n "s/^CH_FILES_$1 *:= *//p" tools/mk/chapters.mk
+    sh tools/mk/chapters.sh files "$1"
+}
+
+# file_chapter FILE: the chapter whose own file FILE (starter/ch4_grad.c)
+# is, or nothing.
+file_chapter() {
+    for n in $CHAPTER_NUMS; do
+        case " $(sh tools/mk/chapters.sh own "$n") " in
+        *" $(basename "$1" .c) "*) echo "$n"; return ;;
+        esac
+    done
 }
 
 # nearest WORD: up to three test names nearest WORD, as "name (chN)",
@@ -79,4 +87,21 @@ test_chapter() {
         exit 2
     fi
     echo "$found"
+}
+
+# stub_counts: "STUBS FUNCTIONS" for the C text on stdin: its
+# "return KIT_E_TODO" lines and its "@listing" markers. The text is all
+# stubs, as the kit hands it out, when they are equal and not 0 (see
+# all_stubs): make reset looks for that version in git history
+# (tools/loop/reset.sh), the book says whether its sample run is of the
+# stubs (tools/mk/book.mk), and make check requires it of starter/
+# (tools/checks/20-starter.sh).
+stub_counts() {
+    awk '/return KIT_E_TODO/ { t++ } /@listing/ { m++ } END { print t + 0, m + 0 }'
+}
+
+# all_stubs: succeeds when the C text on stdin is all stubs.
+all_stubs() {
+    set -- $(stub_counts)
+    [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]
 }

@@ -1,30 +1,32 @@
 #!/bin/sh
-# reset.sh N: restore chapter N's starter files to the kit's stubs.
+# reset.sh N: restore chapter N's starter files (its own files in
+# chapters/chapters.tsv) to the kit's stubs.
 #
 # The student's current files are first copied to a dated folder under
 # build/backups/, and the script says where: nothing is overwritten
 # without that copy. The stubs come from git history: for each file, the
 # newest committed version in which every function is still a stub (as
-# many "return KIT_E_TODO" lines as "@listing" markers), so a student who
+# many "return KIT_E_TODO" lines as "@listing" markers: all_stubs in
+# tools/loop/lib.sh), so a student who
 # commits their work still gets the stubs back. RESET_FROM=<commit>
 # restores from that commit instead.
 set -eu
+. tools/loop/lib.sh
 ch="${1:-}"
 case "$ch" in
     ''|*[!0-9]*) echo "usage: make reset CH=N (N is a chapter number)"; exit 2 ;;
 esac
-files=$(ls starter/ch"$ch"_*.c 2>/dev/null || true)
+own=$(sh tools/mk/chapters.sh own "$ch" 2>&1) || { echo "reset: $own"; exit 2; }
+files=$(for f in $own; do echo "starter/$f.c"; done)
 if [ -z "$files" ]; then
-    echo "reset: chapter $ch has no files in starter/"; exit 2
+    echo "reset: chapter $ch has no files of its own in starter/"; exit 2
 fi
 
 # The newest commit whose version of $1 is all stubs, or nothing.
 pristine() {
     for c in $(git log --format=%H -- "$1"); do
         text=$(git show "$c:$1" 2>/dev/null) || continue
-        todo=$(printf '%s\n' "$text" | grep -c 'return KIT_E_TODO' || true)
-        marks=$(printf '%s\n' "$text" | grep -c '@listing' || true)
-        if [ "$marks" -gt 0 ] && [ "$todo" -eq "$marks" ]; then
+        if printf '%s\n' "$text" | all_stubs; then
             echo "$c"; return
         fi
     done

@@ -1,8 +1,9 @@
 #!/bin/sh
 # watch.sh: make watch [CH=N]. Run the tests, then wait for a save under
 # starter/ (or solutions/ with IMPL=solutions), tests/ or include/, and
-# run them again, clearing the screen first. Without CH, a save of
-# chN_*.c runs chapter N's tests. Ctrl-C leaves.
+# run them again, clearing the screen first. Without CH, a save of one of
+# chapter N's files (chapters/chapters.tsv) or of tests/test_chN.c runs
+# chapter N's tests. Ctrl-C leaves.
 set -u
 . tools/loop/lib.sh
 check_ch
@@ -25,8 +26,8 @@ while :; do
         --exclude '(~|\.swp|\.swx|#)$' "$IMPL" tests include 2>/dev/null) || exit 0
     if [ -z "${CH:-}" ]; then
         case "$(basename "$changed")" in
-            ch[0-9]*_*.c) ch=$(basename "$changed" | sed 's/^ch\([0-9]*\)_.*/\1/') ;;
             test_ch[0-9]*.c) ch=$(basename "$changed" .c | sed 's/^test_ch//') ;;
+            *.c) owner=$(file_chapter "$changed"); [ -z "$owner" ] || ch=$owner ;;
         esac
     fi
     sleep 0.1 # let the editor finish writing

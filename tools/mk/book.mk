@@ -4,9 +4,11 @@
 #   make book EDITION=instructor  instructor edition: $(B)/book-instructor.html, .pdf
 #
 # book.md holds the title page, the preface and the references; its
-# `::: chapters` block is replaced by every chapters/NN-*.md, in order.
-# tools/book/book.lua pulls the listings from starter/ (student) or
-# solutions/ (instructor) and resolves figures, exercises, references,
+# `::: chapters` block is replaced by every chapter's chapters/NN-slug.md,
+# in the order of chapters/chapters.tsv (CHAPTER_MDS).
+# tools/book/book.lua pulls each listing, by its marker's name, from
+# BOOK_SOURCES (starter/ in the student edition, solutions/ in the
+# instructor edition) and resolves figures, exercises, references,
 # generated tables and values; anything missing stops the build.
 # The figures and the measured data come from `make plots`, run first.
 
@@ -14,7 +16,7 @@ ifneq ($(filter-out student instructor,$(EDITION)),)
 $(error EDITION must be student or instructor, not '$(EDITION)')
 endif
 
-BOOK_CHAPTERS := $(sort $(wildcard chapters/[0-9][0-9]-*.md))
+BOOK_CHAPTERS := $(CHAPTER_MDS)
 BOOK_NAME     := book$(if $(filter instructor,$(EDITION)),-instructor)
 BOOK_HTML     := $(B)/$(BOOK_NAME).html
 BOOK_PDF      := $(B)/$(BOOK_NAME).pdf
@@ -23,15 +25,20 @@ BOOK_ENGINE   ?= pdflatex
 
 BOOK_RUN := $(B)/plots/data/book_first_run.md
 
+# The files a listing may come from: the filter indexes their
+# /* @listing NAME */ markers (each NAME in one file only) and a chapter
+# names the marker alone.
+BOOK_SOURCES := $(sort $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c) \
+  $(shell find tools/runs -name '*.c' 2>/dev/null))
+
 # Everything a listing, a figure or a value may come from.
-BOOK_DEPS := book.md $(BOOK_CHAPTERS) $(wildcard tools/book/*) tools/mk/book.mk \
-  $(wildcard $(BOOK_CODE)/*.c given/*.c include/*.h tests/*.c tools/runs/plotdata/*.c) \
-  $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
+BOOK_DEPS := book.md $(BOOK_CHAPTERS) chapters/chapters.tsv $(wildcard tools/book/*) tools/mk/book.mk \
+  $(BOOK_SOURCES) $(DATA_STAMP) $(PLOT_FILES) $(BOOK_RUN)
 
 BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
   --lua-filter=tools/book/book.lua \
   --metadata=edition:$(EDITION) --metadata=builddir:$(B) \
-  --metadata=chapters:"$(BOOK_CHAPTERS)" \
+  --metadata=chapters:"$(BOOK_CHAPTERS)" --metadata=sources:"$(BOOK_SOURCES)" \
   --resource-path=.:$(B) --toc --toc-depth=2 --number-sections
 
 # The preface shows what `make test CH=1` prints: a real run, made while
@@ -39,14 +46,14 @@ BOOK_PANDOC = pandoc book.md --from=markdown --standalone \
 # lines, the first failure and the summary). It runs on starter/ as it is,
 # so its caption, the first line of the file, says what that was: the
 # untouched stubs when every function of starter/ch1_*.c is still a stub
-# (as many "return KIT_E_TODO" as "@listing" markers, reset.sh's test),
+# (as many "return KIT_E_TODO" as "@listing" markers: stub_counts in
+# tools/loop/lib.sh, reset.sh's test),
 # a student's code otherwise.
 $(BOOK_RUN): $(EXERCISES) $(wildcard starter/*.c tests/*.c tools/harness/*.c given/*.c include/*.h)
 	@mkdir -p $(dir $@)
 	@$(MAKE) --no-print-directory -s kit-tests IMPL=starter SAN= >/dev/null
-	@{ todo=$$(cat starter/ch1_*.c | grep -c 'return KIT_E_TODO' || true); \
-	   marks=$$(cat starter/ch1_*.c | grep -c '@listing' || true); \
-	   if [ "$$todo" -eq "$$marks" ]; then \
+	@{ . tools/loop/lib.sh; set -- $$(cat starter/ch1_*.c | stub_counts); todo=$$1 marks=$$2; \
+	   if cat starter/ch1_*.c | all_stubs; then \
 	     echo 'Here is what `make test CH=1` printed on the untouched stubs of chapter 1 when this book was built:'; \
 	   else \
 	     echo 'Here is what `make test CH=1` printed when this book was built. Chapter 1 in `starter/` was no longer the untouched stubs ('"$$((marks - todo))"' of its '"$$marks"' functions written), so this is a run of that code, not of the stubs:'; \

@@ -48,8 +48,12 @@ endef
 $(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
 
 # The arguments are part of the run: a changed SEEDS or HEADS reruns it.
+# The args file is written when a goal that runs the experiment is
+# asked for: its own, or one of EXP_GOALS, the goals that draw the plots
+# and so run this experiment and kvexp.mk's (which uses EXP_GOALS too).
+EXP_GOALS     := all plots book book-html book-pdf book-epub
 EXP_ARGS_FILE := $(EXP_DIR)/args
-ifneq ($(filter experiment plots book book-html book-pdf all $(EXP_CSV),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter experiment $(EXP_GOALS) $(EXP_CSV),$(or $(MAKECMDGOALS),all)),)
 $(shell mkdir -p $(EXP_DIR) && { echo '$(EXP_ARGS)' | cmp -s - $(EXP_ARGS_FILE) || echo '$(EXP_ARGS)' >$(EXP_ARGS_FILE); })
 endif
 

@@ -27,7 +27,7 @@ $(KV_BIN): $(KV_SRC) $(wildcard include/*.h) $(LIB_SRC) \
 	$(CC) -Iinclude $(EXP_CFLAGS) -o $@ $(KV_SRC) \
 	  $(call EXP_IMPL_SRC,solutions) $(LIB_SRC) -lm
 
-ifneq ($(filter kv-experiment plots book book-html book-pdf all $(KV_CSV),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter kv-experiment $(EXP_GOALS) $(KV_CSV),$(or $(MAKECMDGOALS),all)),)
 $(shell mkdir -p $(EXP_DIR) && { echo '$(KV_ARGS)' | cmp -s - $(KV_ARGS_FILE) || echo '$(KV_ARGS)' >$(KV_ARGS_FILE); })
 endif
 
