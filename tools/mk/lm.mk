@@ -21,3 +21,13 @@ lm-train: $(LM_BIN)
 $(LM_BIN): $(LM_SRC) $(wildcard include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(ATT_CFLAGS) -o $@ $(LM_SRC) -lm
+
+# make bench-lm: the kit's training step against PyTorch's, side by side
+# (tools/runs/bench/lm.sh), at batch 16 and 64 on 2 threads. Takes a few
+# minutes. LM_BATCHES, LM_STEPS, LM_THREADS, LM_SIZE change the run.
+LM_BENCH_DIR := $(B)/bench
+
+.PHONY: bench-lm
+## bench-lm: chapter 8's training step against PyTorch's: tokens/s, ratio, peak memory
+bench-lm: $(LM_BIN) $(ATT_BIN)
+	@bash tools/runs/bench/lm.sh $(LM_BIN) $(ATT_BIN) $(LM_BENCH_DIR)
