@@ -2,16 +2,26 @@
  * gpt.c: chapter 8, a small GPT trained in C (gpt.h).
  * Given code, read in chapter 8: the model's memory, its forward and
  * backward passes, AdamW with its schedule and clipping, and sampling.
- * Attention is the student's: mha_forward() (chapter 3, causal) and
- * mha_backward() (chapter 4); the products are matmul(), matmul_bt()
- * (chapter 1) and matmul_backward() (chapter 4); LayerNorm is this
- * chapter's exercise (layernorm_forward, layernorm_backward). Any error
- * they return is passed on, so on the starter stubs every pass here
- * fails at once with KIT_E_TODO.
+ * Attention is the student's: mha_forward_flash() (chapter 7, causal)
+ * forward and mha_backward() (chapter 4) backward; the products are
+ * chapter 7's matmul_fast(), with the transposes it needs done here into
+ * scratch; LayerNorm is this chapter's exercise (layernorm_forward,
+ * layernorm_backward). Any error they return is passed on, so on the
+ * starter stubs every pass here fails at once with KIT_E_TODO.
  *
- * What this file will not do: fuse kernels, use threads of its own, or
- * keep a KV cache for generation. The code follows the maths in the
- * order gpt.h writes it.
+ * Where the time goes at the book's size (V 8192, C 64): the output
+ * layer, logits = LN_f(X) W_te^T, (B*T, 64) x (64, 8192), and its two
+ * backward products, each as large as the forward one. So the
+ * cross-entropy is fused: one pass over each row of logits turns it, in
+ * place, into d loss / d logits, and no (B*T, V) array of probabilities
+ * is ever stored. The threads are OpenMP's: inside matmul_fast(), over
+ * the rows of the cross-entropy, and over the sequences of the
+ * attention's backward pass (each sequence's weight gradients apart,
+ * summed in order, so the result does not depend on the thread count).
+ *
+ * What this file will not do: write a product or an attention of its
+ * own, or keep a KV cache for generation. The code follows the maths in
+ * the order gpt.h writes it.
  *
  * Dimension letters (see gpt.h):
  *   B = sequences, T = tokens per sequence, C = d_model, F = 4C,
@@ -20,6 +30,7 @@
 #include "gpt.h"
 
 #include "attention.h"
+#include "fast.h"
 #include "grad.h"
 #include "heads_lm.h"
 #include "rng.h"
@@ -180,7 +191,7 @@ static int point_acts(struct gpt_acts *a, float *block, int B, int T,
         {&a->ln2, L * N * C},  {&a->ln2_mean, L * N}, {&a->ln2_rstd, L * N},
         {&a->fc, L * N * F},   {&a->gelu, L * N * F}, {&a->x_out, L * N * C},
         {&a->lnf, N * C},      {&a->lnf_mean, N},     {&a->lnf_rstd, N},
-        {&a->logits, N * V},   {&a->probs, N * V},    {&a->losses, N},
+        {&a->logits, N * V},   {&a->losses, N},
     };
     int used = 0;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -201,7 +212,8 @@ void gpt_free(struct gpt_model *m)
     free(m->adam_v);
     free(m->act_block);
     free(m->d_x);
-    free(m->weights);
+    free(m->scratch);
+    free(m->d_attn);
     memset(m, 0, sizeof *m);
 }
 
@@ -241,9 +253,13 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
     m->adam_v = calloc((size_t)P, sizeof(float));
     m->act_block = calloc((size_t)A, sizeof(float));
     m->d_x = calloc(NC * 10, sizeof(float)); /* d_x, d_ln, d_f (2, 4C) */
-    m->weights = calloc((size_t)cfg->n_heads * cfg->T * cfg->T, sizeof(float));
+    /* W_te^T (C, V) forward; LN_f(X)^T (C, N) and d W_te^T (C, V)
+     * backward */
+    m->scratch =
+        calloc((size_t)cfg->C * (cfg->B * cfg->T + cfg->V), sizeof(float));
+    m->d_attn = calloc((size_t)cfg->B * 4 * cfg->C * cfg->C, sizeof(float));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->act_block ||
-        !m->d_x || !m->weights) {
+        !m->d_x || !m->scratch || !m->d_attn) {
         gpt_free(m);
         return KIT_E_NOMEM;
     }
@@ -304,12 +320,54 @@ void gelu_backward(const float *x, const float *d_y, float *d_x, int n)
 }
 /* @end gelu */
 
+/* ---------------------------------------------------------------------
+ * The products: chapter 7's matmul_fast() and the transposes it needs
+ * ------------------------------------------------------------------- */
+
+/* @listing gpt_transpose */
+/* At = A^T.  A (rows, cols), At (cols, rows). In square tiles, so that
+ * the rows read and the rows written both stay in the cache. */
+static void transpose(const float *A, float *At, int rows, int cols)
+{
+    enum { TILE = 32 };
+    for (int i0 = 0; i0 < rows; i0 += TILE)
+        for (int j0 = 0; j0 < cols; j0 += TILE) {
+            const int i1 = i0 + TILE < rows ? i0 + TILE : rows;
+            const int j1 = j0 + TILE < cols ? j0 + TILE : cols;
+            for (int i = i0; i < i1; i++)
+                for (int j = j0; j < j1; j++)
+                    At[(size_t)j * rows + i] = A[(size_t)i * cols + j];
+        }
+}
+
+/* Y += X^T.  X (rows, cols), Y (cols, rows): a backward pass adds. */
+static void add_transposed(const float *X, float *Y, int rows, int cols)
+{
+    enum { TILE = 32 };
+    for (int j0 = 0; j0 < cols; j0 += TILE)
+        for (int i0 = 0; i0 < rows; i0 += TILE) {
+            const int i1 = i0 + TILE < rows ? i0 + TILE : rows;
+            const int j1 = j0 + TILE < cols ? j0 + TILE : cols;
+            for (int j = j0; j < j1; j++)
+                for (int i = i0; i < i1; i++)
+                    Y[(size_t)j * rows + i] += X[(size_t)i * cols + j];
+        }
+}
+
+/* y += x.  x, y (n). */
+static void add_into(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+/* @end gpt_transpose */
+
 /* @listing linear */
 /* out = in W + b.  in (N, n_in), W (n_in, n_out), b (n_out), out (N, n_out). */
 int linear_forward(const float *in, const float *W, const float *b, float *out,
                    int N, int n_in, int n_out)
 {
-    TRY(matmul(in, W, out, N, n_in, n_out)); /* the student's chapter 1 */
+    TRY(matmul_fast(in, W, out, N, n_in, n_out)); /* the student's ch. 7 */
     if (b)
         for (int i = 0; i < N; i++)
             for (int j = 0; j < n_out; j++)
@@ -317,13 +375,39 @@ int linear_forward(const float *in, const float *W, const float *b, float *out,
     return KIT_OK;
 }
 
-/* d_in += d_out W^T, d_W += in^T d_out, d_b += sum over rows of d_out. */
+/* d_in += d_out W^T, d_W += in^T d_out, d_b += sum over rows of d_out.
+ * matmul_fast() overwrites, so each product goes to scratch first. */
 int linear_backward(const float *in, const float *W, const float *d_out,
                     float *d_in, float *d_W, float *d_b, int N, int n_in,
                     int n_out)
 {
-    /* out = in W: the student's chapter 4 */
-    TRY(matmul_backward(in, W, d_out, d_in, d_W, N, n_in, n_out));
+    if (!in || !W || !d_out)
+        return KIT_E_NULL;
+    if (N <= 0 || n_in <= 0 || n_out <= 0)
+        return KIT_E_SIZE;
+    /* a transposed operand, then the product: n_in (n_out + N) floats */
+    float *scratch = malloc((size_t)n_in * (n_out + N) * sizeof *scratch);
+    if (!scratch)
+        return KIT_E_NOMEM;
+    int status = KIT_OK;
+    /* 1. d_in += d_out W^T: W^T (n_out, n_in), the product (N, n_in) */
+    float *W_t = scratch, *prod = scratch + (size_t)n_out * n_in;
+    if (d_in) {
+        transpose(W, W_t, n_in, n_out);
+        status = matmul_fast(d_out, W_t, prod, N, n_out, n_in);
+        if (status == KIT_OK)
+            add_into(d_in, prod, (size_t)N * n_in);
+    }
+    /* 2. d_W += in^T d_out: in^T (n_in, N), the product (n_in, n_out) */
+    float *in_t = scratch, *prod_w = scratch + (size_t)n_in * N;
+    if (d_W && status == KIT_OK) {
+        transpose(in, in_t, N, n_in);
+        status = matmul_fast(in_t, d_out, prod_w, n_in, N, n_out);
+        if (status == KIT_OK)
+            add_into(d_W, prod_w, (size_t)n_in * n_out);
+    }
+    free(scratch);
+    TRY(status);
     /* out += b: every row adds b, so b collects every row's gradient */
     if (d_b)
         for (int i = 0; i < N; i++)
@@ -426,6 +510,64 @@ int crossentropy_backward(const float *probs, const int *targets,
 }
 /* @end crossentropy */
 
+/* @listing crossentropy_fused */
+/* The model's cross-entropy: crossentropy_forward() and _backward() in
+ * one pass over each row, in place. Row i of z (N, V) holds logits and
+ * becomes scale * (softmax(z_i) - onehot(targets[i])); losses[i] =
+ * -log softmax(z_i)[targets[i]]. No (N, V) array of probabilities.
+ * The max and the sum are kept in CE_W lanes (the loops become vector
+ * code) and exp() is fast_expf() (fast.h): the exponents are <= 0. */
+enum { CE_W = 16 };
+static void crossentropy_row(float *z, int target, float *loss, float scale,
+                             int V)
+{
+    /* 1. the row's max */
+    float lane[CE_W], max = z[0];
+    for (int c = 0; c < CE_W; c++)
+        lane[c] = z[0];
+    int j = 0;
+    for (; j + CE_W <= V; j += CE_W)
+        for (int c = 0; c < CE_W; c++)
+            lane[c] = z[j + c] > lane[c] ? z[j + c] : lane[c];
+    for (; j < V; j++)
+        max = z[j] > max ? z[j] : max;
+    for (int c = 0; c < CE_W; c++)
+        max = lane[c] > max ? lane[c] : max;
+    const float z_target = z[target] - max;
+    /* 2. z <- exp(z - max), and the sum */
+    double sum = 0;
+    for (int c = 0; c < CE_W; c++)
+        lane[c] = 0;
+    for (j = 0; j + CE_W <= V; j += CE_W)
+        for (int c = 0; c < CE_W; c++) {
+            z[j + c] = fast_expf(z[j + c] - max);
+            lane[c] += z[j + c];
+        }
+    for (; j < V; j++) {
+        z[j] = fast_expf(z[j] - max);
+        sum += z[j];
+    }
+    for (int c = 0; c < CE_W; c++)
+        sum += lane[c];
+    /* 3. -log p[target] = log(sum) - (z[target] - max); then the
+     *    gradient: scale * p, and scale less at the target */
+    *loss = (float)(log(sum) - (double)z_target);
+    const float k = (float)(scale / sum);
+    for (j = 0; j < V; j++)
+        z[j] *= k;
+    z[target] -= scale;
+}
+
+/* Every row, shared among the threads. z (N, V), targets, losses (N). */
+static void crossentropy_fused(float *z, const int *targets, float *losses,
+                               float scale, int N, int V)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++)
+        crossentropy_row(z + (size_t)i * V, targets[i], &losses[i], scale, V);
+}
+/* @end crossentropy_fused */
+
 /* ---------------------------------------------------------------------
  * The forward pass
  * ------------------------------------------------------------------- */
@@ -458,11 +600,89 @@ static struct block_view block_view(const struct gpt_model *m, int l)
     return v;
 }
 
+/* @listing gpt_threads */
+/* Threads pay for themselves only on enough work: waking a team costs
+ * microseconds, and milliseconds on a busy machine, more than a whole
+ * pass of a tiny model takes. A pass of fewer than GPT_THREAD_WORK
+ * multiply-adds (about N C (V + 12 C L)) runs on one thread; the
+ * results are the same either way. threads_begin() returns the count
+ * to give back to threads_end(). */
+#define GPT_THREAD_WORK 16e6
+static int threads_begin(const struct gpt_model *m, int N)
+{
+    const struct gpt_config *c = &m->cfg;
+    const double work = (double)N * c->C * (c->V + 12.0 * c->C * c->L);
+    const int before = kit_max_threads();
+#ifdef _OPENMP
+    if (work < GPT_THREAD_WORK)
+        omp_set_num_threads(1);
+#endif
+    return before;
+}
+
+static void threads_end(int before)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(before);
+#else
+    (void)before;
+#endif
+}
+/* @end gpt_threads */
+
+static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
+                        int B, int T_used);
+static int backward_pass(struct gpt_model *m);
+
+int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
+                int T_used)
+{
+    if (!m || !x)
+        return KIT_E_NULL;
+    const int before = threads_begin(m, B * T_used);
+    const int status = forward_pass(m, x, targets, B, T_used);
+    threads_end(before);
+    return status;
+}
+
+int gpt_backward(struct gpt_model *m)
+{
+    if (!m)
+        return KIT_E_NULL;
+    const int before = threads_begin(m, m->B * m->T);
+    const int status = backward_pass(m);
+    threads_end(before);
+    return status;
+}
+
+/* @listing gpt_attention_forward */
+/* The attention of the B sequences, one mha_forward_flash() (causal)
+ * per sequence, the sequences shared among the threads (inside one,
+ * its own products run on that thread).  ln1, attn (B, T, C). */
+static int attention_forward_batch(const struct gpt_model *m,
+                                   const struct mha_weights *w,
+                                   const float *ln1, float *attn)
+{
+    const size_t TC = (size_t)m->T * m->cfg.C;
+    int status = KIT_OK;
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < m->B; b++) {
+        int rc = mha_forward_flash(&m->attn_cfg, w, ln1 + b * TC, attn + b * TC,
+                                   m->T);
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    return status;
+}
+/* @end gpt_attention_forward */
+
 /* @listing gpt_forward */
 /* logits = LN_f(blocks(W_te[x] + W_pe)) W_te^T; the mean loss if
  * targets.  x, targets (B, T_used). */
-int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
-                int T_used)
+static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
+                        int B, int T_used)
 {
     if (!m || !x)
         return KIT_E_NULL;
@@ -473,7 +693,8 @@ int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
         return KIT_E_SIZE;
     const int T = T_used, N = B * T, C = c->C, V = c->V;
     for (int i = 0; i < N; i++)
-        if (x[i] < 0 || x[i] >= V)
+        if (x[i] < 0 || x[i] >= V ||
+            (targets && (targets[i] < 0 || targets[i] >= V)))
             return KIT_E_SIZE;
     m->B = B, m->T = T, m->x = x, m->targets = targets, m->loss = 0;
     m->ablated = m->ablation != NULL;
@@ -497,13 +718,17 @@ int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
         /* 2. attn = MultiHead(LN1(X)), one sequence at a time, causal */
         TRY(layernorm_forward(v.x_in, ln1_g, ln1_b, v.ln1, v.ln1_mean,
                               v.ln1_rstd, N, C));
-        for (int b = 0; b < B; b++) {
-            TRY(mha_forward(&m->attn_cfg, &w, v.ln1 + b * T * C,
-                            v.attn + b * T * C, m->weights, T));
-            /* chapter 8's hook: one head replaced by its mean */
-            if (m->ablation && m->ablation->block == l)
+        if (m->ablation && m->ablation->block == l) {
+            /* chapter 8's hook: one head replaced by its mean, from
+             * the weights that mha_forward() writes (flash keeps none) */
+            for (int b = 0; b < B; b++) {
+                TRY(mha_forward(&m->attn_cfg, &w, v.ln1 + b * T * C,
+                                v.attn + b * T * C, m->weights, T));
                 TRY(heads_apply_ablation(m, v.ln1 + b * T * C,
                                          v.attn + b * T * C, T));
+            }
+        } else {
+            TRY(attention_forward_batch(m, &w, v.ln1, v.attn));
         }
         /* 3. X_mid = X + attn: the first residual connection */
         for (int i = 0; i < N * C; i++)
@@ -523,12 +748,17 @@ int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
     const float *x_last = a->x_out + (c->L - 1) * N * C;
     TRY(layernorm_forward(x_last, p->t[GPT_LNF_G], p->t[GPT_LNF_B], a->lnf,
                           a->lnf_mean, a->lnf_rstd, N, C));
-    /* 6. logits = LN_f(X) W_te^T: the output shares the token embedding */
-    TRY(matmul_bt(a->lnf, p->t[GPT_WTE], a->logits, N, C, V));
-    /* 7. loss = mean over the N positions of -log softmax[target] */
+    /* 6. logits = LN_f(X) W_te^T: the output shares the token embedding,
+     *    transposed into scratch for matmul_fast() */
+    float *wte_t = m->scratch; /* (C, V) */
+    transpose(p->t[GPT_WTE], wte_t, V, C);
+    TRY(matmul_fast(a->lnf, wte_t, a->logits, N, C, V));
+    /* 7. loss = mean over the N positions of -log softmax[target]; the
+     *    same pass leaves d loss / d logits = (probs - onehot) / N in
+     *    place of the logits, for the backward pass */
     if (!targets)
         return KIT_OK;
-    TRY(crossentropy_forward(a->logits, targets, a->probs, a->losses, N, V));
+    crossentropy_fused(a->logits, targets, a->losses, 1.0f / N, N, V);
     double sum = 0;
     for (int i = 0; i < N; i++)
         sum += a->losses[i];
@@ -546,9 +776,45 @@ void gpt_zero_grad(struct gpt_model *m)
  * The backward pass
  * ------------------------------------------------------------------- */
 
+/* @listing gpt_attention_backward */
+/* The attention's backward pass for the B sequences of the batch, one
+ * mha_backward() per sequence, shared among the threads. Each writes its
+ * own rows of d_ln and its own weight gradients in m->d_attn; those are
+ * then added into d_w in the order of the sequences, so that the sum
+ * does not depend on the thread count.  ln1, d_x, d_ln (B, T, C). */
+static int attention_backward_batch(struct gpt_model *m,
+                                    const struct mha_weights *w,
+                                    const float *ln1, const float *d_x,
+                                    float *d_ln, struct mha_weights *d_w)
+{
+    const int B = m->B, T = m->T, C = m->cfg.C;
+    const size_t CC = (size_t)C * C, TC = (size_t)T * C;
+    int status = KIT_OK;
+    memset(m->d_attn, 0, (size_t)B * 4 * CC * sizeof(float));
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {
+        float *mine = m->d_attn + (size_t)b * 4 * CC;
+        struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
+                                  mine + 3 * CC};
+        int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
+                              d_ln + b * TC, &d_b, T);
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    TRY(status);
+    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < 4; k++)
+            add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
+    return KIT_OK;
+}
+/* @end gpt_attention_backward */
+
 /* @listing gpt_backward */
 /* gpt_forward() backward, step for step in reverse: grads += d loss. */
-int gpt_backward(struct gpt_model *m)
+static int backward_pass(struct gpt_model *m)
 {
     if (!m)
         return KIT_E_NULL;
@@ -561,19 +827,18 @@ int gpt_backward(struct gpt_model *m)
     float *d_x = m->d_x, *d_ln = m->d_ln;
     const size_t NC = (size_t)N * C;
 
-    /* 7. loss = mean of losses: d_logits = (probs - onehot) / N. The
-     *    logits are not needed any more: d_logits takes their place */
-    float *d_logits = a->logits;
-    memset(d_logits, 0, (size_t)N * V * sizeof(float));
-    TRY(crossentropy_backward(a->probs, m->targets, d_logits, 1.0f / N, N, V));
+    /* 7. loss = mean of losses: the forward pass left d_logits = (probs -
+     *    onehot) / N in place of the logits */
+    const float *d_logits = a->logits;
     /* 6. logits = LN_f(X) W_te^T:
      *    d_lnf = d_logits W_te (N, C), written into d_ln;
-     *    d_W_te += d_logits^T lnf (V, C), matmul_backward()'s rule
-     *    d_B += A^T d_C with A = d_logits, d_C = lnf (its B, W_te, is
-     *    only read for d_A, which is not asked for) */
-    TRY(matmul(d_logits, p->t[GPT_WTE], d_ln, N, V, C));
-    TRY(matmul_backward(d_logits, p->t[GPT_WTE], a->lnf, NULL, g->t[GPT_WTE], N,
-                        V, C));
+     *    d_W_te += d_logits^T lnf (V, C), computed as its transpose
+     *    lnf^T d_logits (C, V), so that d_logits is read along its rows */
+    TRY(matmul_fast(d_logits, p->t[GPT_WTE], d_ln, N, V, C));
+    float *lnf_t = m->scratch, *d_wte_t = m->scratch + NC; /* (C, N), (C, V) */
+    transpose(a->lnf, lnf_t, N, C);
+    TRY(matmul_fast(lnf_t, d_logits, d_wte_t, C, N, V));
+    add_transposed(d_wte_t, g->t[GPT_WTE], C, V);
     /* 5. the final LayerNorm: d_x = d X after the last block */
     const float *x_last = a->x_out + (c->L - 1) * N * C;
     memset(d_x, 0, NC * sizeof(float));
@@ -598,9 +863,7 @@ int gpt_backward(struct gpt_model *m)
                                g->t[GPT_LN2_B] + l * C, N, C));
         /* 3. and 2. X_mid = X + MultiHead(LN1(X)): the same two ways */
         memset(d_ln, 0, NC * sizeof(float));
-        for (int b = 0; b < B; b++)
-            TRY(mha_backward(&m->attn_cfg, &w, v.ln1 + b * T * C,
-                             d_x + b * T * C, d_ln + b * T * C, &d_w, T));
+        TRY(attention_backward_batch(m, &w, v.ln1, d_x, d_ln, &d_w));
         TRY(layernorm_backward(v.x_in, p->t[GPT_LN1_G] + l * C, v.ln1_mean,
                                v.ln1_rstd, d_ln, d_x, g->t[GPT_LN1_G] + l * C,
                                g->t[GPT_LN1_B] + l * C, N, C));

@@ -3,9 +3,9 @@
  *
  * The model reads a batch of B sequences of T token ids and, at every
  * position, scores the V tokens that could come next. It is built on the
- * student's own attention: chapter 3's mha_forward() (causal) and chapter
- * 4's mha_backward(), with chapter 1's matmul() and chapter 4's
- * matmul_backward() for the plain products. Everything in this header is
+ * student's own attention: chapter 7's mha_forward_flash() (causal) and
+ * chapter 4's mha_backward(), with chapter 7's matmul_fast() for the
+ * plain products. Everything in this header is
  * given code (given/gpt.c) except LayerNorm's two passes, the chapter's
  * exercises (at the end). On the starter stubs every function that runs
  * the model passes on their KIT_E_TODO.
@@ -129,9 +129,10 @@ struct gpt_acts {
     float *lnf;      /* (B, T, C)    LN_f's output                    */
     float *lnf_mean; /* (B, T)                                        */
     float *lnf_rstd; /* (B, T)                                        */
-    float *logits;   /* (B, T, V)                                     */
-    float *probs;    /* (B, T, V)    softmax(logits), then d_logits    */
-    float *losses;   /* (B, T)       -log probs[target]               */
+    float *logits;   /* (B, T, V)    the logits; after a forward pass
+                      *              with targets, d loss / d logits,
+                      *              written in their place            */
+    float *losses;   /* (B, T)       -log softmax(logits)[target]     */
 };
 
 /* An optional change to the forward pass, for chapter 8's ablations
@@ -161,7 +162,9 @@ struct gpt_model {
     float *d_x;                 /* (B, T, C) the backward pass's d X  */
     float *d_ln;                /* (B, T, C) d of a LayerNorm's output */
     float *d_f;                 /* (2, B, T, F) the MLP's scratch     */
-    float *weights;             /* (h, T, T) one sequence's attention */
+    float *scratch;             /* (C, B*T + V) transposes, products  */
+    float *d_attn;              /* (B, 4, C, C) each sequence's d W_q,
+                                 * d W_k, d W_v, d W_o, then summed   */
     int B, T;                   /* the last forward pass's batch      */
     const int *x;               /* (B, T) and its tokens, not owned   */
     const int *targets;         /* (B, T) and targets, or NULL        */
@@ -280,13 +283,15 @@ void gelu_forward(const float *x, float *y, int n);
 void gelu_backward(const float *x, const float *d_y, float *d_x, int n);
 
 /* out = in W + b.  in (N, n_in), W (n_in, n_out), b (n_out) or NULL,
- * out (N, n_out). Built on the student's matmul(). */
+ * out (N, n_out). Built on the student's matmul_fast() (chapter 7). */
 int linear_forward(const float *in, const float *W, const float *b, float *out,
                    int N, int n_in, int n_out);
 
 /* linear_forward() backward: d_in += d_out W^T, d_W += in^T d_out,
  * d_b += the column sums of d_out (d_b NULL when b was). Built on the
- * student's matmul_backward(). Shapes as in linear_forward(). */
+ * student's matmul_fast(), with W and in transposed into scratch it
+ * allocates (KIT_E_NOMEM when it cannot). Shapes as in
+ * linear_forward(). */
 int linear_backward(const float *in, const float *W, const float *d_out,
                     float *d_in, float *d_W, float *d_b, int N, int n_in,
                     int n_out);

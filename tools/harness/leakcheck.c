@@ -5,6 +5,9 @@
  * allocations are in the table; this file itself calls the real malloc
  * and free. A block the table cannot hold (more than MAX_BLOCKS at once)
  * switches the check off for that test rather than report a false leak.
+ * The student's functions may allocate on several OpenMP threads at once
+ * (chapter 8 runs mha_backward() on the sequences of a batch in
+ * parallel), so every change to the table is an OpenMP critical section.
  */
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS
@@ -67,6 +70,7 @@ static void forget_at(int i)
 void *kit_leak_malloc(size_t n, const char *file, int line, const char *func)
 {
     void *p = malloc(n);
+#pragma omp critical(kit_leak_table)
     remember(p, n, file, line, func, "malloc");
     return p;
 }
@@ -75,6 +79,7 @@ void *kit_leak_calloc(size_t n, size_t size, const char *file, int line,
                       const char *func)
 {
     void *p = calloc(n, size);
+#pragma omp critical(kit_leak_table)
     remember(p, n * size, file, line, func, "calloc");
     return p;
 }
@@ -82,19 +87,25 @@ void *kit_leak_calloc(size_t n, size_t size, const char *file, int line,
 void *kit_leak_realloc(void *p, size_t n, const char *file, int line,
                        const char *func)
 {
-    int i = p ? find(p) : -1;
-    void *q = realloc(p, n);
-    if (q || n == 0) { /* on failure the old block is still allocated */
-        forget_at(i);
-        remember(q, n, file, line, func, "realloc");
+    void *q;
+#pragma omp critical(kit_leak_table)
+    {
+        int i = p ? find(p) : -1;
+        q = realloc(p, n);
+        if (q || n == 0) { /* on failure the old block is still allocated */
+            forget_at(i);
+            remember(q, n, file, line, func, "realloc");
+        }
     }
     return q;
 }
 
 void kit_leak_free(void *p)
 {
-    if (p)
+    if (p) {
+#pragma omp critical(kit_leak_table)
         forget_at(find(p));
+    }
     free(p);
 }
 

@@ -10,6 +10,10 @@
  * ten is drawn uniformly, so a model that learns the rule gets a loss of
  * about 0.1 * log V + 0.33 (the noise cannot be predicted).
  *
+ * The tokens/s of the last line leave out the first step (a warm-up: the
+ * first touch of every array) when there is more than one. With
+ * LM_QUIET=1 in the environment only that line is printed.
+ *
  * Dimension letters (see gpt.h): V = vocabulary, C = d_model, L = blocks,
  * T = context, B = sequences per batch, h = heads.
  */
@@ -63,8 +67,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "train: gpt_init: %s\n", kit_strerror(status));
         return 1;
     }
-    printf("V %d, C %d, L %d, T %d, B %d, %d heads: %d parameters\n", c.V, c.C,
-           c.L, c.T, c.B, c.n_heads, m.n_params);
+    const int quiet = getenv("LM_QUIET") && atoi(getenv("LM_QUIET"));
+    if (!quiet)
+        printf("V %d, C %d, L %d, T %d, B %d, %d heads: %d parameters\n", c.V,
+               c.C, c.L, c.T, c.B, c.n_heads, m.n_params);
     int *x = malloc((size_t)c.B * c.T * sizeof *x);
     int *y = malloc((size_t)c.B * c.T * sizeof *y);
     if (!x || !y)
@@ -78,16 +84,20 @@ int main(int argc, char **argv)
         make_batch(&r, x, y, c.B, c.T, c.V);
         status = gpt_train_step(&m, &tc, step, x, y, c.B, c.T, &loss, &norm);
         double t = now();
-        printf("step %4d  loss %.4f  norm %.3f  lr %.2e  %.0f tokens/s\n", step,
-               loss, norm, gpt_lr_at(&tc, step),
-               (double)c.B * c.T / (t - last));
+        if (step == 0 && steps > 1)
+            t0 = t; /* time from the end of the warm-up step */
+        if (!quiet)
+            printf("step %4d  loss %.4f  norm %.3f  lr %.2e  %.0f tokens/s\n",
+                   step, loss, norm, gpt_lr_at(&tc, step),
+                   (double)c.B * c.T / (t - last));
         last = t;
     }
+    const int timed = steps > 1 ? steps - 1 : steps;
     double secs = now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%d steps in %.2f s: %.0f tokens/s; peak memory %.1f MB\n", steps,
-           secs, (double)steps * c.B * c.T / secs, (double)ru.ru_maxrss / 1024);
+    printf("%d steps in %.2f s: %.0f tokens/s; peak memory %.1f MB\n", timed,
+           secs, (double)timed * c.B * c.T / secs, (double)ru.ru_maxrss / 1024);
     free(x);
     free(y);
     gpt_free(&m);

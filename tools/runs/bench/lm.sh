@@ -1,0 +1,100 @@
+#!/bin/bash
+# lm.sh: chapter 8's training step against PyTorch's. Trains the model of
+# include/gpt.h (V 8192, C 64, L 2, T 64, 4 heads by default) on the
+# synthetic stream of tools/runs/lm/train.c, at each batch size, with the
+# kit's gpt_train_step() (tools/runs/lm/train.c) and with PyTorch
+# (tools/runs/bench/torch_lm.py: the same model, AdamW and clipping), one
+# after the other in fresh processes, both on the same number of threads
+# (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, torch.set_num_threads). Prints
+# tokens/s for each, their ratio and each process's peak memory; then, for
+# scale, the machine's matrix product: matmul_fast() (chapter 7's
+# benchmark binary) and PyTorch's sgemm, (1024, 512) x (512, 512).
+#
+#   usage: lm.sh TRAIN_BIN ATTENTION_BIN OUTDIR
+#   environment (defaults): LM_BATCHES="16 64" LM_STEPS=10 (timed, after
+#     one warm-up step) LM_THREADS=2 LM_SIZE="8192 64 2 64 4" (V C L T h)
+#
+# Writes OUTDIR/lm.csv (impl,B,threads,tokens_per_s,peak_mb) and
+# OUTDIR/lm_summary.txt, and prints the summary. The machine is shared:
+# the load average before and after is part of the summary.
+set -eu
+train=$1 att=$2 out=$3
+batches=${LM_BATCHES:-16 64}
+steps=${LM_STEPS:-10}
+threads=${LM_THREADS:-2}
+read -r V C L T H <<<"${LM_SIZE:-8192 64 2 64 4}"
+mkdir -p "$out"
+csv=$out/lm.csv
+tmp=$csv.tmp
+echo "impl,B,threads,tokens_per_s,peak_mb" >"$tmp"
+
+torch=no
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then torch=yes; fi
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+
+for B in $batches; do
+    echo "  kit B=$B threads=$threads" >&2
+    # the last line: "N steps in S s: X tokens/s; peak memory M MB"
+    LM_QUIET=1 "$train" "$V" "$C" "$L" "$T" "$B" "$H" $((steps + 1)) |
+        awk -v B="$B" -v t="$threads" '/tokens\/s; peak memory/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) == "tokens/s;") tps = $i
+                if ($i == "memory") mb = $(i + 1)
+            }
+            printf "kit,%d,%d,%s,%s\n", B, t, tps, mb }' >>"$tmp"
+    if [ $torch = yes ]; then
+        echo "  torch B=$B threads=$threads" >&2
+        /usr/bin/python3 tools/runs/bench/torch_lm.py "$V" "$C" "$L" "$T" "$B" \
+            "$H" "$steps" "$threads" | cut -d, -f1-5 >>"$tmp"
+    fi
+done
+
+# the machine's matrix product, for scale
+mm_kit=$("$att" matmul_fast 1024 "$threads" 5 | cut -d, -f5)
+mm_torch=-
+if [ $torch = yes ]; then
+    mm_torch=$(/usr/bin/python3 - "$threads" <<'PY'
+import sys, time, torch
+torch.set_num_threads(int(sys.argv[1]))
+a, b = torch.rand(1024, 512), torch.rand(512, 512)
+for _ in range(3):
+    a @ b
+times = []
+for _ in range(10):
+    t0 = time.perf_counter(); a @ b; times.append(time.perf_counter() - t0)
+print(f"{2 * 1024 * 512 * 512 / sorted(times)[5] / 1e9:.2f}")
+PY
+)
+fi
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+mv "$tmp" "$csv"
+
+{
+    echo "Chapter 8 training step: V $V, C $C, L $L, T $T, $H heads, AdamW, clip 1;"
+    echo "$steps steps after one warm-up step, threads $threads (kit and torch);"
+    echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores;" \
+         "load average $load_before before, $load_after after."
+    [ $torch = yes ] || echo "PyTorch is not importable by /usr/bin/python3 (make deps-dev): no torch rows."
+    echo
+    column -s, -t "$csv"
+    echo
+    awk -F, 'NR > 1 { tps[$1, $2] = $4; mb[$1, $2] = $5; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+        END {
+            printf "%6s  %12s  %12s  %10s  %16s\n", "B", "kit tok/s", "torch tok/s",
+                   "kit/torch", "mem kit/torch"
+            for (k = 1; k <= n; k++) {
+                B = order[k]
+                r = (("torch", B) in tps) && tps["torch", B] > 0 ? sprintf("%.2fx", tps["kit", B] / tps["torch", B]) : "-"
+                m = (("torch", B) in mb) ? sprintf("%s/%s MB", mb["kit", B], mb["torch", B]) : "-"
+                printf "%6d  %12s  %12s  %10s  %16s\n", B, tps["kit", B],
+                       (("torch", B) in tps) ? tps["torch", B] : "-", r, m
+            }
+        }' "$csv"
+    echo
+    echo "matrix product (1024, 512) x (512, 512), GFLOP/s on $threads threads:" \
+         "matmul_fast $mm_kit, torch $mm_torch"
+    echo "(torch's peak memory includes the interpreter and its libraries, about"
+    echo " 230 MB before the model is built)"
+} >"$out/lm_summary.txt"
+cat "$out/lm_summary.txt"
