@@ -449,7 +449,8 @@ static void run_done(int k, int status, const void *result, void *ctx)
         m->progress(k, result);
 }
 
-_Static_assert((int)EXP_E_WORKER == (int)POOL_E_WORKER, "a dead worker's status");
+_Static_assert((int)EXP_E_WORKER == (int)POOL_E_WORKER,
+               "a dead worker's status");
 
 int exp_run_many(const struct exp_config *cfg, int n,
                  const struct exp_eval_set *e, int workers,
@@ -464,8 +465,8 @@ int exp_run_many(const struct exp_config *cfg, int n,
     if (!status)
         return KIT_E_NOMEM;
     struct run_many m = {cfg, e, progress};
-    int first = pool_run(n, workers, sizeof *res, res, status, run_job,
-                         run_done, &m);
+    int first =
+        pool_run(n, workers, sizeof *res, res, status, run_job, run_done, &m);
     for (int k = 0; k < n; k++) /* a dead worker left its result empty */
         if (status[k] == POOL_E_WORKER)
             res[k].status = EXP_E_WORKER;

@@ -46,8 +46,16 @@ void run_fail(const struct run *r, int status, const char *fmt, ...)
     exit(status);
 }
 
-int run_parse_int(const struct run *r, const char *what, const char *s,
-                  int lo, int hi)
+void *run_calloc(const struct run *r, int n, size_t size)
+{
+    void *p = calloc((size_t)(n > 0 ? n : 1), size);
+    if (!p)
+        run_fail(r, 1, "out of memory for %d items of %zu bytes", n, size);
+    return p;
+}
+
+int run_parse_int(const struct run *r, const char *what, const char *s, int lo,
+                  int hi)
 {
     char *end;
     errno = 0;
@@ -93,16 +101,15 @@ int run_args(struct run *r, int argc, char **argv, const struct run_opt *opt,
             continue;
         }
         if (!strcmp(name, "--workers")) {
-            r->workers =
-                run_parse_int(r, "WORKERS", value, 1, RUN_MAX_WORKERS);
+            r->workers = run_parse_int(r, "WORKERS", value, 1, RUN_MAX_WORKERS);
             continue;
         }
         int i = 0;
         while (i < n_opt && strcmp(name, opt[i].name) != 0)
             i++;
         if (i == n_opt)
-            run_fail(r, 2, "unknown option '%s' (usage: %s %s)", name,
-                     r->prog, r->usage);
+            run_fail(r, 2, "unknown option '%s' (usage: %s %s)", name, r->prog,
+                     r->usage);
         if (opt[i].text)
             *opt[i].text = value;
         else
@@ -264,8 +271,8 @@ void run_csv_open(struct run_csv *c, const struct run *r, const char *dir,
                   const char *name, const char *text_col,
                   const struct run_col *col, int n_col)
 {
-    *c = (struct run_csv){.r = r, .col = col, .n_col = n_col,
-                          .text = text_col != NULL};
+    *c = (struct run_csv){
+        .r = r, .col = col, .n_col = n_col, .text = text_col != NULL};
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     snprintf(c->tmp, sizeof c->tmp, "%s/%s", dir, tmp);

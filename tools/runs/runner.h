@@ -60,8 +60,8 @@ int run_args(struct run *r, int argc, char **argv, const struct run_opt *opt,
 
 /* s as a whole number lo .. hi, or end the program with "PROG: WHAT must
  * be a whole number from lo to hi, not 's'". */
-int run_parse_int(const struct run *r, const char *what, const char *s,
-                  int lo, int hi);
+int run_parse_int(const struct run *r, const char *what, const char *s, int lo,
+                  int hi);
 
 /* s as a list of whole numbers lo .. hi separated by commas or spaces,
  * at most max of them, into out; returns how many (at least 1). */
@@ -74,6 +74,10 @@ void run_usage(const struct run *r);
 /* Print "PROG: " and the message, and exit(status). */
 void run_fail(const struct run *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* n zeroed items of size bytes, or end the program with "PROG: out of
+ * memory". */
+void *run_calloc(const struct run *r, int n, size_t size);
 
 /* Seconds on a monotonic clock. */
 double run_now(void);

@@ -17,6 +17,8 @@
  *   ch6_kv.values             key=value numbers for the prose
  *   ch6_kv_gG_iI.dat, ch6_kv.gpi   the trained query heads' maps
  * Progress and the wall time go to stderr, never into the book's data.
+ * The options, the worker processes, the progress lines and the CSV
+ * file are the runner's (tools/runs/runner.h), as in chapter 5's run.
  *
  * Dimension letters: T = tokens, R = relations, h = query heads,
  * g = K/V heads.
@@ -67,8 +69,8 @@ static double get_roles_distinct(const struct exp_result *r, int j)
 }
 
 /* mean and sample sd of f over the `seeds` networks from res */
-static struct run_stats over(const struct exp_result *res, int seeds,
-                             measure f, int j)
+static struct run_stats over(const struct exp_result *res, int seeds, measure f,
+                             int j)
 {
     struct run_sum sum = {0};
     for (int k = 0; k < seeds; k++)
@@ -81,9 +83,11 @@ static struct run_stats over(const struct exp_result *res, int seeds,
 static void write_csv(const struct run *run, const char *dir,
                       const struct exp_result *res, int n)
 {
-    struct run_col col[5 + EXP_R + 1] = {
-        {"heads", 0}, {"kv_heads", 0}, {"seed", 0}, {"params", 0},
-        {"mean_accuracy", 6}};
+    struct run_col col[5 + EXP_R + 1] = {{"heads", 0},
+                                         {"kv_heads", 0},
+                                         {"seed", 0},
+                                         {"params", 0},
+                                         {"mean_accuracy", 6}};
     static char names[EXP_R][32];
     for (int r = 0; r < EXP_R; r++) {
         snprintf(names[r], sizeof names[r], "acc_%s", key[r]);
@@ -110,7 +114,8 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
     fprintf(f,
             "Position task, 4 query heads, mean +- sd over %d seeds "
             "(%llu..%llu):\n",
-            seeds, RUN_FIRST_SEED, RUN_FIRST_SEED + (unsigned long long)seeds - 1);
+            seeds, RUN_FIRST_SEED,
+            RUN_FIRST_SEED + (unsigned long long)seeds - 1);
     fprintf(f, "%-10s %6s", "K/V heads", "params");
     for (int r = 0; r < EXP_R; r++)
         fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
@@ -127,7 +132,8 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
     }
 }
 
-static void write_data(const struct run *run, const char *dir, const struct exp_result *res, int seeds,
+static void write_data(const struct run *run, const char *dir,
+                       const struct exp_result *res, int seeds,
                        const struct exp_config *c0, const int *shown)
 {
     const int d = c0->d_model, dh = d / HEADS;
@@ -244,10 +250,8 @@ int main(int argc, char **argv)
 
     const struct exp_config c0 = exp_default_config(HEADS);
     const int n = N_KV * seeds;
-    struct exp_config *cfg = calloc((size_t)n, sizeof *cfg);
-    struct exp_result *res = calloc((size_t)n, sizeof *res);
-    if (!cfg || !res)
-        run_fail(&run, 1, "out of memory for %d networks", n);
+    struct exp_config *cfg = run_calloc(&run, n, sizeof *cfg);
+    struct exp_result *res = run_calloc(&run, n, sizeof *res);
     /* @listing kvexp_configs */
     for (int k = 0; k < N_KV; k++)
         for (int s = 0; s < seeds; s++) {
