@@ -175,9 +175,7 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
               void *results)
 {
     const int n = n_configs * r->seeds;
-    int *status = malloc((size_t)(n > 0 ? n : 1) * sizeof *status);
-    if (!status)
-        run_fail(r, 1, "out of memory for %d jobs", n);
+    int *status = run_calloc(r, n, sizeof *status); /* 0: KIT_OK */
     r->n_jobs = n;
     const int w = r->workers < n ? r->workers : n;
     fprintf(stderr,
@@ -193,7 +191,7 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
         int k = 0;
         while (k < n && status[k] == KIT_OK)
             k++;
-        char name[160] = "a job";
+        char name[160] = "starting the jobs"; /* the pool failed */
         if (k < n)
             jobs->name(k, name, sizeof name, jobs->ctx);
         if (first == POOL_E_WORKER)
