@@ -722,15 +722,14 @@ int main(int argc, char **argv)
     const int n = n_cf * seeds;
     struct exp_config *cfg = run_calloc(&run, n, sizeof *cfg);
     struct exp_result *res = run_calloc(&run, n, sizeof *res);
-    for (int k = 0; k < n_cf; k++)
-        for (int s = 0; s < seeds; s++) {
-            struct exp_config *c = &cfg[k * seeds + s];
-            *c = cf[k].task == EXP_TASK_CONTENT
-                     ? exp_content_config(cf[k].heads)
-                     : exp_default_config(cf[k].heads);
-            c->score_scale = cf[k].score_scale;
-            c->seed = RUN_FIRST_SEED + (unsigned long long)s;
-        }
+    /* the runner's job j: configuration j / seeds, seed number j % seeds */
+    for (int j = 0; j < n; j++) {
+        const struct config *f = &cf[j / seeds];
+        cfg[j] = f->task == EXP_TASK_CONTENT ? exp_content_config(f->heads)
+                                             : exp_default_config(f->heads);
+        cfg[j].score_scale = f->score_scale;
+        cfg[j].seed = RUN_FIRST_SEED + (unsigned long long)(j % seeds);
+    }
 
     struct exp_eval_set e;
     run_eval_set(&run, &e, &c0);
