@@ -40,7 +40,7 @@ EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
 EXP_BIN := $(EXP_DIR)/solutions/experiment
 
 # $(EXP_DIR)/IMPL/experiment: the program on IMPL's files of chapters 1
-# to 4, the ones chapter 5 links (CH_FILES_5, tools/mk/chapters.mk).
+# to 4, the ones chapter 5 links (CH_FILES_5, from chapters/chapters.tsv).
 EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
 $(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
