@@ -19,16 +19,12 @@
  * Dimension letters: T = tokens, S = symbols, R = relations, h = heads,
  * d = d_model, N = sequences, F = d + 1 probe features.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
-
 #include "experiment.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------------
  * The evaluation sequences
@@ -431,27 +427,30 @@ int exp_run_one(const struct exp_config *cfg, const struct exp_eval_set *e,
  * Many networks, on several processes
  * ------------------------------------------------------------------- */
 
-/* A worker: take network numbers from `jobs` until it is empty, train
- * and measure each into the shared res, and report each number on
- * `done`. */
-static void worker(const struct exp_config *cfg, const struct exp_eval_set *e,
-                   struct exp_result *res, int jobs, int done)
+/* Each network is one job of pool.h, which runs them on worker
+ * processes: job k trains and measures network k. */
+struct run_many {
+    const struct exp_config *cfg;
+    const struct exp_eval_set *e;
+    void (*progress)(int k, const struct exp_result *r);
+};
+
+static int run_job(int k, void *result, void *ctx)
 {
-    struct exp_result *mine = malloc(sizeof *mine);
-    int k;
-    while (mine && read(jobs, &k, sizeof k) == (ssize_t)sizeof k) {
-        exp_run_one(&cfg[k], e, mine);
-        /* everything but the status first, so that a half-copied result
-         * is never read as a finished one */
-        int status = mine->status;
-        mine->status = EXP_E_WORKER;
-        memcpy(&res[k], mine, sizeof *mine);
-        res[k].status = status;
-        if (write(done, &k, sizeof k) != (ssize_t)sizeof k)
-            break;
-    }
-    free(mine);
+    const struct run_many *m = ctx;
+    return exp_run_one(&m->cfg[k], m->e, result);
 }
+
+static void run_done(int k, int status, const void *result, void *ctx)
+{
+    (void)status;
+    const struct run_many *m = ctx;
+    if (m->progress)
+        m->progress(k, result);
+}
+
+_Static_assert((int)EXP_E_WORKER == (int)POOL_E_WORKER,
+               "a dead worker's status");
 
 int exp_run_many(const struct exp_config *cfg, int n,
                  const struct exp_eval_set *e, int workers,
@@ -462,73 +461,16 @@ int exp_run_many(const struct exp_config *cfg, int n,
         return KIT_E_NULL;
     if (n <= 0)
         return KIT_E_SIZE;
-    if (workers > n)
-        workers = n;
-    if (workers <= 1) {
-        int first = KIT_OK;
-        for (int k = 0; k < n; k++) {
-            int status = exp_run_one(&cfg[k], e, &res[k]);
-            if (progress)
-                progress(k, &res[k]);
-            if (first == KIT_OK)
-                first = status;
-        }
-        return first;
-    }
-    /* the results live in memory every worker shares */
-    size_t bytes = (size_t)n * sizeof *res;
-    struct exp_result *shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared == MAP_FAILED)
+    int *status = malloc((size_t)n * sizeof *status);
+    if (!status)
         return KIT_E_NOMEM;
-    int jobs[2], done[2];
-    if (pipe(jobs) != 0) {
-        munmap(shared, bytes);
-        return KIT_E_NOMEM;
-    }
-    if (pipe(done) != 0) {
-        close(jobs[0]), close(jobs[1]);
-        munmap(shared, bytes);
-        return KIT_E_NOMEM;
-    }
-    for (int k = 0; k < n; k++) {
-        shared[k].status = EXP_E_WORKER; /* until a worker finishes it */
-        if (write(jobs[1], &k, sizeof k) != (ssize_t)sizeof k)
-            shared[k].status = KIT_E_NOMEM;
-    }
-    close(jobs[1]); /* an empty queue now reads as the end */
-    pid_t pid[64];
-    int started = 0;
-    if (workers > 64)
-        workers = 64;
-    for (int w = 0; w < workers; w++) {
-        pid_t p = fork();
-        if (p == 0) {
-            close(done[0]);
-            worker(cfg, e, shared, jobs[0], done[1]);
-            _exit(0);
-        }
-        if (p > 0)
-            pid[started++] = p;
-    }
-    close(jobs[0]);
-    close(done[1]);
-    if (started == 0) /* no process could start: do the work here */
-        for (int k = 0; k < n; k++)
-            if (shared[k].status == EXP_E_WORKER)
-                exp_run_one(&cfg[k], e, &shared[k]);
-    int k;
-    while (read(done[0], &k, sizeof k) == (ssize_t)sizeof k)
-        if (progress && k >= 0 && k < n)
-            progress(k, &shared[k]);
-    close(done[0]);
-    for (int w = 0; w < started; w++)
-        waitpid(pid[w], NULL, 0);
-    int first = KIT_OK;
-    memcpy(res, shared, bytes);
-    munmap(shared, bytes);
-    for (int j = 0; j < n && first == KIT_OK; j++)
-        first = res[j].status;
+    struct run_many m = {cfg, e, progress};
+    int first =
+        pool_run(n, workers, sizeof *res, res, status, run_job, run_done, &m);
+    for (int k = 0; k < n; k++) /* a dead worker left its result empty */
+        if (status[k] == POOL_E_WORKER)
+            res[k].status = EXP_E_WORKER;
+    free(status);
     return first;
 }
 

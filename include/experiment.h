@@ -324,7 +324,7 @@ int exp_run_one(const struct exp_config *cfg, const struct exp_eval_set *e,
                 struct exp_result *res);
 
 /* exp_run_one() for each of the n configurations, on `workers` worker
- * processes (fork), results in order into res (n). The numbers do not
+ * processes (pool.h), results in order into res (n). The numbers do not
  * depend on `workers`: each network is trained by one process from its
  * own config. workers <= 1 runs them here, in order. If progress is not
  * NULL, it is called in the calling process as each network finishes.

@@ -27,7 +27,11 @@ EXP_DIR    := $(B)/experiment
 EXP_CSV    := $(EXP_DIR)/results.csv
 EXP_TABLE  := $(EXP_DIR)/table.txt
 EXP_DATA   := $(B)/plots/data
-EXP_SRC    := $(wildcard tools/runs/experiment/*.c)
+# The runner both drivers share (tools/runs/runner.h): options, worker
+# processes, progress lines, the CSV files.
+RUNNER_SRC := tools/runs/runner.c
+RUNNER_H   := tools/runs/runner.h
+EXP_SRC    := $(wildcard tools/runs/experiment/*.c) $(RUNNER_SRC)
 EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
               -fassociative-math -fno-signed-zeros -fno-trapping-math
 EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
@@ -36,13 +40,13 @@ EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
 EXP_BIN := $(EXP_DIR)/solutions/experiment
 
 # $(EXP_DIR)/IMPL/experiment: the program on IMPL's files of chapters 1
-# to 4, the ones chapter 5 links (CH_FILES_5, tools/mk/chapters.mk).
+# to 4, the ones chapter 5 links (CH_FILES_5, from chapters/chapters.tsv).
 EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
-$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(LIB_SRC) \
-                            $(call EXP_IMPL_SRC,$(1))
+$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
+                            $(LIB_SRC) $(call EXP_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) -Iinclude $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
+	$$(CC) -Iinclude -Itools/runs $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
 	  $(LIB_SRC) -lm
 endef
 $(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))

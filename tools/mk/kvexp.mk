@@ -6,7 +6,8 @@
 #   make kv-experiment KV_SEEDS=10 more seeds
 #
 # Built, like chapter 5's program, against the reference solutions of
-# chapters 1 to 4 with EXP_CFLAGS (tools/mk/experiment.mk). The run is a
+# chapters 1 to 4 and the runner both share (tools/runs/runner.c) with
+# EXP_CFLAGS (tools/mk/experiment.mk). The run is a
 # file target: it happens again only when the program, the library or the
 # arguments changed. Chapter 6's table, values and maps are read from what
 # it writes into $(B)/plots/data/, so the plots' data stamp depends on it.
@@ -15,16 +16,16 @@
 
 KV_SEEDS ?= 5
 
-KV_SRC       := $(wildcard tools/runs/kvexp/*.c)
+KV_SRC       := $(wildcard tools/runs/kvexp/*.c) $(RUNNER_SRC)
 KV_BIN       := $(EXP_DIR)/solutions/kvexp
 KV_CSV       := $(EXP_DIR)/kv.csv
 KV_ARGS      := --seeds $(KV_SEEDS)
 KV_ARGS_FILE := $(EXP_DIR)/kv_args
 
-$(KV_BIN): $(KV_SRC) $(wildcard include/*.h) $(LIB_SRC) \
+$(KV_BIN): $(KV_SRC) $(wildcard include/*.h) $(RUNNER_H) $(LIB_SRC) \
            $(call EXP_IMPL_SRC,solutions)
 	@mkdir -p $(dir $@)
-	$(CC) -Iinclude $(EXP_CFLAGS) -o $@ $(KV_SRC) \
+	$(CC) -Iinclude -Itools/runs $(EXP_CFLAGS) -o $@ $(KV_SRC) \
 	  $(call EXP_IMPL_SRC,solutions) $(LIB_SRC) -lm
 
 ifneq ($(filter kv-experiment $(EXP_GOALS) $(KV_CSV),$(or $(MAKECMDGOALS),all)),)

@@ -29,29 +29,23 @@
  * accuracy differs from it by more than the spread across seeds.
  * Tables go to stdout, progress to stderr, and so does the wall time:
  * it is never written into the book's data.
+ * The options, the worker processes, the progress lines and the CSV
+ * files are the runner's (tools/runs/runner.h), which chapter 6's run
+ * (tools/runs/kvexp/main.c) shares.
  *
  * Dimension letters: T = tokens, S = symbols, R = relations, h = heads.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "datafile.h"
 #include "experiment.h"
+#include "runner.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define PROG       "experiment"
-#define MAX_CONFIG 8    /* head counts on the position task, + 1 control */
-#define MAX_SEEDS  100  /* SEEDS=N may ask for at most this many */
-#define N_EVAL     1000 /* fresh sequences the accuracy is measured on */
-#define N_PROBE    500  /* sequences the linear probe is fitted on */
-#define N_ABL      200  /* sequences each ablation is measured on */
-#define FIRST_SEED 2017ULL
+#define MAX_CONFIG 8 /* head counts on the position task, + 1 control */
 
 /* One configuration the tables compare: a task, a head count, a scale. */
 struct config {
@@ -68,67 +62,6 @@ struct summary {
                                               accuracy, the final loss */
 };
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: " PROG " [--seeds N] [--heads 1,2,4,8,16] "
-                    "[--workers W] [--impl NAME] [--reference DIR] "
-                    "RESULTS_DIR [DATA_DIR]\n");
-    exit(2);
-}
-
-/* A whole number lo..hi, or a message naming what was given and exit. */
-static int parse_int(const char *what, const char *s, int lo, int hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        fprintf(stderr,
-                PROG ": %s must be a whole number from %d to %d, not "
-                     "'%s'\n",
-                what, lo, hi, s);
-        exit(2);
-    }
-    return (int)v;
-}
-
-/* --heads 1,2,4: each must divide d_model. */
-static int parse_heads(const char *s, int *heads, int d_model)
-{
-    int n = 0;
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
-        usage();
-    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
-        if (n == MAX_CONFIG - 1) {
-            fprintf(stderr, PROG ": HEADS lists more than %d head counts\n",
-                    MAX_CONFIG - 1);
-            exit(2);
-        }
-        int h = parse_int("a head count (HEADS)", tok, 1, EXP_MAX_HEADS);
-        if (d_model % h != 0) {
-            fprintf(stderr,
-                    PROG ": %d heads cannot split d_model = %d: a head "
-                         "count must divide %d (HEADS=%s)\n",
-                    h, d_model, d_model, s);
-            exit(2);
-        }
-        heads[n++] = h;
-    }
-    if (n == 0) {
-        fprintf(stderr, PROG ": HEADS lists no head count ('%s')\n", s);
-        exit(2);
-    }
-    return n;
-}
-
 /* ---------------------------------------------------------------------
  * The CSV files: written through a temporary file and a rename, so a
  * failed run never leaves half a file; read back for the tables.
@@ -143,35 +76,38 @@ static double scale_of(const struct exp_result *r)
     return r->score_scale / sqrt(32.0 / r->n_heads);
 }
 
-static void write_csv(const char *dir, const char *name, const char *impl,
-                      int task, const struct exp_result *res, int n)
+/* one row per network of the task: impl,heads,scale,seed,params,
+ * mean_accuracy,acc_<relation> for each of its R relations,final_loss */
+static void write_csv(const struct run *run, const char *dir, const char *name,
+                      const char *impl, int task, const struct exp_result *res,
+                      int n)
 {
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s.tmp", name);
-    FILE *f = data_open(PROG, dir, tmp);
     const int R = exp_task_relations(task);
-    fprintf(f, "impl,heads,scale,seed,params,mean_accuracy");
-    for (int r = 0; r < R; r++)
-        fprintf(f, ",acc_%s", csv_key[task][r]);
-    fprintf(f, ",final_loss\n");
+    struct run_col col[5 + EXP_R + 1] = {{"heads", 0},
+                                         {"scale", 4},
+                                         {"seed", 0},
+                                         {"params", 0},
+                                         {"mean_accuracy", 6}};
+    char names[EXP_R][32];
+    for (int r = 0; r < R; r++) {
+        snprintf(names[r], sizeof names[r], "acc_%s", csv_key[task][r]);
+        col[5 + r] = (struct run_col){names[r], 6};
+    }
+    col[5 + R] = (struct run_col){"final_loss", 6};
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, name, "impl", col, 5 + R + 1);
     for (int k = 0; k < n; k++) {
         const struct exp_result *r = &res[k];
         if (r->task != task)
             continue;
-        fprintf(f, "%s,%d,%.4f,%llu,%d,%.6f", impl, r->n_heads, scale_of(r),
-                r->seed, r->n_params, r->score.mean_accuracy);
+        double v[5 + EXP_R + 1] = {r->n_heads, scale_of(r), (double)r->seed,
+                                   r->n_params, r->score.mean_accuracy};
         for (int j = 0; j < R; j++)
-            fprintf(f, ",%.6f", r->score.accuracy[j]);
-        fprintf(f, ",%.6f\n", r->score.loss);
+            v[5 + j] = r->score.accuracy[j];
+        v[5 + R] = r->score.loss;
+        run_csv_row(&csv, impl, v);
     }
-    data_close(PROG, f);
-    char from[1024], to[1024];
-    snprintf(from, sizeof from, "%s/%s", dir, tmp);
-    snprintf(to, sizeof to, "%s/%s", dir, name);
-    if (rename(from, to) != 0) {
-        fprintf(stderr, PROG ": cannot rename %s to %s\n", from, to);
-        exit(1);
-    }
+    run_csv_close(&csv);
 }
 
 /* Read DIR/NAME back: one summary per (heads, scale), in the order they
@@ -181,12 +117,12 @@ static int read_csv(const char *dir, const char *name, int R,
 {
     char path[1024], line[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
+    FILE *f = max <= MAX_CONFIG ? fopen(path, "r") : NULL;
     if (!f)
         return -1;
     int n = 0;
-    double sq[MAX_CONFIG][EXP_R + 2];
-    memset(sq, 0, sizeof sq);
+    struct run_sum acc[MAX_CONFIG][EXP_R + 2];
+    memset(acc, 0, sizeof acc);
     memset(sum, 0, (size_t)max * sizeof *sum);
     if (!fgets(line, sizeof line, f)) { /* the header */
         fclose(f);
@@ -222,20 +158,14 @@ static int read_csv(const char *dir, const char *name, int R,
             n++;
         }
         sum[k].n++;
-        for (int j = 0; j < R + 2; j++) {
-            sum[k].mean[j] += v[j];
-            sq[k][j] += v[j] * v[j];
-        }
+        for (int j = 0; j < R + 2; j++)
+            run_sum_add(&acc[k][j], v[j]);
     }
     fclose(f);
     for (int k = 0; k < n; k++)
         for (int j = 0; j < R + 2; j++) {
-            double m = sum[k].mean[j] / sum[k].n;
-            double var = sum[k].n > 1
-                             ? (sq[k][j] - sum[k].n * m * m) / (sum[k].n - 1)
-                             : 0;
-            sum[k].mean[j] = m;
-            sum[k].sd[j] = var > 0 ? sqrt(var) : 0; /* the sample sd */
+            struct run_stats st = run_sum_stats(&acc[k][j]);
+            sum[k].mean[j] = st.mean, sum[k].sd[j] = st.sd;
         }
     return n;
 }
@@ -355,16 +285,11 @@ static const struct exp_result *first_of(const struct exp_result *res, int n,
     return NULL;
 }
 
-static char symbol(int s)
-{
-    return (char)('A' + s);
-}
-
 /* One map file per head, for gnuplot's `matrix rowheaders columnheaders`,
  * and a title per panel in the .gpi file g: the head's mean weight on
  * each relation's token. */
-static void write_maps(const char *dir, const char *stem, FILE *g,
-                       const struct exp_result *r, const int *shown)
+static void write_maps(const struct run *run, const char *dir, const char *stem,
+                       FILE *g, const struct exp_result *r, const int *shown)
 {
     static const char *const short_name[2][EXP_R] = {
         {"t-1", "t-2", "x0", "x1"}, {"t-1", "same class", "", ""}};
@@ -372,18 +297,7 @@ static void write_maps(const char *dir, const char *stem, FILE *g,
     for (int i = 0; i < h && i < 4; i++) {
         char name[64];
         snprintf(name, sizeof name, "%s_h%d_i%d.dat", stem, h, i);
-        FILE *f = data_open(PROG, dir, name);
-        fprintf(f, "query\\key");
-        for (int j = 0; j < T; j++)
-            fprintf(f, " %c", symbol(shown[j]));
-        fprintf(f, "\n");
-        for (int t = 0; t < T; t++) {
-            fprintf(f, "%c", symbol(shown[t]));
-            for (int j = 0; j < T; j++)
-                fprintf(f, " %.4f", r->maps[i][t * T + j]);
-            fprintf(f, "\n");
-        }
-        data_close(PROG, f);
+        run_write_map(run, dir, name, r->maps[i], T, shown);
         fprintf(g, "title_%s_h%d_i%d = \"%d head%s: head %d", stem, h, i, h,
                 h > 1 ? "s" : "", i);
         for (int j = 0; j < R; j++)
@@ -393,32 +307,19 @@ static void write_maps(const char *dir, const char *stem, FILE *g,
     }
 }
 
-struct stats {
-    double mean, sd;
-};
-
 /* mean and sample sd of f(res[k]) over the networks with this task,
  * heads and scale */
-static struct stats over_seeds(const struct exp_result *res, int n, int task,
-                               int heads, float scale,
-                               double (*f)(const struct exp_result *, int),
-                               int arg)
+static struct run_stats over_seeds(const struct exp_result *res, int n,
+                                   int task, int heads, float scale,
+                                   double (*f)(const struct exp_result *, int),
+                                   int arg)
 {
-    double s = 0, sq = 0;
-    int m = 0;
+    struct run_sum sum = {0};
     for (int k = 0; k < n; k++)
         if (res[k].task == task && res[k].n_heads == heads &&
-            res[k].score_scale == scale) {
-            double v = f(&res[k], arg);
-            s += v, sq += v * v, m++;
-        }
-    struct stats st = {0, 0};
-    if (m) {
-        st.mean = s / m;
-        double var = m > 1 ? (sq - m * st.mean * st.mean) / (m - 1) : 0;
-        st.sd = var > 0 ? sqrt(var) : 0;
-    }
-    return st;
+            res[k].score_scale == scale)
+            run_sum_add(&sum, f(&res[k], arg));
+    return run_sum_stats(&sum);
 }
 
 static double get_probe(const struct exp_result *r, int j)
@@ -493,7 +394,8 @@ static double get_loss_drop(const struct exp_result *r, int j)
     return b > 0 ? a / b : 1;
 }
 
-static void write_data(const char *dir, const struct exp_result *res, int n,
+static void write_data(const struct run *run, const char *dir,
+                       const struct exp_result *res, int n,
                        const struct config *cf, int n_cf, int seeds,
                        const struct exp_eval_set *e,
                        const struct exp_config *c0, const struct summary *s,
@@ -511,10 +413,10 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
     fprintf(v, "ch5.batch=%d\nch5.steps=%d\nch5.lr=%g\nch5.lr_final=%g\n",
             c0->batch, c0->steps, c0->lr, c0->lr_final);
     fprintf(v, "ch5.seeds=%d\nch5.seed_first=%llu\nch5.seed_last=%llu\n", seeds,
-            FIRST_SEED, FIRST_SEED + (unsigned long long)seeds - 1);
-    fprintf(v, "ch5.eval_sequences=%d\nch5.probe_sequences=%d\n", N_EVAL,
-            N_PROBE);
-    fprintf(v, "ch5.ablation_sequences=%d\nch5.networks=%d\n", N_ABL, n);
+            RUN_FIRST_SEED, RUN_FIRST_SEED + (unsigned long long)seeds - 1);
+    fprintf(v, "ch5.eval_sequences=%d\nch5.probe_sequences=%d\n", RUN_N_EVAL,
+            RUN_N_PROBE);
+    fprintf(v, "ch5.ablation_sequences=%d\nch5.networks=%d\n", RUN_N_ABL, n);
     fprintf(v, "ch5.chance_pct=%.2f\nch5.chance_loss=%.2f\n",
             100.0 / c0->n_symbols, log((double)c0->n_symbols));
     fprintf(v, "ch5.emb_init=%g\nch5.qk_init=%g\nch5.vo_init=%g\n",
@@ -535,7 +437,7 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
         snprintf(tag, sizeof tag, "%s%dhead%s",
                  c->task == EXP_TASK_CONTENT ? "content_" : "", h,
                  c->score_scale != 1.0f ? "_scaled" : "");
-        struct stats st;
+        struct run_stats st;
         const float sc_ = c->score_scale;
         fprintf(v, "ch5.d_head_%s=%d\n", tag, d / h);
         for (int j = 0; j < R; j++) {
@@ -692,8 +594,9 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
             continue;
         fprintf(f, "# %d heads\n", c->heads);
         for (int keep = 0; keep <= c->heads; keep++) {
-            struct stats st = over_seeds(res, n, c->task, c->heads,
-                                         c->score_scale, get_prune_keep, keep);
+            struct run_stats st =
+                over_seeds(res, n, c->task, c->heads, c->score_scale,
+                           get_prune_keep, keep);
             fprintf(f, "%d %.3f %.3f\n", keep, 100 * st.mean, 100 * st.sd);
         }
         fprintf(f, "\n\n");
@@ -745,7 +648,7 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
         const struct exp_result *r =
             first_of(res, n, EXP_TASK_POSITION, shown_heads[k], 1.0f);
         if (r)
-            write_maps(dir, "ch5_heads", g, r, shown);
+            write_maps(run, dir, "ch5_heads", g, r, shown);
     }
     data_close(PROG, g);
     g = data_open(PROG, dir, "ch5_content.gpi");
@@ -753,12 +656,12 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
         const struct exp_result *r =
             first_of(res, n, EXP_TASK_CONTENT, h, 1.0f);
         if (r)
-            write_maps(dir, "ch5_content", g, r, shown);
+            write_maps(run, dir, "ch5_content", g, r, shown);
     }
     /* the shown sequence's classes, for the caption */
     fprintf(g, "classes = \"");
     for (int t = 0; t < e->T; t++)
-        fprintf(g, "%s%c:%d", t ? " " : "", symbol(shown[t]),
+        fprintf(g, "%s%c:%d", t ? " " : "", run_symbol(shown[t]),
                 exp_class(c0, shown[t]));
     fprintf(g, "\"\n");
     data_close(PROG, g);
@@ -768,62 +671,36 @@ static void write_data(const char *dir, const struct exp_result *res, int n,
  * main
  * ------------------------------------------------------------------- */
 
-static int n_done, n_total;
-static double t_start;
-
-static void progress(int k, const struct exp_result *r)
-{
-    (void)k;
-    n_done++;
-    if (r->status != KIT_OK)
-        fprintf(stderr, "  [%d/%d] %s task, %d head%s, seed %llu: failed\n",
-                n_done, n_total,
-                r->task == EXP_TASK_CONTENT ? "content" : "position",
-                r->n_heads, r->n_heads > 1 ? "s" : "", r->seed);
-    else
-        fprintf(stderr,
-                "  [%d/%d] %s task, %d head%s%s, seed %llu: %.1f%% "
-                "(%.0f s)\n",
-                n_done, n_total,
-                r->task == EXP_TASK_CONTENT ? "content" : "position",
-                r->n_heads, r->n_heads > 1 ? "s" : "",
-                r->score_scale != 1.0f ? " (4-head scale)" : "", r->seed,
-                100 * r->score.mean_accuracy, now() - t_start);
-}
-
 int main(int argc, char **argv)
 {
-    int seeds = 5, workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    struct run run = {.prog = PROG,
+                      .usage = "[--seeds N] [--heads 1,2,4,8,16] "
+                               "[--workers W] [--impl NAME] "
+                               "[--reference DIR] RESULTS_DIR [DATA_DIR]",
+                      .hint = "make test CH=5 shows where",
+                      .seeds = 5};
     const char *impl = "solutions", *reference = NULL, *heads_arg = NULL;
-    int a = 1;
-    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
-        if (a + 1 >= argc)
-            usage();
-        if (!strcmp(argv[a], "--seeds"))
-            seeds = parse_int("SEEDS", argv[a + 1], 1, MAX_SEEDS);
-        else if (!strcmp(argv[a], "--workers"))
-            workers = parse_int("WORKERS", argv[a + 1], 1, 64);
-        else if (!strcmp(argv[a], "--heads"))
-            heads_arg = argv[a + 1];
-        else if (!strcmp(argv[a], "--impl"))
-            impl = argv[a + 1];
-        else if (!strcmp(argv[a], "--reference"))
-            reference = argv[a + 1];
-        else
-            usage();
-    }
-    if (argc - a < 1 || argc - a > 2)
-        usage();
+    const struct run_opt opt[] = {
+        {"--heads", "HEADS", &heads_arg, NULL, 0, 0},
+        {"--impl", "IMPL", &impl, NULL, 0, 0},
+        {"--reference", "REFERENCE", &reference, NULL, 0, 0}};
+    int a = run_args(&run, argc, argv, opt, 3, 1, 2);
+    const int seeds = run.seeds;
     const char *results_dir = argv[a],
-               *data_dir = argc - a == 2 ? argv[a + 1] : NULL;
-    if (workers < 1)
-        workers = 1;
+               *data_dir = a + 1 < argc ? argv[a + 1] : NULL;
 
     const struct exp_config c0 = exp_default_config(1);
     int heads[MAX_CONFIG] = {1, 2, 4, 8, 16};
     int n_heads = 5;
-    if (heads_arg)
-        n_heads = parse_heads(heads_arg, heads, c0.d_model);
+    if (heads_arg) /* --heads 1,2,4: each must divide d_model */
+        n_heads = run_parse_ints(&run, "HEADS", heads_arg, heads,
+                                 MAX_CONFIG - 1, 1, EXP_MAX_HEADS);
+    for (int i = 0; i < n_heads; i++)
+        if (c0.d_model % heads[i] != 0)
+            run_fail(&run, 2,
+                     "%d heads cannot split d_model = %d: a head count must "
+                     "divide %d (HEADS=%s)",
+                     heads[i], c0.d_model, c0.d_model, heads_arg);
 
     /* the configurations: the head counts, the scale control, and the
      * content task's 1 and 2 heads */
@@ -843,51 +720,23 @@ int main(int argc, char **argv)
     cf[n_cf++] = (struct config){EXP_TASK_CONTENT, 2, 1.0f, "content, 2 heads"};
 
     const int n = n_cf * seeds;
-    struct exp_config *cfg = calloc((size_t)n, sizeof *cfg);
-    struct exp_result *res = calloc((size_t)n, sizeof *res);
-    if (!cfg || !res)
-        return 1;
-    for (int k = 0; k < n_cf; k++)
-        for (int s = 0; s < seeds; s++) {
-            struct exp_config *c = &cfg[k * seeds + s];
-            *c = cf[k].task == EXP_TASK_CONTENT
-                     ? exp_content_config(cf[k].heads)
-                     : exp_default_config(cf[k].heads);
-            c->score_scale = cf[k].score_scale;
-            c->seed = FIRST_SEED + (unsigned long long)s;
-        }
+    struct exp_config *cfg = run_calloc(&run, n, sizeof *cfg);
+    struct exp_result *res = run_calloc(&run, n, sizeof *res);
+    /* the runner's job j: configuration j / seeds, seed number j % seeds */
+    for (int j = 0; j < n; j++) {
+        const struct config *f = &cf[j / seeds];
+        cfg[j] = f->task == EXP_TASK_CONTENT ? exp_content_config(f->heads)
+                                             : exp_default_config(f->heads);
+        cfg[j].score_scale = f->score_scale;
+        cfg[j].seed = RUN_FIRST_SEED + (unsigned long long)(j % seeds);
+    }
 
     struct exp_eval_set e;
-    data_check(PROG,
-               exp_eval_set_init(&e, c0.T, c0.n_symbols, N_EVAL, N_PROBE, N_ABL,
-                                 c0.seed + 12345),
-               "drawing the evaluation sequences");
-    n_total = n;
-    t_start = now();
-    fprintf(stderr,
-            "  training %d networks (%d configurations x %d seeds) "
-            "on %d worker%s ...\n",
-            n, n_cf, seeds, workers, workers > 1 ? "s" : "");
-    int status = exp_run_many(cfg, n, &e, workers, res, progress);
-    double total = now() - t_start;
-    if (status != KIT_OK) {
-        for (int k = 0; k < n; k++)
-            if (res[k].status != KIT_OK) {
-                fprintf(
-                    stderr,
-                    PROG ": the %s task with %d head%s, seed %llu: %s\n",
-                    res[k].task == EXP_TASK_CONTENT ? "content" : "position",
-                    res[k].n_heads, res[k].n_heads > 1 ? "s" : "", res[k].seed,
-                    res[k].status == EXP_E_WORKER
-                        ? "its worker process died (a crash in the code "
-                          "it runs; make test CH=5 shows where)"
-                        : kit_strerror(res[k].status));
-                break;
-            }
-        return 1;
-    }
-    write_csv(results_dir, "results.csv", impl, EXP_TASK_POSITION, res, n);
-    write_csv(results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
+    run_eval_set(&run, &e, &c0);
+    run_networks(&run, n_cf, cfg, &e, res);
+    write_csv(&run, results_dir, "results.csv", impl, EXP_TASK_POSITION, res,
+              n);
+    write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
 
     /* the tables, computed from the files just written */
     struct summary s[MAX_CONFIG], sc[MAX_CONFIG];
@@ -902,8 +751,8 @@ int main(int argc, char **argv)
     snprintf(title, sizeof title,
              "Position task (%s), mean +- sd over %d seeds (%llu..%llu), "
              "d_model %d, %d steps:",
-             impl, seeds, FIRST_SEED, FIRST_SEED + seeds - 1, c0.d_model,
-             c0.steps);
+             impl, seeds, RUN_FIRST_SEED, RUN_FIRST_SEED + seeds - 1,
+             c0.d_model, c0.steps);
     FILE *tab = data_open(PROG, results_dir, "table.txt");
     for (int pass = 0; pass < 2; pass++) {
         FILE *out = pass ? tab : stdout;
@@ -954,10 +803,8 @@ int main(int argc, char **argv)
     }
     data_close(PROG, tab);
     if (data_dir)
-        write_data(data_dir, res, n, cf, n_cf, seeds, &e, &c0, s, n_pos, sc,
-                   n_con);
-    fprintf(stderr, "  %d networks in %.1f s wall on %d worker%s\n", n, total,
-            workers, workers > 1 ? "s" : "");
+        write_data(&run, data_dir, res, n, cf, n_cf, seeds, &e, &c0, s, n_pos,
+                   sc, n_con);
     exp_eval_set_free(&e);
     free(cfg);
     free(res);

@@ -17,63 +17,27 @@
  *   ch6_kv.values             key=value numbers for the prose
  *   ch6_kv_gG_iI.dat, ch6_kv.gpi   the trained query heads' maps
  * Progress and the wall time go to stderr, never into the book's data.
+ * The options, the worker processes, the progress lines and the CSV
+ * file are the runner's (tools/runs/runner.h), as in chapter 5's run.
  *
  * Dimension letters: T = tokens, R = relations, h = query heads,
  * g = K/V heads.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "datafile.h"
 #include "experiment.h"
+#include "runner.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define PROG       "kvexp"
-#define HEADS      4 /* query heads */
-#define N_KV       3 /* K/V head counts compared */
-#define MAX_SEEDS  100
-#define N_EVAL     1000 /* as chapter 5's run (tools/runs/experiment/main.c) */
-#define N_PROBE    500
-#define N_ABL      200
-#define FIRST_SEED 2017ULL
+#define PROG  "kvexp"
+#define HEADS 4 /* query heads */
+#define N_KV  3 /* K/V head counts compared */
 
 static const int kv_heads[N_KV] = {4, 2, 1};
 static const char *const key[EXP_R] = {"previous", "two_back", "first",
                                        "second"};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: " PROG " [--seeds N] [--workers W] RESULTS_DIR "
-                    "[DATA_DIR]\n");
-    exit(2);
-}
-
-static int parse_int(const char *what, const char *s, int lo, int hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        fprintf(stderr,
-                PROG ": %s must be a whole number from %d to %d, not '%s'\n",
-                what, lo, hi, s);
-        exit(2);
-    }
-    return (int)v;
-}
 
 /* One number per network: f(result, relation j). */
 typedef double (*measure)(const struct exp_result *r, int j);
@@ -104,48 +68,45 @@ static double get_roles_distinct(const struct exp_result *r, int j)
     return n;
 }
 
-struct stats {
-    double mean, sd;
-};
-
 /* mean and sample sd of f over the `seeds` networks from res */
-static struct stats over(const struct exp_result *res, int seeds, measure f,
-                         int j)
+static struct run_stats over(const struct exp_result *res, int seeds, measure f,
+                             int j)
 {
-    double s = 0, sq = 0;
-    for (int k = 0; k < seeds; k++) {
-        double x = f(&res[k], j);
-        s += x, sq += x * x;
-    }
-    struct stats st = {s / seeds, 0};
-    double var = seeds > 1 ? (sq - seeds * st.mean * st.mean) / (seeds - 1) : 0;
-    st.sd = var > 0 ? sqrt(var) : 0;
-    return st;
+    struct run_sum sum = {0};
+    for (int k = 0; k < seeds; k++)
+        run_sum_add(&sum, f(&res[k], j));
+    return run_sum_stats(&sum);
 }
 
-static void write_csv(const char *dir, const struct exp_result *res, int n)
+/* one row per network: heads,kv_heads,seed,params,mean_accuracy,
+ * acc_previous .. acc_second,final_loss */
+static void write_csv(const struct run *run, const char *dir,
+                      const struct exp_result *res, int n)
 {
-    FILE *f = data_open(PROG, dir, "kv.csv.tmp");
-    fprintf(f, "heads,kv_heads,seed,params,mean_accuracy");
-    for (int r = 0; r < EXP_R; r++)
-        fprintf(f, ",acc_%s", key[r]);
-    fprintf(f, ",final_loss\n");
+    struct run_col col[5 + EXP_R + 1] = {{"heads", 0},
+                                         {"kv_heads", 0},
+                                         {"seed", 0},
+                                         {"params", 0},
+                                         {"mean_accuracy", 6}};
+    static char names[EXP_R][32];
+    for (int r = 0; r < EXP_R; r++) {
+        snprintf(names[r], sizeof names[r], "acc_%s", key[r]);
+        col[5 + r] = (struct run_col){names[r], 6};
+    }
+    col[5 + EXP_R] = (struct run_col){"final_loss", 6};
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, "kv.csv", NULL, col, 5 + EXP_R + 1);
     for (int k = 0; k < n; k++) {
-        fprintf(f, "%d,%d,%llu,%d,%.6f", res[k].n_heads,
-                kv_heads[k / (n / N_KV)], res[k].seed, res[k].n_params,
-                res[k].score.mean_accuracy);
+        const struct exp_result *r = &res[k];
+        double v[5 + EXP_R + 1] = {r->n_heads, kv_heads[k / (n / N_KV)],
+                                   (double)r->seed, r->n_params,
+                                   r->score.mean_accuracy};
         for (int j = 0; j < EXP_R; j++)
-            fprintf(f, ",%.6f", res[k].score.accuracy[j]);
-        fprintf(f, ",%.6f\n", res[k].score.loss);
+            v[5 + j] = r->score.accuracy[j];
+        v[5 + EXP_R] = r->score.loss;
+        run_csv_row(&csv, NULL, v);
     }
-    data_close(PROG, f);
-    char from[1024], to[1024];
-    snprintf(from, sizeof from, "%s/kv.csv.tmp", dir);
-    snprintf(to, sizeof to, "%s/kv.csv", dir);
-    if (rename(from, to) != 0) {
-        fprintf(stderr, PROG ": cannot rename %s to %s\n", from, to);
-        exit(1);
-    }
+    run_csv_close(&csv);
 }
 
 static void print_table(FILE *f, const struct exp_result *res, int seeds)
@@ -153,7 +114,8 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
     fprintf(f,
             "Position task, 4 query heads, mean +- sd over %d seeds "
             "(%llu..%llu):\n",
-            seeds, FIRST_SEED, FIRST_SEED + (unsigned long long)seeds - 1);
+            seeds, RUN_FIRST_SEED,
+            RUN_FIRST_SEED + (unsigned long long)seeds - 1);
     fprintf(f, "%-10s %6s", "K/V heads", "params");
     for (int r = 0; r < EXP_R; r++)
         fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
@@ -162,20 +124,16 @@ static void print_table(FILE *f, const struct exp_result *res, int seeds)
         const struct exp_result *r = res + k * seeds;
         fprintf(f, "%-10d %6d", kv_heads[k], r->n_params);
         for (int j = 0; j <= EXP_R; j++) {
-            struct stats st = over(r, seeds, get_acc, j);
+            struct run_stats st = over(r, seeds, get_acc, j);
             fprintf(f, " %5.1f +- %4.1f%%", 100 * st.mean, 100 * st.sd);
         }
-        struct stats st = over(r, seeds, get_loss, 0);
+        struct run_stats st = over(r, seeds, get_loss, 0);
         fprintf(f, " %.4f +- %.4f\n", st.mean, st.sd);
     }
 }
 
-static char symbol(int s)
-{
-    return (char)('A' + s);
-}
-
-static void write_data(const char *dir, const struct exp_result *res, int seeds,
+static void write_data(const struct run *run, const char *dir,
+                       const struct exp_result *res, int seeds,
                        const struct exp_config *c0, const int *shown)
 {
     const int d = c0->d_model, dh = d / HEADS;
@@ -192,13 +150,13 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
         fprintf(v, "ch6kv.params_saved_g%d=%d\n", g,
                 res[0].n_params - r->n_params);
         for (int j = 0; j <= EXP_R; j++) {
-            struct stats st = over(r, seeds, get_acc, j);
+            struct run_stats st = over(r, seeds, get_acc, j);
             const char *name = j < EXP_R ? key[j] : "mean";
             fprintf(v, "ch6kv.acc_g%d_%s=%.1f\nch6kv.acc_g%d_%s_sd=%.1f\n", g,
                     name, 100 * st.mean, g, name, 100 * st.sd);
         }
         for (int j = 0; j < EXP_R; j++) {
-            struct stats st = over(r, seeds, exp_top_weight, j);
+            struct run_stats st = over(r, seeds, exp_top_weight, j);
             fprintf(v, "ch6kv.top_weight_g%d_%s=%.2f\n", g, key[j], st.mean);
             st = over(r, seeds, exp_owner_loss, j);
             fprintf(v, "ch6kv.owner_loss_g%d_%s=%.1f\n", g, key[j],
@@ -214,7 +172,7 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
         fprintf(v, "ch6kv.perfect_g%d=%d\nch6kv.worst_g%d=%.2f\n", g, perfect,
                 g, 100 * worst);
         fprintf(v, "ch6kv.loss_g%d_max=%.5f\n", g, worst_loss);
-        struct stats st = over(r, seeds, get_loss, 0);
+        struct run_stats st = over(r, seeds, get_loss, 0);
         fprintf(v, "ch6kv.loss_g%d=%.5f\nch6kv.loss_g%d_sd=%.5f\n", g, st.mean,
                 g, st.sd);
         st = over(r, seeds, exp_owners_distinct, 0);
@@ -246,11 +204,11 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
                 : kv_heads[k] == 1   ? " (MQA)"
                                      : " (GQA)");
         for (int j = 0; j <= EXP_R; j++) {
-            struct stats st = over(r, seeds, get_acc, j);
+            struct run_stats st = over(r, seeds, get_acc, j);
             fprintf(f, j < EXP_R ? " %.1f ± %.1f |" : " **%.1f ± %.1f** |",
                     100 * st.mean, 100 * st.sd);
         }
-        struct stats st = over(r, seeds, get_loss, 0);
+        struct run_stats st = over(r, seeds, get_loss, 0);
         fprintf(f, " %.4f ± %.4f |\n", st.mean, st.sd);
     }
     data_close(PROG, f);
@@ -266,18 +224,7 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
         for (int i = 0; i < r->n_heads; i++) {
             char name[64];
             snprintf(name, sizeof name, "ch6_kv_g%d_i%d.dat", kv_heads[k], i);
-            f = data_open(PROG, dir, name);
-            fprintf(f, "query\\key");
-            for (int j = 0; j < T; j++)
-                fprintf(f, " %c", symbol(shown[j]));
-            fprintf(f, "\n");
-            for (int t = 0; t < T; t++) {
-                fprintf(f, "%c", symbol(shown[t]));
-                for (int j = 0; j < T; j++)
-                    fprintf(f, " %.4f", r->maps[i][t * T + j]);
-                fprintf(f, "\n");
-            }
-            data_close(PROG, f);
+            run_write_map(run, dir, name, r->maps[i], T, shown);
             fprintf(g, "title_g%d_i%d = \"q-head %d (K/V head %d)", kv_heads[k],
                     i, i, i / (HEADS / kv_heads[k]));
             for (int j = 0; j < EXP_R; j++)
@@ -289,45 +236,22 @@ static void write_data(const char *dir, const struct exp_result *res, int seeds,
     data_close(PROG, g);
 }
 
-static int n_done, n_total;
-static double t_start;
-
-static void progress(int k, const struct exp_result *r)
-{
-    (void)k;
-    n_done++;
-    fprintf(stderr, "  [%d/%d] seed %llu: %s %.1f%% (%.0f s)\n", n_done,
-            n_total, r->seed, r->status == KIT_OK ? "" : "failed",
-            100 * r->score.mean_accuracy, now() - t_start);
-}
-
 int main(int argc, char **argv)
 {
-    int seeds = 5, workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int a = 1;
-    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
-        if (a + 1 >= argc)
-            usage();
-        if (!strcmp(argv[a], "--seeds"))
-            seeds = parse_int("SEEDS", argv[a + 1], 1, MAX_SEEDS);
-        else if (!strcmp(argv[a], "--workers"))
-            workers = parse_int("WORKERS", argv[a + 1], 1, 64);
-        else
-            usage();
-    }
-    if (argc - a < 1 || argc - a > 2)
-        usage();
+    struct run run = {.prog = PROG,
+                      .usage = "[--seeds N] [--workers W] RESULTS_DIR "
+                               "[DATA_DIR]",
+                      .hint = "make test CH=6 shows where",
+                      .seeds = 5};
+    int a = run_args(&run, argc, argv, NULL, 0, 1, 2);
+    const int seeds = run.seeds;
     const char *results_dir = argv[a],
-               *data_dir = argc - a == 2 ? argv[a + 1] : NULL;
-    if (workers < 1)
-        workers = 1;
+               *data_dir = a + 1 < argc ? argv[a + 1] : NULL;
 
     const struct exp_config c0 = exp_default_config(HEADS);
     const int n = N_KV * seeds;
-    struct exp_config *cfg = calloc((size_t)n, sizeof *cfg);
-    struct exp_result *res = calloc((size_t)n, sizeof *res);
-    if (!cfg || !res)
-        return 1;
+    struct exp_config *cfg = run_calloc(&run, n, sizeof *cfg);
+    struct exp_result *res = run_calloc(&run, n, sizeof *res);
     /* @listing kvexp_configs */
     for (int k = 0; k < N_KV; k++)
         for (int s = 0; s < seeds; s++) {
@@ -335,38 +259,20 @@ int main(int argc, char **argv)
             *c = exp_default_config(HEADS); /* chapter 5's run, 4 heads */
             c->layer = &exp_gqa_layer;      /* grouped-query attention */
             c->n_kv_heads = kv_heads[k];    /* 4, 2 or 1 K/V heads */
-            c->seed = FIRST_SEED + (unsigned long long)s;
+            c->seed = RUN_FIRST_SEED + (unsigned long long)s;
         }
     /* @end kvexp_configs */
 
     struct exp_eval_set e; /* chapter 5's evaluation sequences */
-    data_check(PROG,
-               exp_eval_set_init(&e, c0.T, c0.n_symbols, N_EVAL, N_PROBE, N_ABL,
-                                 c0.seed + 12345),
-               "drawing the evaluation sequences");
-    n_total = n;
-    t_start = now();
-    fprintf(stderr,
-            "  training %d networks (4 query heads; 4, 2, 1 K/V heads "
-            "x %d seeds) on %d worker%s ...\n",
-            n, seeds, workers, workers > 1 ? "s" : "");
-    int status = exp_run_many(cfg, n, &e, workers, res, progress);
-    double total = now() - t_start;
-    if (status != KIT_OK) {
-        fprintf(stderr, PROG ": a network failed: %s\n",
-                status == EXP_E_WORKER ? "its worker process died"
-                                       : kit_strerror(status));
-        return 1;
-    }
-    write_csv(results_dir, res, n);
+    run_eval_set(&run, &e, &c0);
+    run_networks(&run, N_KV, cfg, &e, res);
+    write_csv(&run, results_dir, res, n);
     FILE *tab = data_open(PROG, results_dir, "kv_table.txt");
     print_table(stdout, res, seeds);
     print_table(tab, res, seeds);
     data_close(PROG, tab);
     if (data_dir)
-        write_data(data_dir, res, seeds, &c0, e.eval + e.shown * e.T);
-    fprintf(stderr, "  %d networks in %.1f s wall on %d worker%s\n", n, total,
-            workers, workers > 1 ? "s" : "");
+        write_data(&run, data_dir, res, seeds, &c0, e.eval + e.shown * e.T);
     exp_eval_set_free(&e);
     free(cfg);
     free(res);
