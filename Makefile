@@ -73,6 +73,9 @@ B        ?= build
 OUT      := $(B)/$(VARIANT)
 LIB_SRC  := $(wildcard given/*.c)
 TEST_SRC := $(wildcard tests/*.c)
+# Tests of given code that calls no student function: run by make check
+# (tools/checks/12-given.sh), never by make test.
+GIVEN_TEST_SRC := $(wildcard tests/given/*.c)
 IMPL_SRC  = $(wildcard $(1)/*.c)
 objs      = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
 
@@ -98,7 +101,7 @@ RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps deps-dev test list debug check plots reset clean \
+.PHONY: all help deps deps-dev test list debug check plots reset clean given-tests \
         format format-check valgrind golden compdb kit-tests watch hint \
         progress objects
 
@@ -146,6 +149,13 @@ debug:
 	  echo "Install it with: make deps   (or: sudo apt-get install gdb)"; exit 2; }
 	@test -n "$(TEST)" || { echo "make debug needs TEST=name (see make list)"; exit 2; }
 	@$(LOOP_ENV) DEBUG=1 OUT="$(B)/$(IMPL)-debug" SAN= sh tools/loop/test.sh debug
+
+## given-tests: only build the kit's tests of the given code (tests/given/; make check runs them)
+given-tests: $(OUT)/kit_given_tests
+
+$(OUT)/kit_given_tests: $(RUNNER_OBJ) $(OUT)/tests/check.o \
+                        $(call objs,$(GIVEN_TEST_SRC),$(VARIANT)) $(LIBTOOLS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 ## kit-tests: only build the test binary of every chapter (for IMPL and SAN)
 kit-tests: $(TESTS_BIN)
@@ -209,7 +219,7 @@ $(foreach n,$(CHAPTER_NUMS),$(eval $(call test_flags,$(n))))
 define object_rule
 $(call objs,$(1),$(VARIANT)): $(1)
 endef
-$(foreach s,$(LIB_SRC) $(TEST_SRC) tools/harness/runner.c tools/harness/leakcheck.c,\
+$(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tools/harness/leakcheck.c,\
   $(eval $(call object_rule,$(s))))
 
 # The headers each object depends on, as the compiler wrote them; they are

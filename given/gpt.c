@@ -718,18 +718,12 @@ static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
         /* 2. attn = MultiHead(LN1(X)), one sequence at a time, causal */
         TRY(layernorm_forward(v.x_in, ln1_g, ln1_b, v.ln1, v.ln1_mean,
                               v.ln1_rstd, N, C));
-        if (m->ablation && m->ablation->block == l) {
-            /* chapter 8's hook: one head replaced by its mean, from
-             * the weights that mha_forward() writes (flash keeps none) */
-            for (int b = 0; b < B; b++) {
-                TRY(mha_forward(&m->attn_cfg, &w, v.ln1 + b * T * C,
-                                v.attn + b * T * C, m->weights, T));
+        TRY(attention_forward_batch(m, &w, v.ln1, v.attn));
+        /* chapter 8's hook: one head replaced by its mean */
+        if (m->ablation && m->ablation->block == l)
+            for (int b = 0; b < B; b++)
                 TRY(heads_apply_ablation(m, v.ln1 + b * T * C,
                                          v.attn + b * T * C, T));
-            }
-        } else {
-            TRY(attention_forward_batch(m, &w, v.ln1, v.attn));
-        }
         /* 3. X_mid = X + attn: the first residual connection */
         for (int i = 0; i < N * C; i++)
             v.x_mid[i] = v.x_in[i] + v.attn[i];

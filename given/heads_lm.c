@@ -222,12 +222,16 @@ int heads_apply_ablation(const struct gpt_model *m, const float *ln1,
         return KIT_E_SIZE;
     const size_t TC = (size_t)T * C;
     struct mha_weights w = gpt_block_attn(&m->p, &m->cfg, ab->block);
-    float *V = malloc(4 * TC * sizeof *V);
+    float *V = malloc((4 * TC + (size_t)h * T * T) * sizeof *V);
     if (!V)
         return KIT_E_NOMEM;
     float *concat = V + TC, *delta = concat + TC, *change = delta + TC;
-    /* 1. the heads' outputs, from the weights mha_forward() just wrote */
-    int rc = concat_from_weights(m->weights, ln1, w.W_v, V, concat, T, C, h);
+    float *weights = change + TC; /* (h, T, T) */
+    /* 1. the heads' outputs, from the weights of the student's layer
+     * (run once more: the model's fast path keeps no weights) */
+    int rc = mha_forward(&m->attn_cfg, &w, ln1, change, weights, T);
+    if (rc == KIT_OK)
+        rc = concat_from_weights(weights, ln1, w.W_v, V, concat, T, C, h);
     /* 2. the student's ablation on a copy; 3. what it changed */
     if (rc == KIT_OK) {
         memcpy(delta, concat, TC * sizeof *delta);
@@ -261,14 +265,15 @@ int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
     const int L = m->cfg.L, C = m->cfg.C;
     double *sum = calloc((size_t)L * C, sizeof *sum); /* (L, h, d_head) */
     float *concat = malloc((size_t)T * C * sizeof *concat);
-    int rc = sum && concat ? KIT_OK : KIT_E_NOMEM;
+    float *weights = malloc((size_t)m->cfg.n_heads * T * T * sizeof *weights);
+    int rc = sum && concat && weights ? KIT_OK : KIT_E_NOMEM;
     m->ablation = NULL;
     for (int s = 0; s < n_seq && rc == KIT_OK; s += m->cfg.B) {
         const int B = n_seq - s < m->cfg.B ? n_seq - s : m->cfg.B;
         rc = gpt_forward(m, x + (size_t)s * T, NULL, B, T);
         for (int l = 0; l < L && rc == KIT_OK; l++)
             for (int b = 0; b < B && rc == KIT_OK; b++) {
-                rc = heads_block_concat(m, l, b, concat, m->weights);
+                rc = heads_block_concat(m, l, b, concat, weights);
                 /* head i's block of concat is columns i*d_head.., so
                  * (L, h, d_head) is (L, C): add up the rows */
                 for (int t = 0; rc == KIT_OK && t < T; t++)
@@ -281,6 +286,7 @@ int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
             means[k] = (float)(sum[k] / ((double)n_seq * T));
     free(sum);
     free(concat);
+    free(weights);
     return rc;
 }
 

@@ -154,7 +154,7 @@ int heads_relation_cases(const char *const *tags, int T, int rel, int offset,
  * model's last forward pass: concat (T, C), T = m->T, head i's block
  * = A_i V_i with V = LN1(X) W_v (the LN1 output the forward pass kept)
  * and A_i its weights, which this recomputes with the student's
- * mha_forward(). weights (h, T, T) receives them (may be m->weights).
+ * mha_forward(). weights (h, T, T) receives them.
  * Returns KIT_OK, KIT_E_NULL, KIT_E_SIZE (l or b out of range, no
  * forward pass yet), KIT_E_NOMEM or an error of mha_forward(). */
 int heads_block_concat(const struct gpt_model *m, int l, int b, float *concat,
