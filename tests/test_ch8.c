@@ -199,6 +199,39 @@ KIT_TEST(ln_backward_accumulates,
                             "pre-filled with 0.5");
 }
 
+KIT_TEST(ln_small_variance,
+         "layernorm_forward: a row of equal values and a row of tiny "
+         "variance, where eps decides rstd")
+{
+    /* row 0: var = 0, so rstd = 1/sqrt(eps); row 1: var = d^2, near eps */
+    const int N = 2, C = 4;
+    const double d = 0.003, eps = GPT_LN_EPS;
+    const double xs[8] = {2, 2, 2, 2, 1 - d, 1 + d, 1 - d, 1 + d};
+    const double var[2] = {0, d * d};
+    double want_r[2], eps_out_r[2];
+    for (int i = 0; i < N; i++) {
+        want_r[i] = 1 / sqrt(var[i] + eps);
+        eps_out_r[i] = 1 / (sqrt(var[i]) + eps);
+    }
+    float *x = from_double(xs, N * C), *g = filled(C, 1), *b = filled(C, 0);
+    float *y = kit_output(N * C), *mean = kit_output(N), *rstd = kit_output(N);
+    const struct kit_mistake mistakes[] = {
+        {"eps added after the square root",
+         "rstd = 1 / sqrt(var + eps): eps goes inside the square root. On "
+         "a row of equal values the variance is 0 and eps alone sets rstd.",
+         eps_out_r}};
+    const char *call =
+        "layernorm_forward(x, g = 1, b = 0, y, mean, rstd, 2, 4)";
+    if (KIT_EXPECT_STATUS(call, layernorm_forward(x, g, b, y, mean, rstd, N, C),
+                          KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "rstd", rstd, N))
+        KIT_EXPECT_TENSOR("layernorm_forward(...) rstd = 1/sqrt(var + eps) "
+                          "on rows of variance 0 and 9e-6",
+                          rstd, want_r, 1, N, 1e-4 * want_r[0], mistakes, 1);
+    kit_output_free(x), kit_output_free(g), kit_output_free(b);
+    kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
+}
+
 KIT_TEST(ln_errors, "layernorm_forward/backward: NULL is KIT_E_NULL, a size "
                     "<= 0 is KIT_E_SIZE, and nothing is written")
 {
@@ -1431,6 +1464,7 @@ static const struct kit_test *const ch8_tests[] = {
     &ln_forward_golden,
     &ln_backward_golden,
     &ln_backward_accumulates,
+    &ln_small_variance,
     &ln_errors,
     &mlp_golden,
     &crossentropy_golden,
