@@ -1290,6 +1290,129 @@ end:
 }
 
 /* ---------------------------------------------------------------------
+ * Out of memory
+ * ------------------------------------------------------------------- */
+
+enum oom_fn { OOM_STEP, OOM_DECODE, OOM_GQA_FORWARD, OOM_GQA_STEP };
+
+struct oom { /* one call of chapter 6, made again and again */
+    enum oom_fn fn;
+    struct random_layer R;
+    struct kv_cache c;
+    float *out, *att; /* guarded: (T, d_model), (n_heads, T, T) */
+    size_t n_out, n_att;
+    int T, prefix; /* tokens in the call; positions cached before it */
+};
+
+static void oom_prepare(void *ctx)
+{
+    struct oom *o = ctx;
+    kit_poison(o->out, o->n_out), kit_poison(o->att, o->n_att);
+    if (o->fn == OOM_GQA_FORWARD)
+        return;
+    /* a cache holding prefix positions, appended by the test */
+    kv_cache_reset(&o->c);
+    o->c.appends = 0;
+    const int d_kv = o->c.n_kv_heads * o->c.d_head;
+    float k[64], v[64];
+    for (int p = 0; p < o->prefix; p++) {
+        for (int e = 0; e < d_kv; e++)
+            k[e] = 0.01f * (float)(p + e), v[e] = -k[e];
+        const size_t row = (size_t)p * o->c.d_head;
+        for (int j = 0; j < o->c.n_kv_heads; j++) {
+            const size_t at = (size_t)j * o->c.capacity * o->c.d_head + row;
+            memcpy(o->c.K + at, k + j * o->c.d_head,
+                   sizeof(float) * o->c.d_head);
+            memcpy(o->c.V + at, v + j * o->c.d_head,
+                   sizeof(float) * o->c.d_head);
+        }
+        o->c.len++, o->c.appends++;
+    }
+}
+
+static int oom_run(void *ctx)
+{
+    struct oom *o = ctx;
+    const struct layer *L = &o->R.L;
+    struct mha_config mc = {L->d_model, L->n_heads, 1};
+    struct gqa_config gc = {L->d_model, L->n_heads, L->n_kv, 1};
+    switch (o->fn) {
+    case OOM_STEP: return mha_decode_step(&mc, &o->R.w, &o->c, o->R.X, o->out);
+    case OOM_DECODE:
+        return mha_decode(&mc, &o->R.w, &o->c, o->R.X, o->out, o->T);
+    case OOM_GQA_FORWARD:
+        return gqa_forward(&gc, &o->R.w, o->R.X, o->out, o->att, o->T);
+    case OOM_GQA_STEP:
+        return gqa_decode_step(&gc, &o->R.w, &o->c, o->R.X, o->out);
+    }
+    return KIT_E_TODO;
+}
+
+/* decode.h: an error writes nothing and changes nothing. mha_decode()
+ * may stop after some steps: its header promises only the status. */
+static int oom_unchanged(void *ctx, char *why, size_t n_why)
+{
+    struct oom *o = ctx;
+    if (!all_nan(o->out, o->n_out) ||
+        (o->fn == OOM_GQA_FORWARD && !all_nan(o->att, o->n_att)))
+        return snprintf(why, n_why, "it wrote into out%s",
+                        o->fn == OOM_GQA_FORWARD ? " or weights" : ""),
+               0;
+    if (o->fn != OOM_GQA_FORWARD &&
+        (o->c.len != o->prefix || o->c.appends != o->prefix))
+        return snprintf(why, n_why,
+                        "it changed the cache (len %d -> %d, appends %d -> "
+                        "%ld): allocate before kv_cache_append",
+                        o->prefix, o->c.len, o->prefix, o->c.appends),
+               0;
+    return 1;
+}
+
+KIT_TEST(decode_out_of_memory,
+         "mha_decode_step, mha_decode, gqa_forward, gqa_decode_step: each "
+         "allocation failing in turn gives KIT_E_NOMEM, frees all, changes "
+         "nothing")
+{
+    const struct {
+        enum oom_fn fn;
+        int T, h, g;
+        const char *call;
+    } cases[] = {
+        {OOM_STEP, 1, 2, 2,
+         "mha_decode_step(d_model 8, 2 heads, cache holding 2 positions)"},
+        {OOM_DECODE, 3, 2, 2,
+         "mha_decode(3 tokens, d_model 8, 2 heads, cache holding 2 "
+         "positions)"},
+        {OOM_GQA_FORWARD, 4, 4, 2,
+         "gqa_forward(T 4, d_model 8, 4 heads, 2 K/V heads)"},
+        {OOM_GQA_STEP, 1, 4, 2,
+         "gqa_decode_step(d_model 8, 4 heads, 2 K/V heads, cache holding 2 "
+         "positions)"},
+    };
+    enum { D = 8, PREFIX = 2, CAP = 6 };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct oom o = {.fn = cases[k].fn, .T = cases[k].T};
+        const int h = cases[k].h, g = cases[k].g;
+        random_layer(&o.R, cases[k].T, D, h, g, 761 + k);
+        o.prefix = o.fn == OOM_GQA_FORWARD ? 0 : PREFIX;
+        o.n_out = (size_t)cases[k].T * D, o.n_att = (size_t)h * o.T * o.T;
+        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        int ok = new_cache(&o.c, CAP, g, D / h);
+        if (ok) {
+            const struct kit_nomem t = {
+                cases[k].call, oom_prepare, oom_run,
+                o.fn == OOM_DECODE ? NULL : oom_unchanged, &o};
+            ok = KIT_EXPECT_NOMEM(&t);
+            kv_cache_free(&o.c);
+        }
+        kit_output_free(o.out), kit_output_free(o.att);
+        random_layer_free(&o.R);
+        if (!ok)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------------
  * What a cache costs
  * ------------------------------------------------------------------- */
 
@@ -1404,6 +1527,7 @@ static const struct kit_test *const ch6_tests[] = {
     &gqa_decode_golden,
     &gqa_decode_cache_shape,
     &gqa_errors,
+    &decode_out_of_memory,
     &kv_cache_bytes_models,
     NULL, /* keep one test per line */
 };
