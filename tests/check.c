@@ -74,10 +74,10 @@ int kit_expect_in_bounds(const char *file, int line, const char *call,
         if (x[n + k] != guard_value)
             return kit_check(0, file, line,
                              "%s wrote past the end of %s, which holds %zu "
-                             "entries: at index %zu. Check the loop bounds "
+                             "entr%s: at index %zu. Check the loop bounds "
                              "(< not <=, and the right size in each loop) "
                              "and the row stride in the index arithmetic.",
-                             call, name, n, n + k);
+                             call, name, n, n == 1 ? "y" : "ies", n + k);
     }
     return kit_check(1, file, line, "%s", "");
 }
@@ -732,9 +732,10 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
     }
     if (n_finite && n_nan == n_finite) {
         append(msg, size, used,
-               " Every entry is NaN: the function never wrote its output, "
-               "or added to an output it never set to zero, or every entry "
-               "overflowed.");
+               " Every entry is NaN. Either the output was never written "
+               "(the test fills it with NaN first) or added to without being "
+               "set to zero, or a NaN was computed and spread to every "
+               "entry: 0/0, inf - inf, exp(-inf - -inf), an overflow.");
         goto done;
     }
     if (n_bad == n && n > 1)
