@@ -74,10 +74,96 @@ int kit_expect_in_bounds(const char *file, int line, const char *call,
         if (x[n + k] != guard_value)
             return kit_check(0, file, line,
                              "%s wrote past the end of %s, which holds %zu "
-                             "entries: at index %zu. Check the loop bounds "
+                             "entr%s: at index %zu. Check the loop bounds "
                              "(< not <=, and the right size in each loop) "
                              "and the row stride in the index arithmetic.",
-                             call, name, n, n + k);
+                             call, name, n, n == 1 ? "y" : "ies", n + k);
+    }
+    return kit_check(1, file, line, "%s", "");
+}
+
+/* "1st", "2nd", "3rd", "4th", ... */
+static const char *ordinal(long k)
+{
+    const long t = k % 100;
+    if (t >= 11 && t <= 13)
+        return "th";
+    return k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+}
+
+int kit_expect_nomem(const char *file, int line, const struct kit_nomem *t)
+{
+    char about[400], when[400], why[300];
+    /* 1. as it is: it must work, and its allocations are counted */
+    t->prepare(t->ctx);
+    kit_leak_fail_nth(0);
+    const long before = kit_leak_allocations();
+    kit_about_to_call(t->call);
+    int rc = t->run(t->ctx);
+    const long n = kit_leak_allocations() - before;
+    if (!kit_check(rc == KIT_OK, file, line,
+                   "%s returned %s (%d) before any allocation was made to "
+                   "fail: it must work first (%s).",
+                   t->call, kit_status_name(rc), rc, kit_strerror(rc)) ||
+        kit_leak_check_when("on a call where every allocation succeeded"))
+        return 0;
+    /* 2. allocation k of n fails */
+    for (long k = 1; k <= n; k++) {
+        t->prepare(t->ctx);
+        const int live = kit_leak_live();
+        snprintf(about, sizeof about,
+                 "%s, with its %ld%s allocation (of %ld) returning NULL",
+                 t->call, k, ordinal(k), n);
+        kit_about_to_call(about);
+        const long calls0 = kit_leak_allocations();
+        kit_leak_fail_nth(k);
+        rc = t->run(t->ctx);
+        kit_leak_fail_nth(0);
+        const long calls = kit_leak_allocations() - calls0;
+        const char *f = "?", *fn = "?";
+        int l = 0;
+        if (!kit_leak_failed_site(&f, &l, &fn))
+            /* fewer allocations this time: nothing failed */
+            continue;
+        snprintf(when, sizeof when,
+                 "%s, when its %ld%s allocation of %ld (in %s() at %s:%d) "
+                 "returned NULL,",
+                 t->call, k, ordinal(k), n, fn, f, l);
+        if (!kit_check(rc == KIT_E_NOMEM, file, line,
+                       "%s returned %s (%d), expected KIT_E_NOMEM (%s). Check "
+                       "every malloc() and calloc() for NULL: free what was "
+                       "already allocated and return KIT_E_NOMEM.",
+                       when, kit_status_name(rc), rc,
+                       kit_strerror(KIT_E_NOMEM)))
+            return 0;
+        const int left = kit_leak_live() - live;
+        if (left > 0 && live >= 0) {
+            char ctx[1024];
+            if (left == calls - 1) /* every block but the NULL one */
+                snprintf(ctx, sizeof ctx,
+                         "%s returned KIT_E_NOMEM but freed none of the %d "
+                         "block%s it had allocated. Likely mistake: an "
+                         "early return KIT_E_NOMEM that frees nothing; free "
+                         "every block on the way out (one exit label that "
+                         "frees them all: free(NULL) does nothing)",
+                         when, left, left == 1 ? "" : "s");
+            else
+                snprintf(ctx, sizeof ctx,
+                         "%s returned KIT_E_NOMEM but did not free %d of the "
+                         "%ld blocks it had allocated",
+                         when, left, calls - 1);
+            kit_leak_check_when(ctx);
+            kit_leak_reset(); /* named once, here, not again at the end */
+            return 0;
+        }
+        why[0] = '\0';
+        if (t->unchanged &&
+            !kit_check(t->unchanged(t->ctx, why, sizeof why), file, line,
+                       "%s returned KIT_E_NOMEM as it should, but %s; on an "
+                       "error it writes nothing: allocate everything before "
+                       "the first write.",
+                       when, why))
+            return 0;
     }
     return kit_check(1, file, line, "%s", "");
 }
@@ -646,9 +732,10 @@ static size_t describe(char *msg, size_t size, int *used, const float *got,
     }
     if (n_finite && n_nan == n_finite) {
         append(msg, size, used,
-               " Every entry is NaN: the function never wrote its output, "
-               "or added to an output it never set to zero, or every entry "
-               "overflowed.");
+               " Every entry is NaN. Either the output was never written "
+               "(the test fills it with NaN first) or added to without being "
+               "set to zero, or a NaN was computed and spread to every "
+               "entry: 0/0, inf - inf, exp(-inf - -inf), an overflow.");
         goto done;
     }
     if (n_bad == n && n > 1)

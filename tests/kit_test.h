@@ -166,6 +166,43 @@ void kit_output_free(float *x);
 int kit_expect_in_bounds(const char *file, int line, const char *call,
                          const char *name, const float *x, size_t n);
 
+/* Allocation failure on demand, from the counting allocator that
+ * tools/harness/leakcheck.h forces into the student's files (the tests'
+ * and the given code's allocations are not counted and never fail).
+ *   kit_leak_fail_nth(n)    the n-th allocation from now (malloc, calloc
+ *                           or realloc) returns NULL; 0 disarms
+ *   kit_leak_allocations()  allocation calls since the test began
+ *   kit_leak_live()         blocks still allocated (-1: too many to tell)
+ *   kit_leak_failed_site()  where the failed allocation was asked for:
+ *                           0 when none failed since the last arming */
+void kit_leak_fail_nth(long n);
+long kit_leak_allocations(void);
+int kit_leak_live(void);
+int kit_leak_failed_site(const char **file, int *line, const char **func);
+/* As in leakcheck.h: fail the test, with context, if a block is still
+ * allocated; forget every block. */
+int kit_leak_check_when(const char *context);
+void kit_leak_reset(void);
+
+/* A function that allocates, run with each of its allocations failing in
+ * turn. First it runs once as it is, which must return KIT_OK, and its
+ * allocations are counted: n. Then, for k = 1 .. n, prepare() resets the
+ * inputs and outputs, allocation k is made to fail, and the call must
+ * return KIT_E_NOMEM, free every block it took (the leak check, at once)
+ * and, when unchanged is not NULL, leave its outputs as its header
+ * promises: unchanged() returns 1 when they are, or 0 with why filled
+ * in ("wrote into out", "changed the cache's len"). A crash on the NULL
+ * is named by the runner with the allocation that failed. */
+struct kit_nomem {
+    const char *call;           /* "mha_forward(T 5, d_model 8, 2 heads)" */
+    void (*prepare)(void *ctx); /* poison the outputs, reset a cache     */
+    int (*run)(void *ctx);      /* the call; returns its status           */
+    int (*unchanged)(void *ctx, char *why, size_t n_why); /* or NULL     */
+    void *ctx;
+};
+#define KIT_EXPECT_NOMEM(t) kit_expect_nomem(__FILE__, __LINE__, t)
+int kit_expect_nomem(const char *file, int line, const struct kit_nomem *t);
+
 /* malloc that never returns NULL (the test aborts cleanly instead). */
 void *kit_alloc(size_t bytes);
 

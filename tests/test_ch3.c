@@ -953,6 +953,86 @@ KIT_TEST(mha_sentence_heads,
     mha_weights_free(&w);
 }
 
+/* ---------------------------------------------------------------------
+ * Out of memory: every allocation failing in turn
+ * ------------------------------------------------------------------- */
+
+static int oom_all_nan(const float *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]))
+            return 0;
+    return 1;
+}
+
+struct oom3 {
+    int fused, T;
+    struct mha_config cfg;
+    struct mha_weights w;
+    float *X, *out, *att; /* (T, d_model); guarded (T, d_model), (h, T, T) */
+    size_t n_out, n_att;
+};
+
+static void oom3_prepare(void *ctx)
+{
+    struct oom3 *o = ctx;
+    kit_poison(o->out, o->n_out), kit_poison(o->att, o->n_att);
+}
+
+static int oom3_run(void *ctx)
+{
+    struct oom3 *o = ctx;
+    return (o->fused ? mha_forward_fused : mha_forward)(&o->cfg, &o->w, o->X,
+                                                        o->out, o->att, o->T);
+}
+
+static int oom3_unchanged(void *ctx, char *why, size_t n_why)
+{
+    struct oom3 *o = ctx;
+    if (oom_all_nan(o->out, o->n_out) && oom_all_nan(o->att, o->n_att))
+        return 1;
+    snprintf(why, n_why, "it wrote into out or weights");
+    return 0;
+}
+
+KIT_TEST(mha_out_of_memory,
+         "mha_forward and mha_forward_fused: each allocation failing in turn "
+         "gives KIT_E_NOMEM, frees what was taken, writes nothing")
+{
+    enum { T = 4, D = 8, H = 2 };
+    const char *calls[] = {
+        "mha_forward(T 4, d_model 8, 2 heads, causal)",
+        "mha_forward_fused(T 4, d_model 8, 2 heads, causal)"};
+    for (int fused = 0; fused <= 1; fused++) {
+        struct oom3 o = {fused,
+                         T,
+                         {D, H, 1},
+                         {0},
+                         NULL,
+                         NULL,
+                         NULL,
+                         (size_t)T * D,
+                         (size_t)H * T * T};
+        if (!KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
+                           mha_weights_randomize(&o.w, &o.cfg, 331) == KIT_OK,
+                       "could not allocate the layer's weights"))
+            return;
+        struct rng r;
+        rng_seed(&r, 332);
+        o.X = kit_alloc(sizeof(float) * T * D);
+        rng_fill(&r, o.X, T * D, -1.0f, 1.0f);
+        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        const struct kit_nomem t = {calls[fused], oom3_prepare, oom3_run,
+                                    oom3_unchanged, &o};
+        const int ok = KIT_EXPECT_NOMEM(&t);
+        kit_output_free(o.out), kit_output_free(o.att);
+        free(o.X);
+        mha_weights_free(&o.w);
+        if (!ok)
+            return;
+    }
+}
+
 static const struct kit_test *const ch3_tests[] = {
     &mha_check_config_errors,
     &mha_head_slice_blocks,
@@ -969,6 +1049,7 @@ static const struct kit_test *const ch3_tests[] = {
     &mha_forward_errors,
     &mha_fused_errors,
     &mha_sentence_heads,
+    &mha_out_of_memory,
     NULL, /* keep one test per line */
 };
 KIT_CHAPTER(ch3_tests)

@@ -1150,6 +1150,96 @@ KIT_TEST(mha_backward_errors,
 #undef OUTPUTS
 }
 
+/* ---------------------------------------------------------------------
+ * Out of memory: every allocation failing in turn
+ * ------------------------------------------------------------------- */
+
+struct oom4 {
+    int mha, causal, T;
+    const float *Q, *K, *V, *att, *d_out; /* attention_backward's inputs */
+    float *d_Q, *d_K, *d_V;               /* guarded, (T, 3), (T, 3), (T, 2) */
+    struct mha_config cfg;
+    struct mha_weights w, d_w;
+    const float *X;
+    float *d_X;
+};
+
+enum { OOM_T = 4, OOM_DK = 3, OOM_DV = 2, OOM_D = 8, OOM_H = 2 };
+
+static void oom4_prepare(void *ctx)
+{
+    struct oom4 *o = ctx;
+    for (int k = 0; k < OOM_T * OOM_DK; k++)
+        o->d_Q[k] = 0.5f, o->d_K[k] = 0.5f;
+    for (int k = 0; k < OOM_T * OOM_DV; k++)
+        o->d_V[k] = 0.5f;
+}
+
+static int oom4_run(void *ctx)
+{
+    struct oom4 *o = ctx;
+    if (o->mha)
+        return mha_backward(&o->cfg, &o->w, o->X, o->d_out, o->d_X, &o->d_w,
+                            o->T);
+    return attention_backward(o->Q, o->K, o->V, o->att, o->d_out, o->d_Q,
+                              o->d_K, o->d_V, o->T, OOM_DK, OOM_DV, o->causal);
+}
+
+static int oom4_unchanged(void *ctx, char *why, size_t n_why)
+{
+    struct oom4 *o = ctx;
+    for (int k = 0; k < OOM_T * OOM_DK; k++)
+        if (o->d_Q[k] != 0.5f || o->d_K[k] != 0.5f)
+            return snprintf(why, n_why, "it changed d_Q or d_K"), 0;
+    for (int k = 0; k < OOM_T * OOM_DV; k++)
+        if (o->d_V[k] != 0.5f)
+            return snprintf(why, n_why, "it changed d_V"), 0;
+    return 1;
+}
+
+KIT_TEST(backward_out_of_memory,
+         "attention_backward and mha_backward: each allocation failing in "
+         "turn gives KIT_E_NOMEM and frees what was taken")
+{
+    enum { T = OOM_T, N = OOM_T * OOM_D };
+    struct rng r;
+    rng_seed(&r, 441);
+    float in[3 * T * OOM_DK + T * T + N + N];
+    rng_fill(&r, in, (int)(sizeof in / sizeof in[0]), -1.0f, 1.0f);
+    float *att = in + 3 * T * OOM_DK; /* rows of weights: 1/T each */
+    for (int k = 0; k < T * T; k++)
+        att[k] = 1.0f / T;
+    struct oom4 o = {0};
+    o.T = T, o.Q = in, o.K = in + T * OOM_DK, o.V = in + 2 * T * OOM_DK;
+    o.att = att, o.d_out = att + T * T, o.X = att + T * T + N;
+    o.d_Q = kit_output(T * OOM_DK), o.d_K = kit_output(T * OOM_DK);
+    o.d_V = kit_output(T * OOM_DV), o.d_X = kit_output(N);
+    o.cfg = (struct mha_config){OOM_D, OOM_H, 1};
+    int ok = KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
+                           mha_weights_randomize(&o.w, &o.cfg, 442) == KIT_OK &&
+                           mha_weights_alloc(&o.d_w, &o.cfg) == KIT_OK,
+                       "could not allocate the layer's weights");
+    for (int causal = 0; ok && causal <= 1; causal++) {
+        o.causal = causal;
+        const struct kit_nomem t = {
+            causal ? "attention_backward(T 4, d_k 3, d_v 2, causal)"
+                   : "attention_backward(T 4, d_k 3, d_v 2)",
+            oom4_prepare, oom4_run, oom4_unchanged, &o};
+        ok = KIT_EXPECT_NOMEM(&t);
+    }
+    if (ok) {
+        /* grad.h: on KIT_E_NOMEM, d_X and d_w may hold part of the sums */
+        o.mha = 1;
+        const struct kit_nomem t = {
+            "mha_backward(T 4, d_model 8, 2 heads, causal)", oom4_prepare,
+            oom4_run, NULL, &o};
+        KIT_EXPECT_NOMEM(&t);
+    }
+    mha_weights_free(&o.w), mha_weights_free(&o.d_w);
+    kit_output_free(o.d_Q), kit_output_free(o.d_K);
+    kit_output_free(o.d_V), kit_output_free(o.d_X);
+}
+
 static const struct kit_test *const ch4_tests[] = {
     &matmul_backward_fd,
     &matmul_backward_accumulates,
@@ -1171,5 +1261,6 @@ static const struct kit_test *const ch4_tests[] = {
     &mha_backward_accumulates,
     &mha_backward_golden,
     &mha_backward_errors,
+    &backward_out_of_memory,
     NULL};
 KIT_CHAPTER(ch4_tests)

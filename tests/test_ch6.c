@@ -353,6 +353,9 @@ KIT_TEST(kv_cache_capacity,
                       kv_cache_append(&c, k, NULL), KIT_E_NULL);
     KIT_EXPECT_STATUS("kv_cache_append(cache with K NULL, k, v)",
                       kv_cache_append(&empty, k, v), KIT_E_NULL);
+    empty.K = c.K, empty.V = NULL, empty.len = 0;
+    KIT_EXPECT_STATUS("kv_cache_append(cache with V NULL, k, v)",
+                      kv_cache_append(&empty, k, v), KIT_E_NULL);
 done:
     kv_cache_free(&c);
 }
@@ -406,6 +409,12 @@ KIT_TEST(kv_cache_read_positions,
         {0, -1, KIT_E_SIZE, "kv_cache_read(c, head 0, t -1)"},
         {G, 0, KIT_E_HEADS, "kv_cache_read(c, head 2, t 0): only 2 heads"},
         {-1, 0, KIT_E_HEADS, "kv_cache_read(c, head -1, t 0)"},
+        /* the documented order: the head is checked before the position */
+        {G, N, KIT_E_HEADS,
+         "kv_cache_read(c, head 2, t 4): no head 2 and t 4 never filled "
+         "(the head is checked first)"},
+        {-1, -1, KIT_E_HEADS,
+         "kv_cache_read(c, head -1, t -1) (the head is checked first)"},
     };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         kit_poison(K, C * DH), kit_poison(V, C * DH);
@@ -422,6 +431,18 @@ KIT_TEST(kv_cache_read_positions,
                       kv_cache_read(NULL, 0, 0, K, V), KIT_E_NULL);
     KIT_EXPECT_STATUS("kv_cache_read(c, 0, 0, NULL, V)",
                       kv_cache_read(&c, 0, 0, NULL, V), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_read(c, 0, 0, K, NULL)",
+                      kv_cache_read(&c, 0, 0, K, NULL), KIT_E_NULL);
+    KIT_EXPECT_STATUS("kv_cache_read(c, head 2, t 0, NULL, V): NULL is "
+                      "checked before the head",
+                      kv_cache_read(&c, G, 0, NULL, V), KIT_E_NULL);
+    struct kv_cache holes = c;
+    holes.K = NULL;
+    KIT_EXPECT_STATUS("kv_cache_read(cache with K NULL, 0, 0, K, V)",
+                      kv_cache_read(&holes, 0, 0, K, V), KIT_E_NULL);
+    holes.K = c.K, holes.V = NULL;
+    KIT_EXPECT_STATUS("kv_cache_read(cache with V NULL, 0, 0, K, V)",
+                      kv_cache_read(&holes, 0, 0, K, V), KIT_E_NULL);
 done:
     kit_output_free(K), kit_output_free(V);
     kv_cache_free(&c);
@@ -675,8 +696,23 @@ KIT_TEST(mha_decode_errors,
                       KIT_E_SIZE, out, 4 * D, &c, 2, 2))
         goto done;
     struct mha_config c4 = {D, 4, 1}, c0 = {D, 0, 1}, d0 = {0, 2, 1};
-    struct mha_weights holes = R.w;
-    holes.W_k = NULL;
+    struct mha_weights holes = R.w, no_q = R.w, no_v = R.w, no_o = R.w;
+    holes.W_k = NULL, no_q.W_q = NULL, no_v.W_v = NULL, no_o.W_o = NULL;
+    /* caches of the right shape but without K or V, and caches of which
+     * only one of the two sizes is wrong */
+    struct kv_cache room, narrow, few;
+    if (!new_cache(&room, CAP, H, DH))
+        goto done;
+    if (!new_cache(&narrow, CAP, H, DH - 1)) {
+        kv_cache_free(&room);
+        goto done;
+    }
+    if (!new_cache(&few, CAP, 1, DH)) {
+        kv_cache_free(&room), kv_cache_free(&narrow);
+        goto done;
+    }
+    struct kv_cache no_K = room, no_V = room;
+    no_K.K = NULL, no_V.V = NULL;
     const struct {
         const struct mha_config *cfg;
         const struct mha_weights *w;
@@ -699,6 +735,22 @@ KIT_TEST(mha_decode_errors,
          "mha_decode_step(w with W_k NULL)"},
         {&cfg, &R.w, NULL, R.X, KIT_E_NULL, "mha_decode_step(cache NULL)"},
         {&cfg, &R.w, &wrong, NULL, KIT_E_NULL, "mha_decode_step(x NULL)"},
+        {&cfg, &no_q, &room, R.X, KIT_E_NULL,
+         "mha_decode_step(w with W_q NULL)"},
+        {&cfg, &no_v, &room, R.X, KIT_E_NULL,
+         "mha_decode_step(w with W_v NULL)"},
+        {&cfg, &no_o, &room, R.X, KIT_E_NULL,
+         "mha_decode_step(w with W_o NULL)"},
+        {&cfg, &R.w, &no_K, R.X, KIT_E_NULL,
+         "mha_decode_step(a cache whose K is NULL)"},
+        {&cfg, &R.w, &no_V, R.X, KIT_E_NULL,
+         "mha_decode_step(a cache whose V is NULL)"},
+        {&cfg, &R.w, &narrow, R.X, KIT_E_HEADS,
+         "mha_decode_step(layer of 2 heads of 3, cache of 2 heads of 2: "
+         "only d_head differs)"},
+        {&cfg, &R.w, &few, R.X, KIT_E_HEADS,
+         "mha_decode_step(layer of 2 heads of 3, cache of 1 head of 3: "
+         "only n_kv_heads differs)"},
     };
     for (size_t b = 0; ok && b < sizeof bad / sizeof bad[0]; b++) {
         kit_poison(out, 4 * D);
@@ -707,6 +759,7 @@ KIT_TEST(mha_decode_errors,
         ok = decode_error(bad[b].call, rc, bad[b].want, out, 4 * D, bad[b].c, 0,
                           0);
     }
+    kv_cache_free(&room), kv_cache_free(&narrow), kv_cache_free(&few);
     kit_about_to_call("mha_decode_step(out NULL)");
     ok = ok && KIT_EXPECT_STATUS("mha_decode_step(out NULL)",
                                  mha_decode_step(&cfg, &R.w, &wrong, R.X, NULL),
@@ -728,6 +781,148 @@ done:
     kv_cache_free(&c), kv_cache_free(&wrong);
 end:
     kit_output_free(out);
+    random_layer_free(&R);
+}
+
+/* Rows of out (n rows of d) that were written: not all NaN. */
+static int rows_written(const float *out, int n, int d)
+{
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        k += !all_nan(out + (size_t)r * d, (size_t)d);
+    return k;
+}
+
+KIT_TEST(mha_decode_partly_full,
+         "mha_decode into a cache that already holds positions: T tokens must "
+         "fit in capacity - len, else KIT_E_SIZE and nothing changes")
+{
+    enum { T = 5, D = 8, H = 2, DH = D / H, CAP = 5, FIRST = 2 };
+    struct random_layer R;
+    random_layer(&R, T, D, H, H, 671);
+    struct mha_config cfg = {D, H, 1};
+    struct mistakes M;
+    mistakes_build(&M, &R.L, 1);
+    float *out = kit_output(T * D);
+    float *rest = kit_output(4 * D); /* (4, d_model), guarded */
+    struct kv_cache c;
+    if (!new_cache(&c, CAP, H, DH))
+        goto end;
+    kit_poison(out, T * D);
+    if (!KIT_EXPECT_STATUS("mha_decode(X, T 2) on an empty cache of "
+                           "capacity 5",
+                           mha_decode(&cfg, &R.w, &c, R.X, out, FIRST),
+                           KIT_OK) ||
+        !KIT_CHECK(c.len == FIRST && c.appends == FIRST,
+                   "mha_decode(X, T 2) on an empty cache: the cache holds %d "
+                   "positions after %ld appends, expected 2 and 2",
+                   c.len, c.appends))
+        goto done;
+    /* 4 tokens: fewer than the capacity (5), more than the room left (3) */
+    kit_poison(rest, 4 * D);
+    const char *call = "mha_decode(X + 2 rows, T 4) on a cache of capacity 5 "
+                       "that holds 2 positions (room for 3)";
+    kit_about_to_call(call);
+    int rc = mha_decode(&cfg, &R.w, &c, R.X + FIRST * D, rest, 4);
+    const int room = CAP - FIRST;
+    if (c.len == CAP && c.appends == CAP && rows_written(rest, 4, D) == room &&
+        all_nan(rest + room * D, D)) {
+        KIT_CHECK(0,
+                  "%s returned %d, after decoding %d of the 4 tokens: it "
+                  "filled the cache to len %d and wrote %d rows of out "
+                  "before the step that found it full. Likely mistake: the "
+                  "capacity check T > c->capacity, which forgets the "
+                  "positions the cache already holds. Check "
+                  "T > c->capacity - c->len before the first step, so that "
+                  "a call that cannot finish changes nothing.",
+                  call, rc, room, c.len, room);
+        goto done;
+    }
+    if (!decode_error(call, rc, KIT_E_SIZE, rest, 4 * D, &c, FIRST, FIRST))
+        goto done;
+    /* the room left exactly: 3 tokens fill the cache */
+    call = "mha_decode(X + 2 rows, T 3) on a cache of capacity 5 that holds 2 "
+           "positions (exactly the room left)";
+    kit_about_to_call(call);
+    int ok =
+        KIT_EXPECT_STATUS(
+            call, mha_decode(&cfg, &R.w, &c, R.X + FIRST * D, rest, room),
+            KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "out", rest, 4 * D) &&
+        KIT_CHECK(all_nan(rest + room * D, D),
+                  "%s wrote a 4th row of out: 3 tokens make 3 rows", call) &&
+        (memcpy(out + FIRST * D, rest, sizeof(float) * room * D), 1) &&
+        KIT_EXPECT_TENSOR("mha_decode in two calls (2 tokens, then 3 "
+                          "into the partly full cache) out, against the "
+                          "causal layer",
+                          out, M.out[RIGHT], T, D, 1e-5, M.m_out,
+                          N_VARIANTS - 1) &&
+        KIT_CHECK(c.len == CAP && c.appends == CAP,
+                  "%s: right output, but the cache holds %d positions "
+                  "after %ld appends; expected 5 and 5",
+                  call, c.len, c.appends);
+    if (!ok)
+        goto done;
+    /* full now: one more token does not fit */
+    float *extra = kit_output(D);
+    kit_poison(extra, D);
+    ok = decode_error("mha_decode(T 1) on a full cache (capacity 5, len 5)",
+                      mha_decode(&cfg, &R.w, &c, R.X, extra, 1), KIT_E_SIZE,
+                      extra, D, &c, CAP, CAP);
+    kit_output_free(extra);
+    if (!ok)
+        goto done;
+    /* the other errors of the contract, on a fresh cache: nothing changes */
+    kv_cache_reset(&c);
+    const long appends = c.appends;
+    struct mha_config c0 = {D, 0, 1}, c3 = {D, 3, 1};
+    struct kv_cache wrong;
+    if (!new_cache(&wrong, CAP, 4, 2))
+        goto done;
+    const struct {
+        const struct mha_config *cfg;
+        const struct mha_weights *w;
+        struct kv_cache *c;
+        const float *X;
+        int T, want;
+        const char *call;
+    } bad[] = {
+        {NULL, &R.w, &c, R.X, 2, KIT_E_NULL, "mha_decode(cfg NULL)"},
+        {&cfg, NULL, &c, R.X, 2, KIT_E_NULL, "mha_decode(w NULL)"},
+        {&cfg, &R.w, NULL, R.X, 2, KIT_E_NULL, "mha_decode(cache NULL)"},
+        {&cfg, &R.w, &c, NULL, 2, KIT_E_NULL, "mha_decode(X NULL)"},
+        {&c0, &R.w, &c, R.X, 2, KIT_E_SIZE,
+         "mha_decode(cfg {d_model 8, n_heads 0})"},
+        {&c3, &R.w, &c, R.X, 2, KIT_E_HEADS,
+         "mha_decode(cfg {d_model 8, n_heads 3})"},
+        {&cfg, &R.w, &c, R.X, -1, KIT_E_SIZE, "mha_decode(T -1)"},
+        {&cfg, &R.w, &wrong, R.X, 2, KIT_E_HEADS,
+         "mha_decode(layer of 2 heads of 4, cache of 4 heads of 2): the "
+         "error of mha_decode_step"},
+    };
+    for (size_t b = 0; ok && b < sizeof bad / sizeof bad[0]; b++) {
+        kit_poison(out, T * D);
+        kit_about_to_call(bad[b].call);
+        rc =
+            mha_decode(bad[b].cfg, bad[b].w, bad[b].c, bad[b].X, out, bad[b].T);
+        const struct kv_cache *bc = bad[b].c;
+        ok = decode_error(bad[b].call, rc, bad[b].want, out, T * D, bc, 0,
+                          bc == &c ? appends : 0);
+    }
+    kit_about_to_call("mha_decode(out NULL)");
+    if (ok &&
+        KIT_EXPECT_STATUS("mha_decode(out NULL)",
+                          mha_decode(&cfg, &R.w, &c, R.X, NULL, 2), KIT_E_NULL))
+        KIT_CHECK(c.len == 0 && c.appends == appends,
+                  "mha_decode(out NULL) returned the error but changed the "
+                  "cache (len 0 -> %d); an error changes nothing",
+                  c.len);
+    kv_cache_free(&wrong);
+done:
+    kv_cache_free(&c);
+end:
+    kit_output_free(out), kit_output_free(rest);
+    mistakes_free(&M);
     random_layer_free(&R);
 }
 
@@ -761,6 +956,11 @@ KIT_TEST(gqa_check_config_errors,
         {{16, 4, -2, 0}, KIT_E_SIZE, "gqa_check_config({16, 4 heads, -2 K/V})"},
         {{16, 0, 1, 0}, KIT_E_SIZE, "gqa_check_config({16, 0 heads, 1 K/V})"},
         {{0, 4, 2, 0}, KIT_E_SIZE, "gqa_check_config({0, 4 heads, 2 K/V})"},
+        {{12, 8, 0, 0},
+         KIT_E_SIZE,
+         "gqa_check_config({12, 8 heads, 0 K/V}): a size of 0 is checked "
+         "before the divisions"},
+        {{-16, 4, 2, 0}, KIT_E_SIZE, "gqa_check_config({-16, 4 heads, 2 K/V})"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         if (!KIT_EXPECT_STATUS(cases[k].what, gqa_check_config(&cases[k].cfg),
@@ -1018,16 +1218,198 @@ KIT_TEST(gqa_errors,
         !KIT_CHECK(all_nan(out, n_out), "gqa_forward returned an error but "
                                         "wrote into out"))
         goto done;
+    struct mha_weights no_v = R.w, no_o = R.w;
+    no_v.W_v = NULL, no_o.W_o = NULL;
+    const struct {
+        const struct mha_weights *w;
+        float *out;
+        int T;
+        const char *call;
+    } bad_fwd[] = {
+        {NULL, out, T, "gqa_forward(w NULL)"},
+        {&no_v, out, T, "gqa_forward(w with W_v NULL)"},
+        {&no_o, out, T, "gqa_forward(w with W_o NULL)"},
+        {&R.w, NULL, T, "gqa_forward(out NULL)"},
+        {&R.w, out, -1, "gqa_forward(T -1)"},
+    };
+    for (size_t b = 0; b < sizeof bad_fwd / sizeof bad_fwd[0]; b++) {
+        kit_poison(out, n_out), kit_poison(att, n_att);
+        kit_about_to_call(bad_fwd[b].call);
+        int rc = gqa_forward(&good, bad_fwd[b].w, R.X, bad_fwd[b].out, att,
+                             bad_fwd[b].T);
+        if (!KIT_EXPECT_STATUS(bad_fwd[b].call, rc,
+                               bad_fwd[b].T < 0 ? KIT_E_SIZE : KIT_E_NULL) ||
+            !KIT_CHECK(all_nan(out, n_out) && all_nan(att, n_att),
+                       "%s returned an error but wrote into out or weights",
+                       bad_fwd[b].call))
+            goto done;
+    }
     kit_about_to_call("gqa_decode_step(cfg NULL)");
     KIT_EXPECT_STATUS("gqa_decode_step(cfg NULL)",
                       gqa_decode_step(NULL, &R.w, &c, R.X, out), KIT_E_NULL);
     KIT_EXPECT_STATUS("gqa_decode_step(x NULL)",
                       gqa_decode_step(&good, &R.w, &c, NULL, out), KIT_E_NULL);
+    KIT_EXPECT_STATUS("gqa_decode_step(out NULL)",
+                      gqa_decode_step(&good, &R.w, &c, R.X, NULL), KIT_E_NULL);
+    kit_poison(out, n_out);
+    kit_about_to_call("gqa_decode_step(w with W_o NULL)");
+    if (!decode_error("gqa_decode_step(w with W_o NULL)",
+                      gqa_decode_step(&good, &no_o, &c, R.X, out), KIT_E_NULL,
+                      out, n_out, &c, 0, 0))
+        goto done;
+    /* a cache with the right number of K/V heads, but of d_head 3, not 2 */
+    struct kv_cache narrow;
+    if (new_cache(&narrow, T, 2, 3)) {
+        kit_poison(out, n_out);
+        kit_about_to_call("gqa_decode_step(d_head 2, cache of 2 heads of 3)");
+        int ok = decode_error(
+            "gqa_decode_step(layer of d_head 2, cache of 2 K/V heads of 3)",
+            gqa_decode_step(&good, &R.w, &narrow, R.X, out), KIT_E_HEADS, out,
+            n_out, &narrow, 0, 0);
+        kv_cache_free(&narrow);
+        if (!ok)
+            goto done;
+    }
+    /* fill the cache (capacity 3), then one more token does not fit */
+    for (int t = 0; t < T; t++)
+        if (!KIT_EXPECT_STATUS(
+                "gqa_decode_step (filling a cache of capacity "
+                "3)",
+                gqa_decode_step(&good, &R.w, &c, R.X + t * D, out), KIT_OK))
+            goto done;
+    kit_poison(out, n_out);
+    kit_about_to_call("gqa_decode_step on a full cache (capacity 3, len 3)");
+    decode_error("gqa_decode_step on a full cache (capacity 3, len 3)",
+                 gqa_decode_step(&good, &R.w, &c, R.X, out), KIT_E_SIZE, out,
+                 n_out, &c, T, T);
 done:
     kv_cache_free(&c);
 end:
     kit_output_free(out), kit_output_free(att);
     random_layer_free(&R);
+}
+
+/* ---------------------------------------------------------------------
+ * Out of memory
+ * ------------------------------------------------------------------- */
+
+enum oom_fn { OOM_STEP, OOM_DECODE, OOM_GQA_FORWARD, OOM_GQA_STEP };
+
+struct oom { /* one call of chapter 6, made again and again */
+    enum oom_fn fn;
+    struct random_layer R;
+    struct kv_cache c;
+    float *out, *att; /* guarded: (T, d_model), (n_heads, T, T) */
+    size_t n_out, n_att;
+    int T, prefix; /* tokens in the call; positions cached before it */
+};
+
+static void oom_prepare(void *ctx)
+{
+    struct oom *o = ctx;
+    kit_poison(o->out, o->n_out), kit_poison(o->att, o->n_att);
+    if (o->fn == OOM_GQA_FORWARD)
+        return;
+    /* a cache holding prefix positions, appended by the test */
+    kv_cache_reset(&o->c);
+    o->c.appends = 0;
+    const int d_kv = o->c.n_kv_heads * o->c.d_head;
+    float k[64], v[64];
+    for (int p = 0; p < o->prefix; p++) {
+        for (int e = 0; e < d_kv; e++)
+            k[e] = 0.01f * (float)(p + e), v[e] = -k[e];
+        const size_t row = (size_t)p * o->c.d_head;
+        for (int j = 0; j < o->c.n_kv_heads; j++) {
+            const size_t at = (size_t)j * o->c.capacity * o->c.d_head + row;
+            memcpy(o->c.K + at, k + j * o->c.d_head,
+                   sizeof(float) * o->c.d_head);
+            memcpy(o->c.V + at, v + j * o->c.d_head,
+                   sizeof(float) * o->c.d_head);
+        }
+        o->c.len++, o->c.appends++;
+    }
+}
+
+static int oom_run(void *ctx)
+{
+    struct oom *o = ctx;
+    const struct layer *L = &o->R.L;
+    struct mha_config mc = {L->d_model, L->n_heads, 1};
+    struct gqa_config gc = {L->d_model, L->n_heads, L->n_kv, 1};
+    switch (o->fn) {
+    case OOM_STEP: return mha_decode_step(&mc, &o->R.w, &o->c, o->R.X, o->out);
+    case OOM_DECODE:
+        return mha_decode(&mc, &o->R.w, &o->c, o->R.X, o->out, o->T);
+    case OOM_GQA_FORWARD:
+        return gqa_forward(&gc, &o->R.w, o->R.X, o->out, o->att, o->T);
+    case OOM_GQA_STEP:
+        return gqa_decode_step(&gc, &o->R.w, &o->c, o->R.X, o->out);
+    }
+    return KIT_E_TODO;
+}
+
+/* decode.h: an error writes nothing and changes nothing. mha_decode()
+ * may stop after some steps: its header promises only the status. */
+static int oom_unchanged(void *ctx, char *why, size_t n_why)
+{
+    struct oom *o = ctx;
+    if (!all_nan(o->out, o->n_out) ||
+        (o->fn == OOM_GQA_FORWARD && !all_nan(o->att, o->n_att)))
+        return snprintf(why, n_why, "it wrote into out%s",
+                        o->fn == OOM_GQA_FORWARD ? " or weights" : ""),
+               0;
+    if (o->fn != OOM_GQA_FORWARD &&
+        (o->c.len != o->prefix || o->c.appends != o->prefix))
+        return snprintf(why, n_why,
+                        "it changed the cache (len %d -> %d, appends %d -> "
+                        "%ld): allocate before kv_cache_append",
+                        o->prefix, o->c.len, o->prefix, o->c.appends),
+               0;
+    return 1;
+}
+
+KIT_TEST(decode_out_of_memory,
+         "mha_decode_step, mha_decode, gqa_forward, gqa_decode_step: each "
+         "allocation failing in turn gives KIT_E_NOMEM, frees all, changes "
+         "nothing")
+{
+    const struct {
+        enum oom_fn fn;
+        int T, h, g;
+        const char *call;
+    } cases[] = {
+        {OOM_STEP, 1, 2, 2,
+         "mha_decode_step(d_model 8, 2 heads, cache holding 2 positions)"},
+        {OOM_DECODE, 3, 2, 2,
+         "mha_decode(3 tokens, d_model 8, 2 heads, cache holding 2 "
+         "positions)"},
+        {OOM_GQA_FORWARD, 4, 4, 2,
+         "gqa_forward(T 4, d_model 8, 4 heads, 2 K/V heads)"},
+        {OOM_GQA_STEP, 1, 4, 2,
+         "gqa_decode_step(d_model 8, 4 heads, 2 K/V heads, cache holding 2 "
+         "positions)"},
+    };
+    enum { D = 8, PREFIX = 2, CAP = 6 };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct oom o = {.fn = cases[k].fn, .T = cases[k].T};
+        const int h = cases[k].h, g = cases[k].g;
+        random_layer(&o.R, cases[k].T, D, h, g, 761 + k);
+        o.prefix = o.fn == OOM_GQA_FORWARD ? 0 : PREFIX;
+        o.n_out = (size_t)cases[k].T * D, o.n_att = (size_t)h * o.T * o.T;
+        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        int ok = new_cache(&o.c, CAP, g, D / h);
+        if (ok) {
+            const struct kit_nomem t = {
+                cases[k].call, oom_prepare, oom_run,
+                o.fn == OOM_DECODE ? NULL : oom_unchanged, &o};
+            ok = KIT_EXPECT_NOMEM(&t);
+            kv_cache_free(&o.c);
+        }
+        kit_output_free(o.out), kit_output_free(o.att);
+        random_layer_free(&o.R);
+        if (!ok)
+            return;
+    }
 }
 
 /* ---------------------------------------------------------------------
@@ -1094,6 +1476,10 @@ KIT_TEST(kv_cache_bytes_models,
         {{80, 8, 128, 4096, 0, 2}, "kv_cache_bytes(..., batch 0, ...)"},
         {{80, 8, -128, 4096, 1, 2}, "kv_cache_bytes(..., d_head -128, ...)"},
         {{80, 8, 128, 4096, 1, 0}, "kv_cache_bytes(..., 0 bytes per number)"},
+        {{80, 0, 128, 4096, 1, 2},
+         "kv_cache_bytes(80 layers, 0 K/V heads, ...)"},
+        {{80, 8, 128, 0, 1, 2}, "kv_cache_bytes(..., context 0, ...)"},
+        {{80, 8, 128, 4096, -8, 2}, "kv_cache_bytes(..., batch -8, ...)"},
         {{INT_MAX, INT_MAX, INT_MAX, 2, 1, 2},
          "kv_cache_bytes(INT_MAX layers, INT_MAX heads, d_head INT_MAX, ...): "
          "more than 2^64 bytes"},
@@ -1111,6 +1497,16 @@ KIT_TEST(kv_cache_bytes_models,
                       "%s returned KIT_E_SIZE but wrote %llu into *bytes",
                       bad[b].call, (unsigned long long)untouched);
     }
+    /* 2 * 2^20 * 2^20 * 2^20 * 4 = 2^63: the largest power of 2 that fits */
+    uint64_t edge = 0;
+    if (KIT_EXPECT_STATUS(
+            "kv_cache_bytes(2^20 layers, 2^20 heads, d_head "
+            "2^20, 4 tokens): 2^63 bytes, which fits",
+            kv_cache_bytes(1 << 20, 1 << 20, 1 << 20, 4, 1, 1, &edge), KIT_OK))
+        KIT_CHECK(edge == (uint64_t)1 << 63,
+                  "kv_cache_bytes(2^20 layers, 2^20 heads, d_head 2^20, 4 "
+                  "tokens) gave %llu bytes, expected 2^63 = %llu",
+                  (unsigned long long)edge, (unsigned long long)1 << 63);
     KIT_EXPECT_STATUS("kv_cache_bytes(..., bytes NULL)",
                       kv_cache_bytes(80, 8, 128, 4096, 1, 2, NULL), KIT_E_NULL);
 }
@@ -1123,6 +1519,7 @@ static const struct kit_test *const ch6_tests[] = {
     &mha_decode_step_equals_your_forward,
     &mha_decode_sequence,
     &mha_decode_errors,
+    &mha_decode_partly_full,
     &gqa_check_config_errors,
     &gqa_forward_golden,
     &gqa_forward_golden_causal,
@@ -1130,6 +1527,7 @@ static const struct kit_test *const ch6_tests[] = {
     &gqa_decode_golden,
     &gqa_decode_cache_shape,
     &gqa_errors,
+    &decode_out_of_memory,
     &kv_cache_bytes_models,
     NULL, /* keep one test per line */
 };

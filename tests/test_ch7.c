@@ -308,7 +308,8 @@ KIT_TEST(softmax_online_huge_logits,
     const double want_m[4] = {0, 0.5, 0, 0.5};
     expect_online("softmax_online([-inf, 2, -inf, 2], 1, 4): a masked "
                   "entry first in the row must not make exp(-inf - -inf) = "
-                  "NaN; skip it,",
+                  "NaN (while the running max is still -inf, skip the "
+                  "rescaling)",
                   M, want_m, 1, 4);
 }
 
@@ -854,6 +855,70 @@ KIT_TEST(fast_threads_identical,
 #endif
 }
 
+/* ---------------------------------------------------------------------
+ * Out of memory: every allocation failing in turn
+ * ------------------------------------------------------------------- */
+
+static int oom_all_nan(const float *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]))
+            return 0;
+    return 1;
+}
+
+struct oom7 {
+    struct mha_config cfg;
+    struct mha_weights w;
+    float *X, *out; /* (T, d_model); guarded (T, d_model) */
+    int T;
+};
+
+static void oom7_prepare(void *ctx)
+{
+    struct oom7 *o = ctx;
+    kit_poison(o->out, (size_t)o->T * o->cfg.d_model);
+}
+
+static int oom7_run(void *ctx)
+{
+    struct oom7 *o = ctx;
+    return mha_forward_flash(&o->cfg, &o->w, o->X, o->out, o->T);
+}
+
+static int oom7_unchanged(void *ctx, char *why, size_t n_why)
+{
+    struct oom7 *o = ctx;
+    if (oom_all_nan(o->out, (size_t)o->T * o->cfg.d_model))
+        return 1;
+    snprintf(why, n_why, "it wrote into out");
+    return 0;
+}
+
+KIT_TEST(flash_out_of_memory,
+         "mha_forward_flash: each allocation failing in turn gives "
+         "KIT_E_NOMEM, frees what was taken, writes nothing")
+{
+    enum { T = 40, D = 16, H = 2 };
+    struct oom7 o = {{D, H, 1}, {0}, NULL, NULL, T};
+    if (!KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
+                       mha_weights_randomize(&o.w, &o.cfg, 771) == KIT_OK,
+                   "could not allocate the layer's weights"))
+        return;
+    struct rng r;
+    rng_seed(&r, 772);
+    o.X = kit_alloc(sizeof(float) * T * D);
+    rng_fill(&r, o.X, T * D, -1.0f, 1.0f);
+    o.out = kit_output((size_t)T * D);
+    const struct kit_nomem t = {
+        "mha_forward_flash(T 40, d_model 16, 2 heads, causal)", oom7_prepare,
+        oom7_run, oom7_unchanged, &o};
+    KIT_EXPECT_NOMEM(&t);
+    kit_output_free(o.out);
+    free(o.X);
+    mha_weights_free(&o.w);
+}
+
 static const struct kit_test *const ch7_tests[] = {
     &matmul_ikj_ragged,
     &matmul_blocked_ragged,
@@ -872,6 +937,7 @@ static const struct kit_test *const ch7_tests[] = {
     &mha_flash_equals_mha_forward,
     &mha_flash_errors,
     &fast_threads_identical,
+    &flash_out_of_memory,
     NULL, /* keep one test per line */
 };
 KIT_CHAPTER(ch7_tests)

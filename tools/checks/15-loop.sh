@@ -107,6 +107,23 @@ lines=$(printf '%s\n' "$out" | wc -l)
 [ "$lines" -le 24 ] && ok "the SAN=1 failure fits one screen ($lines lines)" || fail "the SAN=1 failure takes $lines lines"
 has "$out" "(wall clock)" && ok "the elapsed time is the wall-clock time" || fail "no wall-clock elapsed time"
 
+# 7. Two resets within one second keep two backups: a date that always
+#    says the same second makes them fall in one.
+mkdir -p "$work/bin"
+printf '#!/bin/sh\necho 20250101-000000\n' > "$work/bin/date" && chmod +x "$work/bin/date"
+cp "$kit/starter/ch3_mha.c" "$work/ch3.orig"
+echo "/* first work */" >> "$kit/starter/ch3_mha.c"
+PATH="$work/bin:$PATH" make --no-print-directory -s -C "$kit" reset CH=3 >/dev/null 2>&1
+cp "$work/ch3.orig" "$kit/starter/ch3_mha.c"
+echo "/* second work */" >> "$kit/starter/ch3_mha.c"
+out=$(PATH="$work/bin:$PATH" make --no-print-directory -s -C "$kit" reset CH=3 2>&1)
+first=$(grep -l "first work" "$kit"/build/backups/ch3-20250101-000000*/ch3_mha.c 2>/dev/null | wc -l)
+second=$(grep -l "second work" "$kit"/build/backups/ch3-20250101-000000*/ch3_mha.c 2>/dev/null | wc -l)
+if [ "$first" = 1 ] && [ "$second" = 1 ] && has "$out" "build/backups/ch3-20250101-000000-2/"; then
+    ok "two resets in one second keep both backups (the second in ch3-<date>-2/)"
+else fail "two resets in one second: first work kept $first time(s), second $second: $out"; fi
+cp "$work/ch3.orig" "$kit/starter/ch3_mha.c"
+
 # 6. Missing tools.
 out=$(make --no-print-directory -s -C "$kit" watch INOTIFYWAIT=no-such-inotifywait 2>&1)
 has "$out" "apt-get install inotify-tools" && ok "make watch without inotifywait says how to install it" ||

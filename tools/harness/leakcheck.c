@@ -35,10 +35,59 @@ static struct block blocks[MAX_BLOCKS];
 static int n_blocks;
 static int overflowed;
 
+/* Allocation failure on demand (kit_test.h): every malloc, calloc and
+ * realloc counts; the fail_at-th of them from the moment it was armed
+ * returns NULL, and where it was asked for is remembered. */
+static long n_calls;        /* allocation calls since the last reset */
+static long fail_at;        /* 0: none fails; else the call number that fails */
+static struct block failed; /* the call that was made to fail */
+
 void kit_leak_reset(void)
 {
     n_blocks = 0;
     overflowed = 0;
+    n_calls = 0;
+    fail_at = 0;
+}
+
+void kit_leak_fail_nth(long n)
+{
+    fail_at = n > 0 ? n_calls + n : 0;
+    if (n > 0) /* disarming keeps the site of the last failure */
+        failed = (struct block){0};
+}
+
+long kit_leak_allocations(void)
+{
+    return n_calls;
+}
+
+int kit_leak_live(void)
+{
+    return overflowed ? -1 : n_blocks;
+}
+
+int kit_leak_failed_site(const char **file, int *line, const char **func)
+{
+    if (!failed.file)
+        return 0;
+    *file = failed.file, *line = failed.line, *func = failed.func;
+    return 1;
+}
+
+/* 1 when this call must fail: it is the armed one. */
+static int must_fail(const char *file, int line, const char *func,
+                     const char *how)
+{
+    int hit;
+#pragma omp critical(kit_leak_table)
+    {
+        n_calls++;
+        hit = fail_at != 0 && n_calls == fail_at;
+        if (hit)
+            failed = (struct block){NULL, 0, file, func, how, line};
+    }
+    return hit;
 }
 
 static void remember(void *p, size_t size, const char *file, int line,
@@ -69,6 +118,8 @@ static void forget_at(int i)
 
 void *kit_leak_malloc(size_t n, const char *file, int line, const char *func)
 {
+    if (must_fail(file, line, func, "malloc"))
+        return NULL;
     void *p = malloc(n);
 #pragma omp critical(kit_leak_table)
     remember(p, n, file, line, func, "malloc");
@@ -78,6 +129,8 @@ void *kit_leak_malloc(size_t n, const char *file, int line, const char *func)
 void *kit_leak_calloc(size_t n, size_t size, const char *file, int line,
                       const char *func)
 {
+    if (must_fail(file, line, func, "calloc"))
+        return NULL;
     void *p = calloc(n, size);
 #pragma omp critical(kit_leak_table)
     remember(p, n * size, file, line, func, "calloc");
@@ -87,6 +140,8 @@ void *kit_leak_calloc(size_t n, size_t size, const char *file, int line,
 void *kit_leak_realloc(void *p, size_t n, const char *file, int line,
                        const char *func)
 {
+    if (must_fail(file, line, func, "realloc"))
+        return NULL; /* the old block stays allocated, as realloc says */
     void *q;
 #pragma omp critical(kit_leak_table)
     {
@@ -110,6 +165,11 @@ void kit_leak_free(void *p)
 }
 
 int kit_leak_check(void)
+{
+    return kit_leak_check_when(NULL);
+}
+
+int kit_leak_check_when(const char *context)
 {
     if (n_blocks == 0 || overflowed || !kit_check)
         return 0;
@@ -137,12 +197,14 @@ int kit_leak_check(void)
         fclose(f);
     }
     kit_check(0, b->file, b->line,
-              "memory leak: %s() allocated %zu bytes with %s() at %s:%d%s "
-              "and never freed them (%d block%s, %zu bytes in all, still "
-              "allocated when the test ended). Add the missing free() for "
-              "that block before every return of %s(), the error returns "
-              "included.",
-              b->func, b->size, b->how, b->file, b->line, src, n_blocks,
-              n_blocks == 1 ? "" : "s", total, b->func);
+              "%s%s%s() allocated %zu bytes with %s() at %s:%d%s and never "
+              "freed them (%d block%s, %zu bytes in all, still allocated "
+              "%s). Add the missing free() for that block before every "
+              "return of %s(), the error returns included.",
+              context ? context : "memory leak",
+              context ? ". Memory leak: " : ": ", b->func, b->size, b->how,
+              b->file, b->line, src, n_blocks, n_blocks == 1 ? "" : "s", total,
+              context ? "after the call returned" : "when the test ended",
+              b->func);
     return n_blocks;
 }

@@ -29,6 +29,10 @@ void kit_leak_reset(void);
  * Returns the number of blocks leaked. */
 int kit_leak_check(void);
 
+/* The same, at any moment, with context ("when its allocation 2 of 5
+ * failed") in the message. */
+int kit_leak_check_when(const char *context);
+
 #ifndef KIT_LEAKCHECK_NO_MACROS
 #define malloc(n) kit_leak_malloc((n), __FILE__, __LINE__, __func__)
 #define calloc(n, size)                                                        \

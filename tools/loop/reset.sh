@@ -32,9 +32,18 @@ pristine() {
     done
 }
 
+# A new folder every time: two resets within one second get -2, -3, ...
+# (mkdir without -p fails when the folder exists, so no backup is ever
+# written over another).
 stamp=$(date +%Y%m%d-%H%M%S)
+mkdir -p build/backups
 dest="build/backups/ch$ch-$stamp"
-mkdir -p "$dest"
+n=1
+while ! mkdir "$dest" 2>/dev/null; do
+    n=$((n + 1))
+    dest="build/backups/ch$ch-$stamp-$n"
+    [ "$n" -lt 1000 ] || { echo "reset: cannot make a backup folder under build/backups/"; exit 1; }
+done
 for f in $files; do
     cp -p "$f" "$dest/"
 done
