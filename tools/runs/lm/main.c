@@ -5,7 +5,7 @@
  * do (heads_lm.h).
  *
  *   lm-experiment [--size smoke|book|full] [--seeds N] [--workers W]
- *                 [--heads 1,2,4,8,16] [--lrs 2e-3,5e-3,1.2e-2]
+ *                 [--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3]
  *                 [--tokens N] [--corpus FILE] [--impl NAME] RESULTS_DIR
  *
  * The protocol, the same for every head count:
@@ -117,9 +117,9 @@ static const struct size sizes[] = {
      5,
      {1, 2, 4, 8, 16},
      3,
-     {3e-3f, 6e-3f, 1.2e-2f},
-     24576,
-     6,
+     {1.5e-3f, 3e-3f, 6e-3f},
+     32768,
+     8,
      64,
      128,
      64,
@@ -129,9 +129,9 @@ static const struct size sizes[] = {
      5,
      {1, 2, 4, 8, 16},
      3,
-     {3e-3f, 6e-3f, 1.2e-2f},
+     {1.5e-3f, 3e-3f, 6e-3f},
      98304,
-     8,
+     12,
      128,
      512,
      128,
@@ -680,6 +680,7 @@ static void write_ablation(const struct run *run, const char *dir,
         }
         out_close(&o);
     }
+    run_csv_close(&csv);
 }
 
 static void write_sentence(const struct run *run, const struct lm *lm,
@@ -949,7 +950,7 @@ int main(int argc, char **argv)
     struct run run = {
         .prog = PROG,
         .usage = "[--size smoke|book|full] [--seeds N] [--workers W] "
-                 "[--heads 1,2,4,8,16] [--lrs 3e-3,6e-3,1.2e-2] "
+                 "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] "
                  "[--tokens N] [--corpus FILE] [--impl NAME] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
@@ -996,10 +997,11 @@ int main(int argc, char **argv)
     struct corpus_data d;
     char err[CORPUS_ERR_LEN];
     if (corpus_load(&d, corpus_path, err) != KIT_OK)
-        run_fail(&run, 1,
-                 "cannot read the corpus: %s. Run make corpus (it needs the "
-                 "Brown corpus, which make deps installs)",
-                 err);
+        run_fail(&run, 1, "cannot read the corpus: %s%s", err,
+                 strstr(err, "make corpus")
+                     ? ""
+                     : "; run make corpus again (make deps installs the "
+                       "Brown corpus it reads)");
     lm.d = &d;
     for (int i = 0; i < lm.sz.n_heads; i++) {
         const struct gpt_config cfg = model_config(&lm, lm.sz.heads[i]);
