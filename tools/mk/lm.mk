@@ -31,3 +31,61 @@ LM_BENCH_DIR := $(B)/bench
 ## bench-lm: chapter 8's training step against PyTorch's: tokens/s, ratio, peak memory
 bench-lm: $(LM_BIN) $(ATT_BIN)
 	@bash tools/runs/bench/lm.sh $(LM_BIN) $(ATT_BIN) $(LM_BENCH_DIR)
+
+# make lm-experiment: chapter 8's experiment (tools/runs/lm/main.c) on the
+# Brown corpus (make corpus): 1, 2, 4, 8 and 16 heads at d_model 64, the
+# learning rate chosen for each from the same grid by the validation loss
+# of seed 1, the chosen rate over LM_SEEDS seeds scored once on the test
+# set, and what seed 1's heads do. Results into $(B)/lm/ (the book's run),
+# $(B)/lm/full/ or $(B)/lm/smoke/; on the student's code (IMPL=starter)
+# into $(B)/lm/starter/..., once the tests of chapters 1-4, 7 and 8 pass.
+#
+#   make lm-experiment                 the book's run (about 5 min, 2 cores)
+#   make lm-experiment LM_SIZE=full    the full sweep (about 20 min)
+#   make lm-experiment LM_SIZE=smoke   seconds: checks the machinery
+#   make lm-experiment LM_SEEDS=5 LM_HEADS=1,4 LM_WORKERS=1
+#
+# It runs every time it is asked (it is not a file target). Built with
+# chapter 7's flags (ATT_CFLAGS, OpenMP) against IMPL's files of the
+# chapters chapter 8 links (CH_FILES_8), the given code and the runner.
+LM_SIZE    ?= book
+LM_SEEDS   ?=
+LM_HEADS   ?=
+LM_WORKERS ?=
+LM_EXP_DIR := $(B)/lm
+LM_EXP_SRC := tools/runs/lm/main.c $(RUNNER_SRC)
+LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
+LM_OUT     := $(LM_EXP_DIR)$(if $(filter starter,$(IMPL)),/starter)$(if $(filter-out book,$(LM_SIZE)),/$(LM_SIZE))
+LM_EXP_ARGS = --size $(LM_SIZE) --impl $(IMPL) --corpus $(CORPUS_BIN) \
+  $(if $(LM_SEEDS),--seeds $(LM_SEEDS)) $(if $(LM_HEADS),--heads $(LM_HEADS)) \
+  $(if $(LM_WORKERS),--workers $(LM_WORKERS))
+
+define lm_bin_rule
+$(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
+                                  $(LIB_SRC) $(call LM_IMPL_SRC,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) -Iinclude -Itools/runs $$(ATT_CFLAGS) -o $$@ $(LM_EXP_SRC) \
+	  $(call LM_IMPL_SRC,$(1)) $(LIB_SRC) -lm
+endef
+$(foreach i,starter solutions,$(eval $(call lm_bin_rule,$(i))))
+
+LM_NEEDS := 1 2 3 4 7 8
+
+.PHONY: lm-experiment
+## lm-experiment: chapter 8 on the Brown corpus: 1-16 heads, tuned alike, over seeds; test loss, heads' measurements (LM_SIZE=smoke|book|full)
+lm-experiment: $(LM_EXP_DIR)/$(IMPL)/lm-experiment
+	@[ -f $(CORPUS_BIN) ] || { echo "lm-experiment: $(CORPUS_BIN) is missing: run make corpus (after make deps, which installs the Brown corpus)"; exit 1; }
+ifneq ($(IMPL),solutions)
+ifneq ($(EXP_GATE),no)
+	@bad=; for n in $(LM_NEEDS); do \
+	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
+	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
+	done; \
+	if [ -n "$$bad" ]; then \
+	  set -- $$bad; \
+	  echo "make lm-experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \
+	  exit 1; fi
+endif
+endif
+	@mkdir -p $(LM_OUT)
+	$(LM_EXP_DIR)/$(IMPL)/lm-experiment $(LM_EXP_ARGS) $(LM_OUT)

