@@ -44,10 +44,10 @@ EXP_BIN := $(EXP_DIR)/solutions/experiment
 EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
 $(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
-                            $(LIB_SRC) $(call EXP_IMPL_SRC,$(1))
+                            $(EXP_LIB_SRC) $(call EXP_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) -Iinclude -Itools/runs $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
-	  $(LIB_SRC) -lm
+	  $(EXP_LIB_SRC) -lm
 endef
 $(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
 
