@@ -34,6 +34,10 @@ RUNNER_H   := tools/runs/runner.h
 EXP_SRC    := $(wildcard tools/runs/experiment/*.c) $(RUNNER_SRC)
 EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
               -fassociative-math -fno-signed-zeros -fno-trapping-math
+# The given files it links: all but chapter 8's model (given/gpt.c and
+# given/heads_lm.c call chapters 7 and 8, which the experiment does not
+# link).
+EXP_LIB_SRC := $(filter-out given/gpt.c given/heads_lm.c,$(LIB_SRC))
 EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
 
 # The book's program, on the reference solutions.
@@ -44,10 +48,10 @@ EXP_BIN := $(EXP_DIR)/solutions/experiment
 EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
 $(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
-                            $(LIB_SRC) $(call EXP_IMPL_SRC,$(1))
+                            $(EXP_LIB_SRC) $(call EXP_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) -Iinclude -Itools/runs $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
-	  $(LIB_SRC) -lm
+	  $(EXP_LIB_SRC) -lm
 endef
 $(foreach i,starter solutions,$(eval $(call exp_bin_rule,$(i))))
 

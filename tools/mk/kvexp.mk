@@ -22,11 +22,11 @@ KV_CSV       := $(EXP_DIR)/kv.csv
 KV_ARGS      := --seeds $(KV_SEEDS)
 KV_ARGS_FILE := $(EXP_DIR)/kv_args
 
-$(KV_BIN): $(KV_SRC) $(wildcard include/*.h) $(RUNNER_H) $(LIB_SRC) \
+$(KV_BIN): $(KV_SRC) $(wildcard include/*.h) $(RUNNER_H) $(EXP_LIB_SRC) \
            $(call EXP_IMPL_SRC,solutions)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Itools/runs $(EXP_CFLAGS) -o $@ $(KV_SRC) \
-	  $(call EXP_IMPL_SRC,solutions) $(LIB_SRC) -lm
+	  $(call EXP_IMPL_SRC,solutions) $(EXP_LIB_SRC) -lm
 
 ifneq ($(filter kv-experiment $(EXP_GOALS) $(KV_CSV),$(or $(MAKECMDGOALS),all)),)
 $(shell mkdir -p $(EXP_DIR) && { echo '$(KV_ARGS)' | cmp -s - $(KV_ARGS_FILE) || echo '$(KV_ARGS)' >$(KV_ARGS_FILE); })
