@@ -23,13 +23,14 @@
  * full tokens/s, their ratio, MQA cached tokens/s) and the figure's
  * title, OUTDIR/ch6_speed_labels.gp. The book quotes none of these
  * numbers (they differ on every run); it draws them, labelled as this
- * machine's. OUTDIR/ch6_bench.values holds what the book does quote:
- * the sizes, and the multiply-adds per token of the projections and of
- * the attention, with a K/V head per query head and with one.
+ * machine's. The multiply-adds per token of this layer, which the book
+ * does quote, are counted by tools/runs/plotdata/ch6.c (decode_sizes.h
+ * gives both the sizes).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "attention.h"
 #include "datafile.h"
+#include "decode_sizes.h"
 #include "decode.h"
 #include "mha.h"
 #include "rng.h"
@@ -40,7 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { D = 64, H = 4, T_MAX = 2048, ROUNDS = 3 };
+enum { D = DECODE_BENCH_D, H = DECODE_BENCH_H, T_MAX = 2048, ROUNDS = 3 };
 
 static double now(void)
 {
@@ -202,30 +203,6 @@ int main(int argc, char **argv)
             "speed_title = \"Decoding one token, with the KV cache and "
             "without\\nd_model %d, %d heads, 1 thread, %s\"\n",
             D, H, cpu);
-    data_close("decode_speed", v);
-
-    /* What the book says of the measurement without quoting it: the
-     * multiply-adds per decoded token, which do not depend on the
-     * machine. Projections: W_q and W_o are (D, D) either way; W_k and
-     * W_v are (D, D) with a K/V head per query head and (D, D/H) with
-     * one (MQA). Attention over T cached positions: q.k and the weighted
-     * sum of the v's, D per position each, the same for both, since
-     * every query head still reads T keys and values. These are counts,
-     * not times: the benchmark times the whole step only. */
-    const long proj_mha = 4L * D * D, proj_mqa = 2L * D * D + 2L * D * (D / H);
-    v = data_open("decode_speed", dir, "ch6_bench.values");
-    fprintf(v, "ch6bench.d_model=%d\nch6bench.heads=%d\n", D, H);
-    fprintf(v, "ch6bench.proj_mha=%ld\nch6bench.proj_mqa=%ld\n", proj_mha,
-            proj_mqa);
-    fprintf(v, "ch6bench.proj_mha_d2=%g\nch6bench.proj_mqa_d2=%g\n",
-            (double)proj_mha / (D * D), (double)proj_mqa / (D * D));
-    const int Tq[3] = {16, 64, 2048};
-    for (int i = 0; i < 3; i++) {
-        const long att = 2L * Tq[i] * D;
-        fprintf(v, "ch6bench.att_T%d=%ld\n", Tq[i], att);
-        fprintf(v, "ch6bench.ratio_T%d=%.2f\n", Tq[i],
-                (double)(proj_mha + att) / (double)(proj_mqa + att));
-    }
     data_close("decode_speed", v);
 
     mha_weights_free(&w);
