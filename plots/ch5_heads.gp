@@ -16,14 +16,15 @@ set size ratio -1
 set tics scale 0 font ",8"
 set xtics offset 0, 0.3
 unset key
-set title font ",8"
+# the per-head mean weights are the figure's evidence: at body size
+set title font ",9.5"
 
-set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.89 spacing 0.035, 0.13 \
+set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.855 spacing 0.035, 0.13 \
     title "Attention weights of the trained heads on one sequence\n(rows: 1, 2 and 4 heads)" font ",10"
 
 # the empty corner of the first row explains how to read a panel
 set label 10 "In each panel a row is a query (the first at the top)\nand a column a key; the labels are the sequence's symbols.\n\nAbove each panel: the head's mean weight on the token\neach relation reads, over every evaluation sequence:\n  t-1 = the previous token,  t-2 = the token two back,\n  x0 = the first token,  x1 = the second token." \
-    at screen 0.3, screen 0.86 left font ",8.5"
+    at screen 0.3, screen 0.83 left font ",8.5"
 
 do for [k in "1 2 4"] {
     h = int(k)

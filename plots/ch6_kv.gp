@@ -18,9 +18,10 @@ set size ratio -1
 set tics scale 0 font ",8"
 set xtics offset 0, 0.3
 unset key
-set title font ",8"
+# the per-head mean weights are the figure's evidence: at body size
+set title font ",9.5"
 
-set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.89 spacing 0.035, 0.13 \
+set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.855 spacing 0.035, 0.13 \
     title "Attention weights of 4 trained query heads on one sequence\n(rows: 4, 2 and 1 K/V heads shared among them)" font ",10"
 
 do for [k in "4 2 1"] {

@@ -330,6 +330,61 @@ KIT_TEST(exp_gqa_gradient_matches_finite_differences,
                    "4 query heads sharing 1 K/V head, d_model 8, head 1 off");
 }
 
+/* Two backward passes on one input, the gradients zeroed before each,
+ * must give the same gradient, bit for bit. The finite-difference check
+ * above makes one pass on a fresh model, whose buffers start at zero, so
+ * a backward pass that adds into a buffer it never resets (d_X, if the
+ * copy of d_H into it is dropped, as Question 5.2 invites) passes there
+ * and fails here: the second pass adds to what the first left behind. */
+KIT_TEST(exp_backward_twice_agrees,
+         "experiment: two backward passes on one input give the same "
+         "gradient (every buffer a pass adds into is reset first)")
+{
+    struct exp_config c = exp_default_config(4);
+    c.T = 6;
+    struct exp_model m;
+    if (!ready("exp_model_init(4 heads)", exp_model_init(&m, &c)))
+        return;
+    int x[6];
+    struct rng r;
+    rng_seed(&r, 11);
+    exp_make_batch(&r, x, 1, c.T, c.n_symbols);
+    const size_t bytes = (size_t)m.n_params * sizeof(float);
+    float *first = malloc(bytes);
+    if (!KIT_CHECK(first != NULL, "out of memory")) {
+        exp_model_free(&m);
+        return;
+    }
+    int bad = -1, status = KIT_OK;
+    for (int pass = 0; pass < 2 && status == KIT_OK; pass++) {
+        double loss = 0;
+        memset(m.grads, 0, bytes);
+        status = exp_forward(&m, x, &loss, NULL, NULL);
+        if (status == KIT_OK)
+            status = exp_backward(&m, x, 1.0f);
+        if (status == KIT_OK && pass == 0)
+            memcpy(first, m.grads, bytes);
+    }
+    if (ready("exp_forward() then exp_backward(), twice", status))
+        for (int i = 0; i < m.n_params && bad < 0; i++)
+            if (!(first[i] == m.grads[i]))
+                bad = i;
+    char where[96] = "";
+    if (bad >= 0)
+        describe(&m, bad, where, sizeof where);
+    KIT_CHECK(bad < 0,
+              "the second backward pass on the same input gives d loss / "
+              "d %s = %.6g, the first %.6g. Something the backward pass "
+              "adds into is not reset at its start, so the second pass "
+              "adds to what the first left there (the given exp_backward() "
+              "copies d_H into d_X before the layer adds into it; without "
+              "the residual, d_X must be zeroed instead).",
+              where, bad < 0 ? 0.0 : (double)m.grads[bad],
+              bad < 0 ? 0.0 : (double)first[bad]);
+    free(first);
+    exp_model_free(&m);
+}
+
 /* The gradient of the whole network on one sequence, from zero. */
 static int grads_of(struct exp_config c, const int *x, float *g, int P)
 {
@@ -614,6 +669,7 @@ static const struct kit_test *const ch5_tests[] = {
     &exp_same_seed_same_numbers,
     &exp_gradient_matches_finite_differences,
     &exp_gradient_scaled_and_ablated,
+    &exp_backward_twice_agrees,
     &exp_gqa_gradient_matches_finite_differences,
     &exp_gqa_equals_mha,
     &exp_content_targets,

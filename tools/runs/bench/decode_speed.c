@@ -23,11 +23,14 @@
  * full tokens/s, their ratio, MQA cached tokens/s) and the figure's
  * title, OUTDIR/ch6_speed_labels.gp. The book quotes none of these
  * numbers (they differ on every run); it draws them, labelled as this
- * machine's.
+ * machine's. The multiply-adds per token of this layer, which the book
+ * does quote, are counted by tools/runs/plotdata/ch6.c (decode_sizes.h
+ * gives both the sizes).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "attention.h"
 #include "datafile.h"
+#include "decode_sizes.h"
 #include "decode.h"
 #include "mha.h"
 #include "rng.h"
@@ -38,7 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { D = 64, H = 4, T_MAX = 2048, ROUNDS = 3 };
+enum { D = DECODE_BENCH_D, H = DECODE_BENCH_H, T_MAX = 2048, ROUNDS = 3 };
 
 static double now(void)
 {
@@ -198,7 +201,7 @@ int main(int argc, char **argv)
     FILE *v = data_open("decode_speed", dir, "ch6_speed_labels.gp");
     fprintf(v,
             "speed_title = \"Decoding one token, with the KV cache and "
-            "without: d_model %d, %d heads, 1 thread, %s\"\n",
+            "without\\nd_model %d, %d heads, 1 thread, %s\"\n",
             D, H, cpu);
     data_close("decode_speed", v);
 

@@ -186,6 +186,11 @@ static void write_data(const struct run *run, const char *dir,
         }
         fprintf(v, "ch6kv.roles_distinct_g%d_min=%.0f\n", g, lo);
         fprintf(v, "ch6kv.roles_distinct_g%d_max=%.0f\n", g, hi);
+        /* the range as the prose reads it: "always 4" or "2 to 4" */
+        if (lo == hi)
+            fprintf(v, "ch6kv.roles_range_g%d=always %.0f\n", g, lo);
+        else
+            fprintf(v, "ch6kv.roles_range_g%d=%.0f to %.0f\n", g, lo, hi);
     }
     data_close(PROG, v);
 

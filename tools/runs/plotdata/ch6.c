@@ -30,6 +30,7 @@
 #include "attention.h"
 #include "datafile.h"
 #include "decode.h"
+#include "../bench/decode_sizes.h"
 #include "mha.h"
 #include "rng.h"
 
@@ -322,6 +323,31 @@ int main(int argc, char **argv)
             grouped((unsigned long long)cached, b2));
     fprintf(v, "ch6.appends_rerun=%s\n",
             grouped((unsigned long long)rerun, b3));
+    data_close("ch6", v);
+
+    /* 6. the decode benchmark's layer (tools/runs/bench/decode_speed.c):
+     * its multiply-adds per decoded token, which do not depend on the
+     * machine, unlike its timings. Projections: W_q and W_o are (D, D)
+     * either way; W_k and W_v are (D, D) with a K/V head per query head
+     * and (D, D/H) with one (MQA). Attention over T cached positions:
+     * q.k and the weighted sum of the v's, D per position each, the same
+     * for both, since every query head still reads T keys and values.
+     * Counts, not times: the benchmark times the whole step only. */
+    enum { D = DECODE_BENCH_D, H = DECODE_BENCH_H };
+    const long proj_mha = 4L * D * D, proj_mqa = 2L * D * D + 2L * D * (D / H);
+    v = data_open("ch6", dir, "ch6_bench.values");
+    fprintf(v, "ch6bench.d_model=%d\nch6bench.heads=%d\n", D, H);
+    fprintf(v, "ch6bench.proj_mha=%ld\nch6bench.proj_mqa=%ld\n", proj_mha,
+            proj_mqa);
+    fprintf(v, "ch6bench.proj_mha_d2=%g\nch6bench.proj_mqa_d2=%g\n",
+            (double)proj_mha / (D * D), (double)proj_mqa / (D * D));
+    const int Tq[3] = {16, 64, 2048};
+    for (int i = 0; i < 3; i++) {
+        const long att = 2L * Tq[i] * D;
+        fprintf(v, "ch6bench.att_T%d=%ld\n", Tq[i], att);
+        fprintf(v, "ch6bench.ratio_T%d=%.2f\n", Tq[i],
+                (double)(proj_mha + att) / (double)(proj_mqa + att));
+    }
     data_close("ch6", v);
     return 0;
 }
