@@ -34,10 +34,6 @@ RUNNER_H   := tools/runs/runner.h
 EXP_SRC    := $(wildcard tools/runs/experiment/*.c) $(RUNNER_SRC)
 EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
               -fassociative-math -fno-signed-zeros -fno-trapping-math
-# The given files it links: all but chapter 8's model (given/gpt.c and
-# given/heads_lm.c call chapters 7 and 8, which the experiment does not
-# link).
-EXP_LIB_SRC := $(filter-out given/gpt.c given/heads_lm.c,$(LIB_SRC))
 EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
 
 # The book's program, on the reference solutions.
