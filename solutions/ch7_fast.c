@@ -292,7 +292,9 @@ static void mm_block(const float *Ap, const float *Bp, float *C, int i0, int mc,
 /* C = A B.  A (m, n), B (n, p), C (m, p). For each block of MM_KC rows
  * by MM_NC columns of B: the threads pack it together (it is read by
  * all), then share blocks of MM_MB rows of C, each packing its rows of
- * A and running the micro-kernel over them. Every entry of C is one
+ * A and running the micro-kernel over them; a block goes to the next
+ * thread free (dynamic), so a thread slowed by other programs takes
+ * fewer. Every entry of C is one
  * thread's work, over k in the same order: the result does not depend
  * on the number of threads. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
@@ -313,7 +315,7 @@ int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
                     mm_pack_b(B, Bp, s, k0, kc, j0, nc, p);
                 /* (every thread waits here until B is packed) */
                 float Ap[MM_MB * MM_KC]; /* this thread's rows of A */
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
                 for (int i0 = 0; i0 < m; i0 += MM_MB) {
                     const int mc = min_int(MM_MB, m - i0);
                     mm_pack_a(A, Ap, i0, mc, k0, kc, n);
