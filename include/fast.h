@@ -57,9 +57,11 @@ int matmul_blocked(const float *A, const float *B, float *C, int m, int n,
  * keeps in vector registers. */
 int matmul_tiled(const float *A, const float *B, float *C, int m, int n, int p);
 
-/* Step 4, the fast product: step 3 with blocks of MM_MB rows of C shared
- * among threads (OpenMP). Each row is computed by one thread, in the
- * same order, so the result does not depend on the number of threads. */
+/* Step 4, the fast product: blocks of MM_MB rows of C shared among
+ * threads (OpenMP); the reference also packs blocks of A and B and runs
+ * an MM_MR x MM_NR register micro-kernel. Each row is computed by one
+ * thread, in the same order, so the result does not depend on the
+ * number of threads. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p);
 
 /* The block and tile sizes of steps 2 to 4 (floats). */
