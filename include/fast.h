@@ -57,18 +57,28 @@ int matmul_blocked(const float *A, const float *B, float *C, int m, int n,
  * keeps in vector registers. */
 int matmul_tiled(const float *A, const float *B, float *C, int m, int n, int p);
 
-/* Step 4, the fast product: step 3 with blocks of MM_MB rows of C shared
- * among threads (OpenMP). Each row is computed by one thread, in the
- * same order, so the result does not depend on the number of threads. */
+/* Step 4, the fast product: blocks of MM_MB rows of C shared among
+ * threads (OpenMP); the reference also packs blocks of A and B and runs
+ * an MM_MR x MM_NR register micro-kernel. Each row is computed by one
+ * thread, in the same order, so the result does not depend on the
+ * number of threads. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p);
 
 /* The block and tile sizes of steps 2 to 4 (floats). */
 enum {
     MM_KB = 128, /* rows of B in a cache block                  */
     MM_NB = 256, /* columns of B in a cache block               */
-    MM_MB = 32,  /* rows of C in a thread's share (step 4)      */
     MM_TR = 4,   /* rows of the register tile                   */
     MM_TC = 16,  /* columns of the register tile: 2 AVX vectors */
+};
+
+/* Step 4's sizes (floats): the packed blocks and the micro-kernel. */
+enum {
+    MM_KC = 256, /* rows of a packed block of B                 */
+    MM_NC = 256, /* columns of a packed block of B              */
+    MM_MB = 48,  /* rows of C in a thread's share, packed A     */
+    MM_MR = 6,   /* rows of the micro-kernel's tile             */
+    MM_NR = 16,  /* its columns: 2 vectors of 8 floats          */
 };
 
 /* ---------------------------------------------------------------------

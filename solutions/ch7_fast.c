@@ -185,21 +185,145 @@ int matmul_tiled(const float *A, const float *B, float *C, int m, int n, int p)
 /* @end matmul_tiled */
 
 /* ---------------------------------------------------------------------
- * Step 4: threads
+ * Step 4: packing, a register micro-kernel, threads
  * ------------------------------------------------------------------- */
 
 /* @listing matmul_fast */
-/* C = A B, blocks of MM_MB rows of C shared among the threads.
- * A (m, n), B (n, p), C (m, p). A row is one thread's work from start
- * to end, so the sums are added in the same order on any thread count. */
+/* Eight floats that the compiler handles as one value: one AVX
+ * register, added and multiplied as a whole (a GCC and Clang extension,
+ * not ISO C; on a machine with narrower vectors it becomes two or four
+ * of them). a * b + c on two of them is eight fused multiply-adds. */
+typedef float mm_vec __attribute__((vector_size(MM_NR / 2 * sizeof(float))));
+
+/* Pack rows [k0, k0 + kc) by columns [j0, j0 + nc) of B into strips of
+ * MM_NR columns: strip s holds, for each k, its MM_NR floats one after
+ * the next, so that the micro-kernel reads B in the order it uses it.
+ * Columns past p are 0.  Bp (ceil(nc / MM_NR), kc, MM_NR). */
+static void mm_pack_b(const float *B, float *Bp, int s, int k0, int kc, int j0,
+                      int nc, int p)
+{
+    float *dst = Bp + (size_t)s * kc * MM_NR;
+    const int j = j0 + s * MM_NR, cols = min_int(MM_NR, j0 + nc - j);
+    for (int k = 0; k < kc; k++) {
+        const float *b_k = B + (size_t)(k0 + k) * p + j;
+        for (int c = 0; c < MM_NR; c++)
+            dst[k * MM_NR + c] = c < cols ? b_k[c] : 0.0f;
+    }
+}
+
+/* The same for A: rows [i0, i0 + mc) by columns [k0, k0 + kc) in strips
+ * of MM_MR rows, each holding, for each k, its MM_MR floats. Rows past
+ * m are 0.  Ap (ceil(mc / MM_MR), kc, MM_MR). */
+static void mm_pack_a(const float *A, float *Ap, int i0, int mc, int k0, int kc,
+                      int n)
+{
+    for (int r0 = 0; r0 < mc; r0 += MM_MR) {
+        float *dst = Ap + (size_t)r0 * kc;
+        const int rows = min_int(MM_MR, mc - r0);
+        for (int k = 0; k < kc; k++)
+            for (int r = 0; r < MM_MR; r++)
+                dst[k * MM_MR + r] =
+                    r < rows ? A[(size_t)(i0 + r0 + r) * n + k0 + k] : 0.0f;
+    }
+}
+
+/* The micro-kernel: an MM_MR x MM_NR tile of C (ldc floats between its
+ * rows) += a strip of packed A times a strip of packed B, over kc.
+ * The MM_MR x 2 vectors of sums stay in registers for the whole loop:
+ * per k, two loads of B and MM_MR floats of A feed 2 MM_MR vector
+ * multiply-adds. first: the tile starts from 0, not from C. */
+static void mm_kernel(const float *a, const float *b, float *c, int ldc, int kc,
+                      int first)
+{
+    mm_vec acc[MM_MR][2];
+    for (int r = 0; r < MM_MR; r++)
+        for (int v = 0; v < 2; v++) {
+            if (first)
+                acc[r][v] = (mm_vec){0};
+            else
+                memcpy(&acc[r][v], c + r * ldc + v * MM_NR / 2,
+                       sizeof acc[r][v]);
+        }
+    for (int k = 0; k < kc; k++) {
+        mm_vec b0, b1;
+        memcpy(&b0, b + k * MM_NR, sizeof b0);
+        memcpy(&b1, b + k * MM_NR + MM_NR / 2, sizeof b1);
+        for (int r = 0; r < MM_MR; r++) {
+            const float a_r = a[k * MM_MR + r]; /* the same in all lanes */
+            acc[r][0] += a_r * b0;
+            acc[r][1] += a_r * b1;
+        }
+    }
+    for (int r = 0; r < MM_MR; r++)
+        for (int v = 0; v < 2; v++)
+            memcpy(c + r * ldc + v * MM_NR / 2, &acc[r][v], sizeof acc[r][v]);
+}
+
+/* C[i0 .. i0+mc)[j0 .. j0+nc) += packed A block times packed B block,
+ * tile by tile. A tile that sticks out of C is computed, by the same
+ * kernel, in a small tile of its own and then copied in, so that every
+ * entry of C goes through the same operations in the same order. */
+static void mm_block(const float *Ap, const float *Bp, float *C, int i0, int mc,
+                     int j0, int nc, int kc, int p, int first)
+{
+    for (int jr = 0; jr < nc; jr += MM_NR) {
+        const float *b = Bp + (size_t)jr * kc;
+        const int cols = min_int(MM_NR, nc - jr);
+        for (int ir = 0; ir < mc; ir += MM_MR) {
+            const float *a = Ap + (size_t)ir * kc;
+            const int rows = min_int(MM_MR, mc - ir);
+            float *c = C + (size_t)(i0 + ir) * p + j0 + jr;
+            if (rows == MM_MR && cols == MM_NR) {
+                mm_kernel(a, b, c, p, kc, first);
+                continue;
+            }
+            float t[MM_MR * MM_NR]; /* the edge tile */
+            for (int r = 0; r < rows; r++)
+                for (int q = 0; q < cols; q++)
+                    t[r * MM_NR + q] = c[r * p + q];
+            mm_kernel(a, b, t, MM_NR, kc, first);
+            for (int r = 0; r < rows; r++)
+                for (int q = 0; q < cols; q++)
+                    c[r * p + q] = t[r * MM_NR + q];
+        }
+    }
+}
+
+/* C = A B.  A (m, n), B (n, p), C (m, p). For each block of MM_KC rows
+ * by MM_NC columns of B: the threads pack it together (it is read by
+ * all), then share blocks of MM_MB rows of C, each packing its rows of
+ * A and running the micro-kernel over them; a block goes to the next
+ * thread free (dynamic), so a thread slowed by other programs takes
+ * fewer. Every entry of C is one
+ * thread's work, over k in the same order: the result does not depend
+ * on the number of threads. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
 {
     int rc = check_product(A, B, C, m, n, p);
     if (rc != KIT_OK)
         return rc;
-#pragma omp parallel for schedule(static)
-    for (int i0 = 0; i0 < m; i0 += MM_MB)
-        mm_rows(A, B, C, i0, min_int(i0 + MM_MB, m), n, p);
+    float Bp[MM_KC * MM_NC]; /* the packed block of B, shared */
+    for (int j0 = 0; j0 < p; j0 += MM_NC) {
+        const int nc = min_int(MM_NC, p - j0);
+        const int strips = (nc + MM_NR - 1) / MM_NR;
+        for (int k0 = 0; k0 < n; k0 += MM_KC) {
+            const int kc = min_int(MM_KC, n - k0);
+#pragma omp parallel
+            {
+#pragma omp for schedule(static)
+                for (int s = 0; s < strips; s++)
+                    mm_pack_b(B, Bp, s, k0, kc, j0, nc, p);
+                /* (every thread waits here until B is packed) */
+                float Ap[MM_MB * MM_KC]; /* this thread's rows of A */
+#pragma omp for schedule(dynamic)
+                for (int i0 = 0; i0 < m; i0 += MM_MB) {
+                    const int mc = min_int(MM_MB, m - i0);
+                    mm_pack_a(A, Ap, i0, mc, k0, kc, n);
+                    mm_block(Ap, Bp, C, i0, mc, j0, nc, kc, p, k0 == 0);
+                }
+            }
+        }
+    }
     return KIT_OK;
 }
 /* @end matmul_fast */

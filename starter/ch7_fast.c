@@ -63,12 +63,16 @@ int matmul_tiled(const float *A, const float *B, float *C, int m, int n, int p)
 /* @end matmul_tiled */
 
 /* @listing matmul_fast */
-/* Exercise 7.4. C = A B, exercise 7.3 with threads.
- * A (m, n), B (n, p), C (m, p). Cut the rows of C into blocks of MM_MB
- * and put "#pragma omp parallel for" before the loop over blocks; each
- * iteration runs exercise 7.3's row helper on its own rows. Every row
- * is then one thread's work, added in one order: the result must be
- * the same, bit for bit, for 1 thread and for 2. */
+/* Exercise 7.4. C = A B, exercise 7.3 with threads (and, for speed,
+ * packing and a micro-kernel). A (m, n), B (n, p), C (m, p).
+ * Cut the rows of C into blocks of MM_MB and put "#pragma omp parallel
+ * for" before the loop over blocks; each iteration computes its own
+ * rows: exercise 7.3's row helper will do. Faster: pack a block of
+ * MM_KC x MM_NC of B and each block of A into strips of MM_NR columns
+ * and MM_MR rows, and keep an MM_MR x MM_NR tile of C in GCC vector
+ * types while k runs. Every row is one thread's work, added in one
+ * order: the result must be the same, bit for bit, for 1 thread and
+ * for 2. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
 {
     (void)A, (void)B, (void)C, (void)m, (void)n, (void)p;

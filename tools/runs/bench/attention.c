@@ -12,6 +12,16 @@
  *   matmul_ch1, matmul_ikj, matmul_blocked, matmul_tiled, matmul_fast
  *                    C = A B with A (T, 512), B (512, 512): the shape of
  *                    one projection
+ *   openblas         the same product by OpenBLAS's cblas_sgemm(), "what
+ *                    a library gives", on THREADS threads; loaded at run
+ *                    time (libopenblas.so.0), and exit status 3 with a
+ *                    note when it is not installed
+ *   peak             the machine's peak: THREADS threads each running
+ *                    independent multiply-adds on vectors of 128, 256
+ *                    and 512 bits (GCC vector types, fused into FMAs by
+ *                    -ffp-contract=fast); one line per width, impl
+ *                    peak128, peak256, peak512, T = 0. The fastest
+ *                    width is the one the machine has.
  *   scratch          prints flash_scratch_size(T, d_head, FLASH_BQ,
  *                    FLASH_BK) in floats for the layer's d_head, and exits
  * The layer is d_model 512 with 8 heads, weights from
@@ -32,6 +42,7 @@
 #include "mha.h"
 #include "rng.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,11 +86,99 @@ static int cmp_double(const void *a, const void *b)
 static double flops(const char *impl, int T)
 {
     const double d = D_MODEL, t = T;
-    if (strncmp(impl, "matmul_", 7) == 0)
+    if (strncmp(impl, "matmul_", 7) == 0 || strcmp(impl, "openblas") == 0)
         return 2.0 * t * d * d;
     const double pairs =
         strcmp(impl, "flash_noncausal") == 0 ? t * t : t * (t + 1) / 2;
     return 8.0 * t * d * d + 4.0 * d * pairs;
+}
+
+/* The peak: NACC independent chains acc = acc * b + c on vectors of
+ * W bytes, iters times over, on every thread at once. Each chain waits
+ * for its own previous result only, so with enough of them the
+ * multiply-add units never wait; NACC = 10 covers 2 units with a
+ * latency of 5 cycles and leaves registers for b and c. Returns the
+ * sum of the lanes, which keeps the work from being optimised away. */
+enum { PEAK_NACC = 10 };
+#define PEAK_KERNEL(NAME, W)                                                   \
+    static float NAME(long iters, float b0, float c0)                          \
+    {                                                                          \
+        typedef float vec __attribute__((vector_size(W)));                     \
+        vec acc[PEAK_NACC], b = (vec){0} + b0, c = (vec){0} + c0;              \
+        for (int a = 0; a < PEAK_NACC; a++)                                    \
+            acc[a] = (vec){0} + (float)a;                                      \
+        for (long it = 0; it < iters; it++)                                    \
+            for (int a = 0; a < PEAK_NACC; a++)                                \
+                acc[a] = acc[a] * b + c;                                       \
+        float s = 0;                                                           \
+        for (int a = 0; a < PEAK_NACC; a++)                                    \
+            for (int l = 0; l < (int)(W / sizeof(float)); l++)                 \
+                s += acc[a][l];                                                \
+        return s;                                                              \
+    }
+PEAK_KERNEL(peak_16, 16)
+PEAK_KERNEL(peak_32, 32)
+PEAK_KERNEL(peak_64, 64)
+
+/* b and c from a volatile, so that the compiler cannot fold the chains */
+static volatile float peak_b = 0.999999f, peak_c = 1e-7f;
+
+static void peak(int threads, int reps)
+{
+    float (*const kernels[])(long, float, float) = {peak_16, peak_32, peak_64};
+    const long iters = 20000000; /* about 0.03 s at 128 bits */
+    for (int w = 0; w < 3; w++) {
+        const int bytes = 16 << w;
+        const long n_it = iters / (bytes / 16); /* the same flops each */
+        double best = 0;
+        float sink = 0;
+        for (int k = 0; k <= reps; k++) { /* k = 0: the warm-up */
+            const double t0 = now_ms();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+            sink += kernels[w](n_it, peak_b, peak_c);
+            const double ms = now_ms() - t0;
+            if (k > 0 && (best == 0 || ms < best))
+                best = ms;
+        }
+        const double flops = 2.0 * PEAK_NACC * (bytes / 4) * (double)n_it;
+        /* the fastest run: the peak is what the machine can do */
+        printf("peak%d,0,%d,%.3f,%.2f,0\n", bytes * 8, threads, best,
+               threads * flops / (best * 1e6));
+        if (sink == 12345.0f) /* never: uses the sums */
+            printf("#\n");
+    }
+}
+
+/* OpenBLAS's C interface, declared here (no header needed): row-major
+ * (101), no transposes (111). */
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *,
+                         int, const float *, int, float, float *, int);
+static sgemm_fn blas_sgemm;
+
+static int openblas_product(const float *A, const float *B, float *C, int m,
+                            int n, int p)
+{
+    blas_sgemm(101, 111, 111, m, p, n, 1.0f, A, n, B, p, 0.0f, C, p);
+    return KIT_OK;
+}
+
+/* Loads libopenblas.so.0 and sets its thread count; 0 when absent. A
+ * symbol's address is copied into the function pointer with memcpy: ISO
+ * C has no conversion from void * to a function pointer. */
+static int openblas_load(int threads)
+{
+    void *lib = dlopen("libopenblas.so.0", RTLD_NOW);
+    void *f = lib ? dlsym(lib, "cblas_sgemm") : NULL;
+    void *t = lib ? dlsym(lib, "openblas_set_num_threads") : NULL;
+    if (!f)
+        return 0;
+    memcpy(&blas_sgemm, &f, sizeof f);
+    if (t) {
+        void (*set_threads)(int);
+        memcpy(&set_threads, &t, sizeof t);
+        set_threads(threads);
+    }
+    return 1;
 }
 
 static void fail(const char *what, int rc)
@@ -96,7 +195,8 @@ int main(int argc, char **argv)
     }
     const char *impl = argv[1];
     const int T = atoi(argv[2]), threads = atoi(argv[3]), reps = atoi(argv[4]);
-    if (T <= 0 || threads <= 0 || reps <= 0 || reps > 100) {
+    if (T < (strcmp(impl, "peak") == 0 ? 0 : 1) || threads <= 0 || reps <= 0 ||
+        reps > 100) {
         fprintf(stderr, "bench: T, THREADS, REPS must be positive\n");
         return 2;
     }
@@ -108,6 +208,10 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
+    if (strcmp(impl, "peak") == 0) {
+        peak(threads, reps);
+        return 0;
+    }
     struct mha_config cfg = {D_MODEL, N_HEADS, strcmp(impl, "flash_noncausal")};
     struct mha_weights w;
     if (mha_weights_alloc(&w, &cfg) != KIT_OK ||
@@ -136,6 +240,15 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof products / sizeof products[0]; k++)
         if (strcmp(impl, products[k].name) == 0)
             product = products[k].f;
+    if (strcmp(impl, "openblas") == 0) {
+        if (!openblas_load(threads)) {
+            fprintf(stderr, "bench: OpenBLAS (libopenblas.so.0 with "
+                            "cblas_sgemm) is not installed: no openblas "
+                            "row\n");
+            return 3;
+        }
+        product = openblas_product;
+    }
     const int fused = strcmp(impl, "ch3_fused") == 0;
     const int flash = strncmp(impl, "flash", 5) == 0;
     if (!product && !fused && !flash) {
@@ -143,7 +256,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int used_threads = threads;
-    if (fused || (product && product != matmul_fast))
+    if (fused ||
+        (product && product != matmul_fast && product != openblas_product))
         used_threads = 1;
 
     const long long base = peak_rss();

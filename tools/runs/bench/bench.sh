@@ -7,7 +7,10 @@
 #   torch            PyTorch's nn.MultiheadAttention(need_weights=False),
 #                    when /usr/bin/python3 can import torch
 # and the steps of matmul_fast() on one projection, (T, 512) x (512, 512)
-# at T = BENCH_MATMUL_T. Every configuration runs in a fresh process
+# at T = BENCH_MATMUL_T; the machine's multiply-add peak per thread
+# (impl peak128/256/512: the widest vector that pays is the machine's);
+# matmul_fast() and OpenBLAS's cblas_sgemm() on 1 thread and on
+# BENCH_THREADS, at BENCH_MATMUL_T and BENCH_MATMUL_BIG. Every configuration runs in a fresh process
 # (tools/runs/bench/attention.c, tools/runs/bench/torch_mha.py), which prints the
 # median of BENCH_REPS timed calls after a warm-up, and the growth of
 # its own peak resident memory.
@@ -16,6 +19,8 @@
 #   environment (defaults): BENCH_T="256 512 1024 2048 4096"
 #     BENCH_CH3_MAX=1024 BENCH_REPS=5 BENCH_THREADS=<nproc>
 #     BENCH_MATMUL_T=1024 BENCH_CH3_REPS=3 (chapter 3 at T >= 1024)
+#     BENCH_MATMUL_BIG=4096 (matmul_fast and OpenBLAS at this T too;
+#     empty: not)
 #
 # Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes) and
 # OUTDIR/summary.txt (the table, the ratios, the load), and prints both.
@@ -27,6 +32,7 @@ reps=${BENCH_REPS:-5}
 threads=${BENCH_THREADS:-$(nproc)}
 mm_T=${BENCH_MATMUL_T:-1024}
 ch3_reps=${BENCH_CH3_REPS:-3}
+mm_big=${BENCH_MATMUL_BIG-4096}
 mkdir -p "$out"
 csv=$out/attention.csv
 tmp=$csv.tmp
@@ -60,6 +66,22 @@ for impl in matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast; do
     t=$threads; [ $impl = matmul_fast ] || t=1
     run $impl "$mm_T" "$t" "$reps"
 done
+# the limit: the machine's peak on 1 thread and on all, and what a
+# library (OpenBLAS) gives, beside matmul_fast on the same thread counts
+run peak 0 1 3
+[ "$threads" -eq 1 ] || run peak 0 "$threads" 3
+blas=yes
+for T in $mm_T $mm_big; do
+    for t in 1 $threads; do
+        [ "$T" = "$mm_T" ] && [ "$t" = "$threads" ] || run matmul_fast "$T" "$t" "$reps"
+        [ $blas = yes ] || continue
+        echo "  openblas T=$T threads=$t" >&2
+        rc=0
+        OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" openblas "$T" "$t" "$reps" >>"$tmp" || rc=$?
+        [ $rc -eq 0 ] || { blas=no; [ $rc -eq 3 ] || exit $rc; }
+        [ "$threads" -ne 1 ] || break
+    done
+done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 mv "$tmp" "$csv"
 # what the book quotes about the run itself
@@ -81,11 +103,15 @@ mv "$tmp" "$csv"
     echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores;" \
          "threads $threads; load average $load_before before, $load_after after."
     [ $torch = yes ] || echo "PyTorch is not importable by /usr/bin/python3 (make deps-dev): no torch rows."
+    [ $blas = yes ] || echo "OpenBLAS (libopenblas.so.0) is not installed (make deps-dev): no openblas rows."
     echo
     column -s, -t "$csv"
     echo
-    awk -F, -v torch=$torch '
-        NR > 1 { ms[$1, $2] = $4; peak[$1, $2] = $6; gf[$1, $2] = $5; seen[$2] = 1 }
+    awk -F, -v torch=$torch -v threads="$threads" '
+        # the first row of an impl at a T is the one on BENCH_THREADS
+        NR > 1 && !(($1, $2) in ms) { ms[$1, $2] = $4; peak[$1, $2] = $6; gf[$1, $2] = $5; seen[$2] = 1 }
+        NR > 1 {
+                 nrow++; impl[nrow] = $1; Tr[nrow] = $2; thr[nrow] = $3; gfr[nrow] = $5 }
         function ratio(a, b) { return b > 0 ? sprintf("%.1fx", a / b) : "-" }
         END {
             printf "%6s  %14s  %14s  %16s  %18s\n", "T", "torch/flash", "ch3/flash",
@@ -105,11 +131,34 @@ mv "$tmp" "$csv"
             print "matmul steps, (T, 512) x (512, 512), GFLOP/s:"
             n = split("matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast", names, " ")
             for (k = 1; k <= n; k++)
-                for (key in gf) {
-                    split(key, parts, SUBSEP)
-                    if (parts[1] == names[k])
-                        printf "  %-15s %8.2f\n", names[k], gf[key]
+                for (r = 1; r <= nrow; r++)
+                    if (impl[r] == names[k]) {
+                        printf "  %-15s %8.2f\n", names[k], gfr[r]
+                        break
+                    }
+            # the peak: the fastest vector width, per thread count
+            for (r = 1; r <= nrow; r++) if (impl[r] ~ /^peak/) {
+                t = thr[r]
+                if (gfr[r] > pk[t]) { pk[t] = gfr[r]; width[t] = substr(impl[r], 5) }
+            }
+            print ""
+            if (!(1 in pk)) { print "(no peak measured)" }
+            else {
+                printf "The limit: multiply-add peak %.1f GFLOP/s on 1 thread (vectors of %s bits)", pk[1], width[1]
+                if (threads in pk && threads != 1)
+                    printf ", %.1f on %d threads together (%.1f per thread)", pk[threads], threads, pk[threads] / threads
+                print "."
+                print "Each row as a fraction of the peak on its own thread count:"
+                printf "  %-16s %6s %8s %8s  %s\n", "impl", "T", "threads", "GFLOP/s", "of peak"
+                for (r = 1; r <= nrow; r++) {
+                    if (impl[r] !~ /^(matmul_|openblas|flash)/ || !(thr[r] in pk)) continue
+                    if (impl[r] ~ /^flash/ && Tr[r] != 1024 && Tr[r] != 4096) continue
+                    printf "  %-16s %6d %8d %8.1f  %5.0f %%\n", impl[r], Tr[r], thr[r], gfr[r], 100 * gfr[r] / pk[thr[r]]
                 }
+                for (r = 1; r <= nrow; r++)
+                    if (impl[r] == "matmul_fast" && thr[r] == threads && (Tr[r] == 1024 || Tr[r] == 4096))
+                        goal(sprintf("matmul_fast >= 50%% of the %d-thread peak, T=%d", threads, Tr[r]), gfr[r], pk[threads], 0.5)
+            }
             print ""
             print "Goals (issue 14), this run:"
             if (torch == "yes") {
