@@ -197,9 +197,12 @@ $(OUT)/$(IMPL)/%.o: $(IMPL)/%.c tools/harness/leakcheck.h
 	@mkdir -p $(dir $@)
 	@$(LOOP_ENV) sh tools/loop/cc.sh $@ $< $(CC) $(CPPFLAGS) $(STUDENT_CFLAGS) -c -o $@ $<
 
+# The kit's own files. A file that no longer compiles leaves no object
+# behind (the compiler keeps the old one), so that tools/loop/test.sh
+# stops instead of linking, or running, what an older version built.
 $(B)/%.o:
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@) || { rm -f $@; exit 1; }
 
 # The shared checks name an earlier chapter's stubs only to a chapter that
 # needs it: they read the table's needs as "N:n n ...;" per chapter.

@@ -3,6 +3,8 @@
 #   - a chapter 3 file that does not compile stops neither make test CH=1
 #     nor chapters 1 and 2 of make test, and the kit explains it in one
 #     line (file, function) above the compiler's message;
+#   - a kit file that does not compile stops the run in one line, and
+#     the binary an older version built is never run;
 #   - a warning stops nothing for a student, but fails under STRICT=1;
 #   - a stub renamed by mistake: the kit names the missing function;
 #   - a misspelt TEST and an unknown CH are named, with the nearest tests;
@@ -55,6 +57,17 @@ if has "$out" "error: starter/ch3_mha.c does not compile, in mha_check_config()"
     ok "make test explains the broken file in one line, skips chapters $skip, runs the others; JUnit counts all $total"
 else fail "make test with a broken ch3_mha.c:"; printf '%s\n' "$out" | head -n 12; fi
 cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
+
+# 1b. A kit file that does not compile (tests/check.c) after a run that
+#     built the binary: one line says so, and the old binary is not run.
+cp tests/check.c "$work/check.c.orig"
+echo 'int kit_broken(' >> "$kit/tests/check.c"
+out=$(m test CH=1); rc=$?
+if [ $rc -ne 0 ] && has "$out" "error: the kit's own file tests/check.c does not compile" &&
+   [ -z "$(summary "$out")" ] && ! printf '%s\n' "$out" | grep -qE '^  (FAIL|ok) '; then
+    ok "a kit file that does not compile stops make test in one line; the old binary is not run"
+else fail "make test with a broken tests/check.c (status $rc) ran something or said:"; printf '%s\n' "$out" | tail -n 4; fi
+cp "$work/check.c.orig" "$kit/tests/check.c"
 
 # 2. A warning: shown, not fatal; fatal under STRICT=1.
 sed -i '0,/return KIT_E_TODO;/s//int unused_x; return KIT_E_TODO;/' "$kit/starter/ch3_mha.c"
