@@ -59,7 +59,11 @@ typedef int (*product_fn)(const float *, const float *, float *, int, int, int);
 
 /* Shapes that fill no tile evenly: 1 x 1, fewer rows than a register
  * tile, n just past a cache block (MM_KB = 128), p past MM_NB = 256,
- * m past a thread's block (MM_MB = 32) and not a multiple of MM_TR. */
+ * m past a thread's block (MM_MB = 32) and not a multiple of MM_TR.
+ * They run in this order and a test stops at the first that fails, so
+ * the small ones fail first: the hints of matmul_tiled_ragged and
+ * matmul_fast_ragged (tests/hints/ch7.txt) name them all, not only the
+ * large ones. */
 static const int product_shapes[][3] = {
     {1, 1, 1},    {3, 7, 5},      {5, 13, 17},
     {7, 129, 33}, {37, 130, 263}, {66, 20, 19},
