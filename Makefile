@@ -97,7 +97,7 @@ set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
 
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            --exercises $(EXERCISES) $(if $(SAN),--san-log $(OUT)/sanitizer.log) \
-           --state $(OUT)/progress \
+           --state $(OUT)/progress --book $(B)/book.html \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all

@@ -103,6 +103,17 @@ out=$(m progress)
 if has "$out" "Chapter 5" && has "$out" "Next: Exercise 1.1, matmul() in starter/ch1_attention.c. Read section 1."; then
     ok "make progress shows every chapter and the next exercise with its section"
 else fail "make progress: $out"; fi
+# The section is in the rendered book, at the id pandoc gave its heading
+# (70-book checks that every exercise's section is there, by number).
+sec=$(printf '%s\n' "$out" | sed -n 's/^Next: .* Read section \([0-9.]*\), .*/\1/p')
+if has "$out" "in the book: make book-html, then open build/book.html at section $sec." &&
+   ! has "$out" "chapters/"; then ok "without the book, the next exercise says how to render it"
+else fail "make progress without build/book.html: $(printf '%s\n' "$out" | grep '^Next')"; fi
+printf '<h2 data-number="%s" id="probe-anchor"><span>%s</span> Title</h2>\n' "$sec" "$sec" >"$kit/build/book.html"
+out=$(m progress)
+has "$out" "in the book: build/book.html#probe-anchor" && ok "the next exercise points at build/book.html#<the section's id>" ||
+    fail "make progress with a book: $(printf '%s\n' "$out" | grep '^Next')"
+rm -f "$kit/build/book.html"
 
 # 5. SAN=1: a read past the end of A in the solutions' matmul.
 sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k <= n; k++)/' "$kit/solutions/ch1_attention.c"
