@@ -3,12 +3,14 @@
 #   - a chapter 3 file that does not compile stops neither make test CH=1
 #     nor chapters 1 and 2 of make test, and the kit explains it in one
 #     line (file, function) above the compiler's message;
+#   - a binary file saved as a source gets one line;
 #   - a kit file that does not compile stops the run in one line, and
 #     the binary an older version built is never run;
 #   - a warning stops nothing for a student, but fails under STRICT=1;
 #   - a stub renamed by mistake: the kit names the missing function;
 #   - a misspelt TEST and an unknown CH are named, with the nearest tests;
-#   - make progress names the next exercise and its book section;
+#   - make progress names the next exercise and its section in the
+#     rendered book (build/book.html#id), never the raw Markdown;
 #   - under SAN=1 a planted out-of-bounds read shows the sanitizer's
 #     summary line and the student's line, the full report goes to a log
 #     under build/, and no rerun suggestion drops or repeats SAN=1;
@@ -68,6 +70,18 @@ if [ $rc -ne 0 ] && has "$out" "error: the kit's own file tests/check.c does not
     ok "a kit file that does not compile stops make test in one line; the old binary is not run"
 else fail "make test with a broken tests/check.c (status $rc) ran something or said:"; printf '%s\n' "$out" | tail -n 4; fi
 cp "$work/check.c.orig" "$kit/tests/check.c"
+
+# 1c. A binary file saved as a source: one line, no escaped bytes, no
+#     grep complaining about binary input.
+head -c 200000 /dev/urandom >"$kit/starter/ch1_attention.c"
+out=$(m test CH=1)
+bytes=$(printf '%s' "$out" | wc -c)
+if has "$out" "error: starter/ch1_attention.c is not C source text: it holds binary data" &&
+   [ "$(printf '%s\n' "$out" | grep -c 'ch1_attention.c')" -le 2 ] && [ "$bytes" -lt 1000 ] &&
+   ! has "$out" "binary file matches"; then
+    ok "a binary file saved as starter/ch1_attention.c: one line ($bytes bytes of output)"
+else fail "a binary starter/ch1_attention.c gave $bytes bytes:"; printf '%s\n' "$out" | head -c 600; echo; fi
+cp starter/ch1_attention.c "$kit/starter/ch1_attention.c"
 
 # 2. A warning: shown, not fatal; fatal under STRICT=1.
 sed -i '0,/return KIT_E_TODO;/s//int unused_x; return KIT_E_TODO;/' "$kit/starter/ch3_mha.c"

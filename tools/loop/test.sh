@@ -40,7 +40,7 @@ mkdir -p "$OUT"
 rm -f "$OUT/step1.ok"
 { $MAKE -k -s --no-print-directory objects "$(binary "$want")" WANT="$want" \
     DEBUG="${DEBUG:-}" SAN="${SAN:-}" LINK_LOG="$OUT/link.log" 2>&1 && : >"$OUT/step1.ok"; } |
-    grep -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
+    grep -a -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
 step1_ok=false
 [ -e "$OUT/step1.ok" ] && step1_ok=true && rm -f "$OUT/step1.ok"
 
