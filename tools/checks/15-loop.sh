@@ -15,7 +15,8 @@
 #     summary line and the student's line, the full report goes to a log
 #     under build/, and no rerun suggestion drops or repeats SAN=1;
 #   - make watch without inotifywait and make debug without gdb say how
-#     to install them.
+#     to install them; make watch on a terminal leaves with status 0 on
+#     Ctrl-C and keeps its header in sight on a run taller than the screen.
 set -u
 . tools/checks/lib.sh
 has() { printf '%s\n' "$1" | grep -qF -- "$2"; }
@@ -166,6 +167,32 @@ cp "$work/ch3.orig" "$kit/starter/ch3_mha.c"
 out=$(make --no-print-directory -s -C "$kit" watch INOTIFYWAIT=no-such-inotifywait 2>&1)
 has "$out" "apt-get install inotify-tools" && ok "make watch without inotifywait says how to install it" ||
     fail "make watch without inotifywait: $out"
+# 6b. make watch on a terminal (a pty from script(1)) of 16 rows: a
+#     failing run taller than that keeps the header in sight, and Ctrl-C
+#     (the byte 0x03, which the pty turns into SIGINT for its foreground
+#     process group) leaves with status 0, not make's 130.
+if command -v inotifywait >/dev/null 2>&1 && command -v script >/dev/null 2>&1; then
+    mkfifo "$work/tty-in"
+    timeout 120 script -qec "stty rows 16 cols 100; make --no-print-directory -s -C $kit watch CH=1" /dev/null \
+        <"$work/tty-in" >"$work/watch.out" 2>&1 &
+    spid=$!
+    exec 3>"$work/tty-in"
+    for _ in $(seq 1 200); do grep -q 'passed, ' "$work/watch.out" && break; sleep 0.3; done
+    sleep 1 # inotifywait is waiting
+    printf '\003' >&3
+    wait $spid; rc=$?
+    exec 3>&-
+    screen=$(tr -d '\r' <"$work/watch.out" | awk '/make watch: / { n = 0; p = 1; sub(/.*make watch: /, "make watch: ") }
+        p { n += length($0) > 100 ? int((length($0) + 99) / 100) : 1 } /\^C/ { print n; exit }')
+    if [ "$rc" = 0 ] && grep -q 'watch: stopped.' "$work/watch.out"; then
+        ok "make watch: Ctrl-C on a terminal leaves with status 0"
+    else fail "make watch: Ctrl-C left with status $rc: $(tr -d '\r' <"$work/watch.out" | tail -n 3)"; fi
+    if [ -n "$screen" ] && [ "$screen" -le 16 ] && grep -q 'left out to keep the header in sight' "$work/watch.out"; then
+        ok "make watch: a failing run taller than 16 rows is cut to the screen, header kept ($screen rows)"
+    else fail "make watch on 16 rows: header to Ctrl-C took '${screen}' rows:"; tr -d '\r' <"$work/watch.out" | head -n 20; fi
+else
+    echo "  (make watch's Ctrl-C and screen: not checked, inotifywait or script is missing)"
+fi
 out=$(make --no-print-directory -s -C "$kit" debug TEST=matmul_golden GDB=no-such-gdb 2>&1)
 has "$out" "apt-get install gdb" && ok "make debug without gdb says how to install it" || fail "make debug without gdb: $out"
 exit $status
