@@ -237,13 +237,13 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
-DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
+DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck
 
 ## deps: install the Debian packages the kit needs (does nothing if present)
 deps:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES)
 
-## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
+## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium and node, epubcheck)
 deps-dev:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 
