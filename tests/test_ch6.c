@@ -1122,14 +1122,16 @@ KIT_TEST(gqa_decode_cache_shape,
     random_layer(&R, T, D, H, G, 721);
     struct gqa_config cfg = {D, H, G, 0};
     struct kv_cache c, big;
-    float out[D];
+    float *out = kit_output(D); /* guarded: a write past d_model is named */
     if (!new_cache(&c, T, G, DH))
         goto end;
     int ok = 1;
     for (int t = 0; ok && t < T; t++)
         ok = KIT_EXPECT_STATUS(
-            "gqa_decode_step(4 heads, 2 K/V heads)",
-            gqa_decode_step(&cfg, &R.w, &c, R.X + t * D, out), KIT_OK);
+                 "gqa_decode_step(4 heads, 2 K/V heads)",
+                 gqa_decode_step(&cfg, &R.w, &c, R.X + t * D, out), KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS("gqa_decode_step(4 heads, 2 K/V heads)",
+                                  "out", out, D);
     /* the cache's K/V head j holds x_p W_k's columns j*DH .. */
     for (int j = 0; ok && j < G; j++) {
         double want[T * DH];
@@ -1159,6 +1161,7 @@ KIT_TEST(gqa_decode_cache_shape,
     }
     kv_cache_free(&c);
 end:
+    kit_output_free(out);
     random_layer_free(&R);
 }
 

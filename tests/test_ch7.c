@@ -59,7 +59,11 @@ typedef int (*product_fn)(const float *, const float *, float *, int, int, int);
 
 /* Shapes that fill no tile evenly: 1 x 1, fewer rows than a register
  * tile, n just past a cache block (MM_KB = 128), p past MM_NB = 256,
- * m past a thread's block (MM_MB) and not a multiple of MM_TR. */
+ * m past a thread's block (MM_MB) and not a multiple of MM_TR.
+ * They run in this order and a test stops at the first that fails, so
+ * the small ones fail first: the hints of matmul_tiled_ragged and
+ * matmul_fast_ragged (tests/hints/ch7.txt) name them all, not only the
+ * large ones. */
 static const int product_shapes[][3] = {
     {1, 1, 1},    {3, 7, 5},      {5, 13, 17},
     {7, 129, 33}, {37, 130, 263}, {66, 20, 19},
@@ -810,43 +814,57 @@ KIT_TEST(fast_threads_identical,
     enum { M = 150, N = 70, P = 90 };
     float *A = random_floats(M * N, -1, 1, 5),
           *B = random_floats(N * P, -1, 1, 6);
-    float *C1 = kit_alloc(M * P * sizeof(float));
-    float *C2 = kit_alloc(M * P * sizeof(float));
+    /* guarded, as every output below: a write past the end is named */
+    float *C1 = kit_output(M * P), *C2 = kit_output(M * P);
     omp_set_num_threads(1);
     int ok = KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 1 thread",
-                               matmul_fast(A, B, C1, M, N, P), KIT_OK);
+                               matmul_fast(A, B, C1, M, N, P), KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS("matmul_fast(A, B, C, 150, 70, 90) on 1 "
+                                  "thread",
+                                  "C", C1, M * P);
     omp_set_num_threads(2);
-    ok = ok && KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 2 "
-                                 "threads",
-                                 matmul_fast(A, B, C2, M, N, P), KIT_OK);
+    ok = ok &&
+         KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 2 "
+                           "threads",
+                           matmul_fast(A, B, C2, M, N, P), KIT_OK) &&
+         KIT_EXPECT_IN_BOUNDS("matmul_fast(A, B, C, 150, 70, 90) on 2 threads",
+                              "C", C2, M * P);
     ok = ok && KIT_CHECK(memcmp(C1, C2, sizeof(float) * M * P) == 0,
                          "matmul_fast gives different bits on 1 thread and "
                          "on 2: a row of C must be one thread's work from "
                          "start to end (share whole rows, never the sum "
                          "over k), and nothing may depend on which thread "
                          "runs it");
-    free(A), free(B), free(C1), free(C2);
+    free(A), free(B), kit_output_free(C1), kit_output_free(C2);
     for (int causal = 0; ok && causal <= 1; causal++) {
         struct layer7 L;
         layer7_random(&L, 70, 32, 4, causal, 88 + causal);
-        float o1[70 * 32], o2[70 * 32];
+        float *o1 = kit_output(70 * 32), *o2 = kit_output(70 * 32);
         omp_set_num_threads(1);
         ok = KIT_EXPECT_STATUS("mha_forward_flash(T 70, d_model 32, 4 heads) "
                                "on 1 thread",
                                mha_forward_flash(&L.cfg, &L.w, L.X, o1, 70),
-                               KIT_OK);
+                               KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS("mha_forward_flash(T 70, d_model 32, 4 "
+                                  "heads) on 1 thread",
+                                  "out", o1, 70 * 32);
         omp_set_num_threads(2);
-        ok = ok && KIT_EXPECT_STATUS(
-                       "mha_forward_flash(T 70, d_model 32, 4 "
-                       "heads) on 2 threads",
-                       mha_forward_flash(&L.cfg, &L.w, L.X, o2, 70), KIT_OK);
-        ok = ok && KIT_CHECK(memcmp(o1, o2, sizeof o1) == 0,
+        ok = ok &&
+             KIT_EXPECT_STATUS("mha_forward_flash(T 70, d_model 32, 4 "
+                               "heads) on 2 threads",
+                               mha_forward_flash(&L.cfg, &L.w, L.X, o2, 70),
+                               KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS("mha_forward_flash(T 70, d_model 32, 4 "
+                                  "heads) on 2 threads",
+                                  "out", o2, 70 * 32);
+        ok = ok && KIT_CHECK(memcmp(o1, o2, sizeof(float) * 70 * 32) == 0,
                              "mha_forward_flash (causal %d) gives different "
                              "bits on 1 thread and on 2: give each thread "
                              "its own scratch (block kit_thread_id() of "
                              "kit_max_threads()), and let each head be one "
                              "thread's work",
                              causal);
+        kit_output_free(o1), kit_output_free(o2);
         layer7_free(&L);
     }
 #else

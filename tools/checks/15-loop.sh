@@ -3,15 +3,20 @@
 #   - a chapter 3 file that does not compile stops neither make test CH=1
 #     nor chapters 1 and 2 of make test, and the kit explains it in one
 #     line (file, function) above the compiler's message;
+#   - a binary file saved as a source gets one line;
+#   - a kit file that does not compile stops the run in one line, and
+#     the binary an older version built is never run;
 #   - a warning stops nothing for a student, but fails under STRICT=1;
 #   - a stub renamed by mistake: the kit names the missing function;
 #   - a misspelt TEST and an unknown CH are named, with the nearest tests;
-#   - make progress names the next exercise and its book section;
+#   - make progress names the next exercise and its section in the
+#     rendered book (build/book.html#id), never the raw Markdown;
 #   - under SAN=1 a planted out-of-bounds read shows the sanitizer's
 #     summary line and the student's line, the full report goes to a log
 #     under build/, and no rerun suggestion drops or repeats SAN=1;
 #   - make watch without inotifywait and make debug without gdb say how
-#     to install them.
+#     to install them; make watch on a terminal leaves with status 0 on
+#     Ctrl-C and keeps its header in sight on a run taller than the screen.
 set -u
 . tools/checks/lib.sh
 has() { printf '%s\n' "$1" | grep -qF -- "$2"; }
@@ -56,6 +61,29 @@ if has "$out" "error: starter/ch3_mha.c does not compile, in mha_check_config()"
 else fail "make test with a broken ch3_mha.c:"; printf '%s\n' "$out" | head -n 12; fi
 cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
 
+# 1b. A kit file that does not compile (tests/check.c) after a run that
+#     built the binary: one line says so, and the old binary is not run.
+cp tests/check.c "$work/check.c.orig"
+echo 'int kit_broken(' >> "$kit/tests/check.c"
+out=$(m test CH=1); rc=$?
+if [ $rc -ne 0 ] && has "$out" "error: the kit's own file tests/check.c does not compile" &&
+   [ -z "$(summary "$out")" ] && ! printf '%s\n' "$out" | grep -qE '^  (FAIL|ok) '; then
+    ok "a kit file that does not compile stops make test in one line; the old binary is not run"
+else fail "make test with a broken tests/check.c (status $rc) ran something or said:"; printf '%s\n' "$out" | tail -n 4; fi
+cp "$work/check.c.orig" "$kit/tests/check.c"
+
+# 1c. A binary file saved as a source: one line, no escaped bytes, no
+#     grep complaining about binary input.
+head -c 200000 /dev/urandom >"$kit/starter/ch1_attention.c"
+out=$(m test CH=1)
+bytes=$(printf '%s' "$out" | wc -c)
+if has "$out" "error: starter/ch1_attention.c is not C source text: it holds binary data" &&
+   [ "$(printf '%s\n' "$out" | grep -c 'ch1_attention.c')" -le 2 ] && [ "$bytes" -lt 1000 ] &&
+   ! has "$out" "binary file matches"; then
+    ok "a binary file saved as starter/ch1_attention.c: one line ($bytes bytes of output)"
+else fail "a binary starter/ch1_attention.c gave $bytes bytes:"; printf '%s\n' "$out" | head -c 600; echo; fi
+cp starter/ch1_attention.c "$kit/starter/ch1_attention.c"
+
 # 2. A warning: shown, not fatal; fatal under STRICT=1.
 sed -i '0,/return KIT_E_TODO;/s//int unused_x; return KIT_E_TODO;/' "$kit/starter/ch3_mha.c"
 out=$(m test CH=3)
@@ -90,6 +118,17 @@ out=$(m progress)
 if has "$out" "Chapter 5" && has "$out" "Next: Exercise 1.1, matmul() in starter/ch1_attention.c. Read section 1."; then
     ok "make progress shows every chapter and the next exercise with its section"
 else fail "make progress: $out"; fi
+# The section is in the rendered book, at the id pandoc gave its heading
+# (70-book checks that every exercise's section is there, by number).
+sec=$(printf '%s\n' "$out" | sed -n 's/^Next: .* Read section \([0-9.]*\), .*/\1/p')
+if has "$out" "in the book: make book-html, then open build/book.html at section $sec." &&
+   ! has "$out" "chapters/"; then ok "without the book, the next exercise says how to render it"
+else fail "make progress without build/book.html: $(printf '%s\n' "$out" | grep '^Next')"; fi
+printf '<h2 data-number="%s" id="probe-anchor"><span>%s</span> Title</h2>\n' "$sec" "$sec" >"$kit/build/book.html"
+out=$(m progress)
+has "$out" "in the book: build/book.html#probe-anchor" && ok "the next exercise points at build/book.html#<the section's id>" ||
+    fail "make progress with a book: $(printf '%s\n' "$out" | grep '^Next')"
+rm -f "$kit/build/book.html"
 
 # 5. SAN=1: a read past the end of A in the solutions' matmul.
 sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k <= n; k++)/' "$kit/solutions/ch1_attention.c"
@@ -128,6 +167,32 @@ cp "$work/ch3.orig" "$kit/starter/ch3_mha.c"
 out=$(make --no-print-directory -s -C "$kit" watch INOTIFYWAIT=no-such-inotifywait 2>&1)
 has "$out" "apt-get install inotify-tools" && ok "make watch without inotifywait says how to install it" ||
     fail "make watch without inotifywait: $out"
+# 6b. make watch on a terminal (a pty from script(1)) of 16 rows: a
+#     failing run taller than that keeps the header in sight, and Ctrl-C
+#     (the byte 0x03, which the pty turns into SIGINT for its foreground
+#     process group) leaves with status 0, not make's 130.
+if command -v inotifywait >/dev/null 2>&1 && command -v script >/dev/null 2>&1; then
+    mkfifo "$work/tty-in"
+    timeout 120 script -qec "stty rows 16 cols 100; make --no-print-directory -s -C $kit watch CH=1" /dev/null \
+        <"$work/tty-in" >"$work/watch.out" 2>&1 &
+    spid=$!
+    exec 3>"$work/tty-in"
+    for _ in $(seq 1 200); do grep -q 'passed, ' "$work/watch.out" && break; sleep 0.3; done
+    sleep 1 # inotifywait is waiting
+    printf '\003' >&3
+    wait $spid; rc=$?
+    exec 3>&-
+    screen=$(tr -d '\r' <"$work/watch.out" | awk '/make watch: / { n = 0; p = 1; sub(/.*make watch: /, "make watch: ") }
+        p { n += length($0) > 100 ? int((length($0) + 99) / 100) : 1 } /\^C/ { print n; exit }')
+    if [ "$rc" = 0 ] && grep -q 'watch: stopped.' "$work/watch.out"; then
+        ok "make watch: Ctrl-C on a terminal leaves with status 0"
+    else fail "make watch: Ctrl-C left with status $rc: $(tr -d '\r' <"$work/watch.out" | tail -n 3)"; fi
+    if [ -n "$screen" ] && [ "$screen" -le 16 ] && grep -q 'left out to keep the header in sight' "$work/watch.out"; then
+        ok "make watch: a failing run taller than 16 rows is cut to the screen, header kept ($screen rows)"
+    else fail "make watch on 16 rows: header to Ctrl-C took '${screen}' rows:"; tr -d '\r' <"$work/watch.out" | head -n 20; fi
+else
+    echo "  (make watch's Ctrl-C and screen: not checked, inotifywait or script is missing)"
+fi
 out=$(make --no-print-directory -s -C "$kit" debug TEST=matmul_golden GDB=no-such-gdb 2>&1)
 has "$out" "apt-get install gdb" && ok "make debug without gdb says how to install it" || fail "make debug without gdb: $out"
 exit $status

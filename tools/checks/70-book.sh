@@ -304,4 +304,23 @@ for ch in $(sh tools/mk/chapters.sh mds); do
 done
 echo "  answers: $n_ans answer paragraphs probed in both editions"
 
+# ---------------------------------------------------------------------
+# 10. A failure points at its exercise's section in the rendered book
+#     (the runner's "Next:" line, build/book.html#id): every section that
+#     build/exercises.tsv names has a heading of that number in the
+#     student edition, with the same title.
+# ---------------------------------------------------------------------
+make --no-print-directory -s B="$B" "$B/exercises.tsv" >/dev/null 2>&1 || fail "make $B/exercises.tsv"
+n_sec=0
+cut -f3 "$B/exercises.tsv" | sort -u >"$work/sections"
+while read -r num title; do
+    n_sec=$((n_sec + 1))
+    id=$(grep -o "<h2 data-number=\"$num\" id=\"[^\"]*\"" "$html_s" | head -n 1 | sed 's/.*id="//; s/"$//')
+    if [ -z "$id" ]; then fail "$html_s has no section $num (\"$title\"), which build/exercises.tsv names"; continue; fi
+    flat=$(awk -v id="$id" 'index($0, "id=\"" id "\"") { p = 1 } p { print } p && /<\/h2>/ { exit }' "$html_s" |
+        sed 's/<[^>]*>//g' | tr '\n' ' ' | sed 's/&amp;/\&/g; s/  */ /g')
+    case "$flat" in *"$title"*) ;; *) fail "section $num in $html_s (#$id) is not \"$title\": $flat" ;; esac
+done <"$work/sections"
+echo "  exercises' sections: $n_sec found in $html_s by number, with their titles"
+
 exit $status

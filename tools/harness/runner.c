@@ -92,7 +92,8 @@ static struct {
     const char *exercises; /* build/exercises.tsv: the book's exercises */
     int progress_only;     /* print only the progress view */
     const char *state;     /* where each chapter's last result is kept */
-} opt = {0, NULL, 1, 5.0, NULL, NULL, "starter", 1, NULL, NULL, 0, NULL};
+    const char *book;      /* build/book.html: the rendered book */
+} opt = {0, NULL, 1, 5.0, NULL, NULL, "starter", 1, NULL, NULL, 0, NULL, NULL};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -602,7 +603,7 @@ static void usage(FILE *f)
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
             "                 [--broken 'N|title|file|tests'] [--progress]\n"
-            "                 [--state DIR]\n");
+            "                 [--state DIR] [--book FILE.html]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -646,6 +647,9 @@ static int parse_args(int argc, char **argv, int *list)
             i++;
         } else if (strcmp(a, "--state") == 0 && v) {
             opt.state = v;
+            i++;
+        } else if (strcmp(a, "--book") == 0 && v) {
+            opt.book = *v ? v : NULL;
             i++;
         } else if (strcmp(a, "--progress") == 0) {
             opt.progress_only = 1;
@@ -744,6 +748,32 @@ static int find_exercise(const char *func, char *ex, char *section, char *md,
             snprintf(section, size, "%s", fields[2]);
             snprintf(md, size, "%s", fields[3]);
             snprintf(src, size, "%s", fields[4]);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The anchor of section NUMBER ("6.2") in the rendered book (--book):
+ * the id pandoc gave its heading, <h2 data-number="6.2" id="...">.
+ * Returns 1 and fills id when the book is there and has the section. */
+static int book_anchor(const char *number, char *id, size_t size)
+{
+    FILE *f = opt.book ? fopen(opt.book, "r") : NULL;
+    if (!f)
+        return 0;
+    char want[64], line[4096];
+    snprintf(want, sizeof want, "data-number=\"%s\" id=\"", number);
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, want);
+        if (!at)
+            continue;
+        at += strlen(want);
+        size_t n = strcspn(at, "\"");
+        if (at[n] == '"' && n > 0 && n < size) {
+            snprintf(id, size, "%.*s", (int)n, at);
             found = 1;
         }
     }
@@ -910,14 +940,23 @@ static void print_progress(void)
     const struct selected *s = &sel[first_failure];
     char func[128], ex[128], section[128], md[128], src[128];
     function_of(s, func, sizeof func);
-    if (*func && find_exercise(func, ex, section, md, src, sizeof ex))
-        printf("Next: Exercise %s, %s() in %s/%s. Read section %.*s, "
-               "\"%s\", in %s (or in the book: make book-html).\n",
-               ex, func, opt.impl, src, (int)strcspn(section, " "), section,
-               section + strcspn(section, " ") +
-                   (section[strcspn(section, " ")] != 0),
-               md);
-    else
+    if (*func && find_exercise(func, ex, section, md, src, sizeof ex)) {
+        /* The book's section, in the rendered book: build/book.html#id
+         * (the chapter's Markdown is its source, not what to read). */
+        char number[32], id[256];
+        snprintf(number, sizeof number, "%.*s", (int)strcspn(section, " "),
+                 section);
+        const char *title = section + strcspn(section, " ") +
+                            (section[strcspn(section, " ")] != 0);
+        printf("Next: Exercise %s, %s() in %s/%s. Read section %s, \"%s\", ",
+               ex, func, opt.impl, src, number, title);
+        if (book_anchor(number, id, sizeof id))
+            printf("in the book: %s#%s\n", opt.book, id);
+        else
+            printf("in the book: make book-html, then open %s at section "
+                   "%s.\n",
+                   opt.book ? opt.book : "build/book.html", number);
+    } else
         printf("Next: %s, in %s/%s.\n", s->t->name, opt.impl, s->ch->file);
 }
 

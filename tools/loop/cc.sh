@@ -11,13 +11,25 @@ obj=$1 src=$2
 shift 2
 log="$obj.log"
 echo "  cc  $src"
+# A file that is not text (an image or an archive saved under the
+# source's name, a file with NUL bytes or that is not UTF-8) gets one
+# line, not pages of the compiler's escaped bytes.
+if [ -e "$src" ] && { ! tr -d '\000' <"$src" | cmp -s - "$src" ||
+                      ! iconv -f UTF-8 -t UTF-8 "$src" >/dev/null 2>&1; }; then
+    rm -f "$obj"
+    echo "not C source text (binary data in $src)" >"$log"
+    . tools/loop/lib.sh
+    ch=$(file_chapter "$src" 2>/dev/null)
+    echo "error: $src is not C source text: it holds binary data ($(wc -c <"$src" | tr -d ' ') bytes), so it cannot compile. Was another file saved under its name?${ch:+ make reset CH=$ch restores the stubs (and keeps this file in build/backups/).}"
+    exit 1
+fi
 "$@" 2>"$log"
 rc=$?
 [ $rc -eq 0 ] && ! grep -q 'warning:' "$log" && exit 0 # the usual case, quickly
 # The function the first message is in, from gcc's "In function 'f':".
 func=$(sed -n "s/.*In function ‘\([^’]*\)’.*/\1/p; s/.*In function '\([^']*\)'.*/\1/p" "$log" | head -n 1)
 where=${func:+, in $func()}
-first=$(grep -m 1 -E ':[0-9]+:[0-9]+: (fatal )?error:' "$log" | sed 's/^[^:]*:\([0-9]*\):.*/\1/')
+first=$(grep -a -m 1 -E ':[0-9]+:[0-9]+: (fatal )?error:' "$log" | sed 's/^[^:]*:\([0-9]*\):.*/\1/')
 base=$(basename "$src" .c)
 # The chapters that do not need this file still run.
 others=""

@@ -36,15 +36,23 @@ binary() {
 #    nothing whose objects failed). Make's own "Error 1" lines say
 #    nothing cc.sh has not said.
 want=$(echo $want)
-$MAKE -k -s --no-print-directory objects "$(binary "$want")" WANT="$want" \
-    DEBUG="${DEBUG:-}" SAN="${SAN:-}" LINK_LOG="$OUT/link.log" 2>&1 |
-    grep -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
+mkdir -p "$OUT"
+rm -f "$OUT/step1.ok"
+{ $MAKE -k -s --no-print-directory objects "$(binary "$want")" WANT="$want" \
+    DEBUG="${DEBUG:-}" SAN="${SAN:-}" LINK_LOG="$OUT/link.log" 2>&1 && : >"$OUT/step1.ok"; } |
+    grep -a -v -E '^make(\[[0-9]+\])?: (\*\*\*|Target .* not remade)'
+step1_ok=false
+[ -e "$OUT/step1.ok" ] && step1_ok=true && rm -f "$OUT/step1.ok"
 
-# 2. The kit's own code must have compiled.
-for o in "$OUT/tools/harness/runner.o" "$OUT/tools/harness/leakcheck.o" \
-         "$OUT/tests/check.o" "$OUT/libtools.a"; do
-    if [ ! -e "$o" ]; then
-        echo "error: the kit's own code did not compile ($o); see the message above."
+# 2. The kit's own code must have compiled: the runner, the shared
+#    checks, the given code and the wanted chapters' tests. A kit file
+#    that does not compile leaves no object (the Makefile removes it), so
+#    that nothing an older version built is linked or run.
+kit_src="tools/harness/runner.c tools/harness/leakcheck.c tests/check.c $(ls given/*.c 2>/dev/null)"
+for n in $want; do kit_src="$kit_src tests/test_ch$n.c"; done
+for src in $kit_src; do
+    if [ ! -e "$OUT/${src%.c}.o" ]; then
+        echo "error: the kit's own file $src does not compile (the compiler's message is above); no test can run until it does."
         exit 2
     fi
 done
@@ -53,7 +61,6 @@ done
 ok="" broken=""
 for n in $want; do
     miss=""
-    [ -e "$OUT/tests/test_ch$n.o" ] || miss="tests/test_ch$n.c"
     for f in $(ch_files "$n"); do
         [ -n "$miss" ] && break
         [ -e "$OUT/$IMPL/$f.o" ] || miss="$IMPL/$f.c"
@@ -91,8 +98,8 @@ mkdir -p "$OUT/progress" # each chapter's last result (the progress view)
 
 # 5. Link the binary of the chapters that can run, and use it.
 bin=$(binary "$ok")
-if [ "$ok" = "$want" ] && [ -x "$bin" ]; then
-    : # linked in step 1
+if [ "$ok" = "$want" ] && $step1_ok && [ -x "$bin" ]; then
+    : # linked in step 1 (a make that failed there links again below)
 elif ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" \
     LINK_LOG="$OUT/link.log" >>"$OUT/link.log" 2>&1; then
     missing=$(sed -n "s/.*undefined reference to [\`']\([A-Za-z_0-9]*\)'.*/\1/p" "$OUT/link.log" | sort -u | tr '\n' ' ' | sed 's/ $//')
