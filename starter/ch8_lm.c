@@ -1,9 +1,7 @@
 /*
  * ch8_lm.c: chapter 8, a small language model: LayerNorm, forward and
  * backward; then three measurements of what its heads do (heads_lm.h).
- * YOUR FILE. Replace each stub's body, then run: make test CH=9 for
- * LayerNorm (the chapter's development number until it is folded into
- * chapter 8), make test CH=8 for the heads.
+ * YOUR FILE. Replace each stub's body, then run: make test CH=8.
  *
  * Dimension letters (see gpt.h and heads_lm.h):
  *   N = rows (positions) or sequences, C = d_model, the width of one
