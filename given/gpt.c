@@ -53,6 +53,12 @@
  * The configuration
  * ------------------------------------------------------------------- */
 
+struct gpt_config gpt_default_config(void)
+{
+    return (struct gpt_config){
+        .V = 8192, .T = 64, .C = 64, .L = 2, .n_heads = 4, .B = 16};
+}
+
 /* @listing gpt_check_config */
 /* Every size positive, h divides C, every product of two sizes the
  * code forms below INT_MAX; why gets one line on the first problem. */

@@ -54,6 +54,10 @@ struct gpt_config {
     int B;       /* the most sequences one batch holds (activations)  */
 };
 
+/* The chapter's sizes, the ones the book counts (tools/runs/plotdata/ch8.c)
+ * and make lm-train starts from: V 8192, T 64, C 64, L 2, 4 heads, B 16. */
+struct gpt_config gpt_default_config(void);
+
 /* KIT_OK when cfg describes a model that can exist; otherwise
  * KIT_E_NULL, KIT_E_SIZE (a size <= 0, or so large that a product of two
  * sizes passes INT_MAX) or KIT_E_HEADS (n_heads does not divide C). When

@@ -50,8 +50,9 @@ static void make_batch(struct rng *r, int *x, int *y, int B, int T, int V)
 
 int main(int argc, char **argv)
 {
-    /* V C L T B h steps */
-    int a[7] = {8192, 64, 2, 64, 16, 4, 20};
+    /* V C L T B h steps: the chapter's sizes unless given */
+    const struct gpt_config d = gpt_default_config();
+    int a[7] = {d.V, d.C, d.L, d.T, d.B, d.n_heads, 20};
     for (int i = 1; i < argc && i <= 7; i++)
         a[i - 1] = atoi(argv[i]);
     struct gpt_config c = {a[0], a[3], a[1], a[2], a[5], a[4]};
