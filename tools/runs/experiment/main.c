@@ -391,7 +391,7 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n)
     FILE *f = data_open(PROG, dir, "ch5_grid.md");
     fprintf(f, "| network |");
     for (int g = 0; g < N_GRID; g++)
-        fprintf(f, " η %g, `vo_init` %g |", (double)grid_lr[g / N_VO],
+        fprintf(f, " $\\eta$ %g, `vo_init` %g |", (double)grid_lr[g / N_VO],
                 (double)grid_vo[g % N_VO]);
     fprintf(f, " chosen |\n|:---|");
     for (int g = 0; g <= N_GRID; g++)
@@ -403,7 +403,7 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n)
         for (int g = 0; g < N_GRID; g++)
             fprintf(f, g == c->chosen ? " **%.1f** |" : " %.1f |",
                     100 * c->val_acc[g]);
-        fprintf(f, " η %g, %g |\n", (double)grid_lr[c->chosen / N_VO],
+        fprintf(f, " $\\eta$ %g, %g |\n", (double)grid_lr[c->chosen / N_VO],
                 (double)grid_vo[c->chosen % N_VO]);
         fprintf(v, "ch5.chosen_lr_%dhead=%g\nch5.chosen_vo_%dhead=%g\n",
                 c->heads, (double)grid_lr[c->chosen / N_VO], c->heads,
