@@ -35,7 +35,8 @@
  * ------------------------------------------------------------------- */
 
 /* @listing exp_default_config */
-/* The book's run; only n_heads differs between the networks compared. */
+/* The book's defaults. Its run (tools/runs/experiment/main.c) keeps all
+ * but lr and vo_init, which it chooses for each head count from a grid. */
 struct exp_config exp_default_config(int n_heads)
 {
     struct exp_config c;

@@ -165,9 +165,9 @@ struct exp_score {
     double mean_accuracy;   /* mean of the R accuracies */
 };
 
-/* The configuration the book's run uses, for n_heads heads, on the
- * position task. Only the head count differs between the runs it
- * compares. */
+/* The configuration the book's run starts from, for n_heads heads, on
+ * the position task. The run chooses lr and vo_init for each head count
+ * from a grid; everything else is the same for every network. */
 struct exp_config exp_default_config(int n_heads);
 
 /* The same for the content task. */
