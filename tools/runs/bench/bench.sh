@@ -83,6 +83,23 @@ for T in $mm_T $mm_big; do
     done
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
+# cache_bytes LEVEL TYPE: the size of cpu0's cache of that level and type
+# in bytes, read from the machine now (sysfs, else getconf), 0 if unknown
+cache_bytes() {
+    local d s
+    for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+        [ "$(cat "$d/level" 2>/dev/null)" = "$1" ] || continue
+        [ "$(cat "$d/type" 2>/dev/null)" = "$2" ] || continue
+        s=$(cat "$d/size" 2>/dev/null) || continue
+        case $s in
+        *K) echo $((${s%K} * 1024)); return ;;
+        *M) echo $((${s%M} * 1048576)); return ;;
+        [0-9]*) echo "$s"; return ;;
+        esac
+    done
+    s=$(getconf "LEVEL$1_$([ "$2" = Data ] && echo D)CACHE_SIZE" 2>/dev/null) || s=0
+    echo "${s:-0}"
+}
 mv "$tmp" "$csv"
 # what the book quotes about the run itself
 {
@@ -94,6 +111,8 @@ mv "$tmp" "$csv"
     echo "ch7.load_after=$load_after"
     echo "ch7.torch=$torch"
     echo "ch7.scratch_floats=$("$bin" scratch 4096 1 1)"
+    echo "ch7.l1d_bytes=$(cache_bytes 1 Data)"
+    echo "ch7.l2_bytes=$(cache_bytes 2 Unified)"
 } >"$out/meta.values"
 
 # The table, the ratios and the goals, from the CSV alone.
