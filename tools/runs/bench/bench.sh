@@ -151,6 +151,11 @@ mv "$tmp" "$csv"
     echo "ch7.scratch_floats=$("$bin" scratch 4096 1 1)"
     echo "ch7.l1d_bytes=$(cache_bytes 1 Data)"
     echo "ch7.l2_bytes=$(cache_bytes 2 Unified)"
+    # whether perf can count cache misses here (many virtual machines
+    # do not expose the counters)
+    if perf stat -x, -e cache-misses true 2>&1 >/dev/null | grep -q '^[0-9]'; then
+        echo "ch7.perf_counters=yes"
+    else echo "ch7.perf_counters=no"; fi
 } >"$out/meta.values"
 
 # The table, the ratios and the goals, from the CSV alone.

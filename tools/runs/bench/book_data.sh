@@ -22,6 +22,10 @@ torch=$(sed -n 's/^ch7.torch=//p' "$run/meta.values")
 scratch=$(sed -n 's/^ch7.scratch_floats=//p' "$run/meta.values")
 l1d=$(sed -n 's/^ch7.l1d_bytes=//p' "$run/meta.values")
 l2=$(sed -n 's/^ch7.l2_bytes=//p' "$run/meta.values")
+case $(sed -n 's/^ch7.perf_counters=//p' "$run/meta.values") in
+yes) counters="exposes those counters, but the book's run does not read them" ;;
+*) counters="does not expose those counters" ;;
+esac
 awk -F, -v torch="$torch" -v scratch="$scratch" -v l1d="${l1d:-0}" -v l2="${l2:-0}" -v data="$data" '
 function mib(b) { return sprintf("%.1f", b / 1048576) }
 function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : (x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x)) }
@@ -137,3 +141,4 @@ END {
 }
 ' threads="$(sed -n 's/^ch7.threads=//p' "$run/meta.values")" "$run/attention.csv"
 cat "$run/meta.values" >>"$data/ch7.values"
+echo "ch7.counters=$counters" >>"$data/ch7.values"
