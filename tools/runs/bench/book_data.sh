@@ -20,7 +20,13 @@ mkdir -p "$data"
 cp "$run/attention.csv" "$data/ch7_bench.csv"
 torch=$(sed -n 's/^ch7.torch=//p' "$run/meta.values")
 scratch=$(sed -n 's/^ch7.scratch_floats=//p' "$run/meta.values")
-awk -F, -v torch="$torch" -v scratch="$scratch" -v data="$data" '
+l1d=$(sed -n 's/^ch7.l1d_bytes=//p' "$run/meta.values")
+l2=$(sed -n 's/^ch7.l2_bytes=//p' "$run/meta.values")
+case $(sed -n 's/^ch7.perf_counters=//p' "$run/meta.values") in
+yes) counters="exposes those counters, but the book's run does not read them" ;;
+*) counters="does not expose those counters" ;;
+esac
+awk -F, -v torch="$torch" -v scratch="$scratch" -v l1d="${l1d:-0}" -v l2="${l2:-0}" -v data="$data" '
 function mib(b) { return sprintf("%.1f", b / 1048576) }
 function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : (x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x)) }
 NR > 1 { ms[$1, $2] = $4; gf[$1, $2] = $5; peak[$1, $2] = $6; if ($1 == "flash") Ts[++nT] = $2
@@ -44,6 +50,23 @@ END {
     printf "ch7.weights_gib_32768=%d\n", h * 32768 * 32768 * 4 / 1073741824 > v
     printf "ch7.qkv_mib=%.0f\n", 4 * T * d * 4 / 1048576 > v
     printf "ch7.scratch_kib=%.1f\n", scratch * 4 / 1024 > v
+    # what one step of flash_attention() keeps resident: the scratch and
+    # the tiles of Q (64 x d_head) and V (64 x d_head) it reads again and
+    # again; checked against the caches of the machine the run was on
+    res = scratch + 2 * 64 * 64
+    printf "ch7.resident_floats=%d\n", res > v
+    printf "ch7.resident_kib=%.1f\n", res * 4 / 1024 > v
+    printf "ch7.l1d_kib=%d\n", l1d / 1024 > v
+    printf "ch7.l2_kib=%d\n", l2 / 1024 > v
+    if (l1d <= 0)
+        where = "could not be compared with this machine'"'"'s caches, whose sizes it did not report"
+    else if (res * 4 <= l1d)
+        where = "fit in the first-level data cache"
+    else if (l2 > 0 && res * 4 <= l2)
+        where = "do not fit in the first-level data cache, but fit in the second-level one"
+    else
+        where = "do not fit in the first-level data cache, nor in the second-level one"
+    printf "ch7.resident_where=%s\n", where > v
     # tiles of 64 x 64 (FLASH_BQ, FLASH_BK): all of them, and those the
     # causal mask leaves (on or below the diagonal)
     nt = int((T + 63) / 64)
@@ -70,6 +93,10 @@ END {
         if (mm[steps[k]] > bestv) { bestv = mm[steps[k]]; best = steps[k] }
     }
     printf "ch7.mm_T=%d\n", mmT > v
+    r = mm["matmul_blocked"] / mm["matmul_ikj"]
+    printf "ch7.blocked_cmp=%s\n", r < 0.95 ? "slower than" : (r > 1.05 ? "faster than" : "about as fast as") > v
+    printf "ch7.B_kib=%d\n", 512 * 512 * 4 / 1024 > v
+    printf "ch7.ch3_exec_gflops=%s\n", fmt(gf["ch3_fused", 1024] * (proj + attf) / (proj + attc)) > v
     printf "ch7.mm_best=%s\n", fmt(bestv) > v
     printf "ch7.mm_best_name=%s\n", best > v
     printf "ch7.mm_speedup=%.0f\n", mm["matmul_fast"] / mm["matmul_ch1"] > v
@@ -114,3 +141,4 @@ END {
 }
 ' threads="$(sed -n 's/^ch7.threads=//p' "$run/meta.values")" "$run/attention.csv"
 cat "$run/meta.values" >>"$data/ch7.values"
+echo "ch7.counters=$counters" >>"$data/ch7.values"
