@@ -289,38 +289,34 @@ static void mm_block(const float *Ap, const float *Bp, float *C, int i0, int mc,
     }
 }
 
-/* C = A B.  A (m, n), B (n, p), C (m, p). The rows of C are cut into
- * about two chunks per thread (whole blocks of MM_MB rows), which go to
- * the next thread free (dynamic), so a thread slowed by other programs
- * takes fewer. A thread works on its chunk alone: for each block of
- * MM_KC rows by MM_NC columns of B, it packs the block into its own
- * copy and then, block of MM_MB rows by block, packs its rows of A and
- * runs the micro-kernel. The threads never wait for each other until
- * the end, at the price of packing B once per chunk. Every entry of C
- * is one thread's work, over k in the same order, in the same blocks of
- * MM_MB rows: the result does not depend on the number of threads. */
+/* C = A B.  A (m, n), B (n, p), C (m, p). For each block of MM_KC rows
+ * by MM_NC columns of B: the threads pack it together (it is read by
+ * all), then share blocks of MM_MB rows of C, each packing its rows of
+ * A and running the micro-kernel over them; a block goes to the next
+ * thread free (dynamic), so a thread slowed by other programs takes
+ * fewer. Every entry of C is one
+ * thread's work, over k in the same order: the result does not depend
+ * on the number of threads. */
 int matmul_fast(const float *A, const float *B, float *C, int m, int n, int p)
 {
     int rc = check_product(A, B, C, m, n, p);
     if (rc != KIT_OK)
         return rc;
-    const int blocks = (m + MM_MB - 1) / MM_MB;
-    const int nt = kit_max_threads();
-    const int per = (blocks + 2 * nt - 1) / (2 * nt); /* blocks per chunk */
-    const int chunks = (blocks + per - 1) / per;
-#pragma omp parallel for schedule(dynamic)
-    for (int q = 0; q < chunks; q++) {
-        float Bp[MM_KC * MM_NC]; /* this thread's packed block of B */
-        float Ap[MM_MB * MM_KC]; /* and its rows of A */
-        const int r0 = q * per * MM_MB, r1 = min_int(m, r0 + per * MM_MB);
-        for (int j0 = 0; j0 < p; j0 += MM_NC) {
-            const int nc = min_int(MM_NC, p - j0);
-            const int strips = (nc + MM_NR - 1) / MM_NR;
-            for (int k0 = 0; k0 < n; k0 += MM_KC) {
-                const int kc = min_int(MM_KC, n - k0);
+    float Bp[MM_KC * MM_NC]; /* the packed block of B, shared */
+    for (int j0 = 0; j0 < p; j0 += MM_NC) {
+        const int nc = min_int(MM_NC, p - j0);
+        const int strips = (nc + MM_NR - 1) / MM_NR;
+        for (int k0 = 0; k0 < n; k0 += MM_KC) {
+            const int kc = min_int(MM_KC, n - k0);
+#pragma omp parallel
+            {
+#pragma omp for schedule(static)
                 for (int s = 0; s < strips; s++)
                     mm_pack_b(B, Bp, s, k0, kc, j0, nc, p);
-                for (int i0 = r0; i0 < r1; i0 += MM_MB) {
+                /* (every thread waits here until B is packed) */
+                float Ap[MM_MB * MM_KC]; /* this thread's rows of A */
+#pragma omp for schedule(dynamic)
+                for (int i0 = 0; i0 < m; i0 += MM_MB) {
                     const int mc = min_int(MM_MB, m - i0);
                     mm_pack_a(A, Ap, i0, mc, k0, kc, n);
                     mm_block(Ap, Bp, C, i0, mc, j0, nc, kc, p, k0 == 0);
