@@ -7,6 +7,7 @@
  * answer, which classic mistake produces exactly that.
  */
 #include "attention.h"
+#include "fast.h"
 #include "grad.h"
 #include "kit.h"
 #include "kit_test.h"
@@ -259,6 +260,15 @@ static int p_mha_backward(void)
     struct mha_weights w = probe_w(0), d_w = probe_w(4);
     return mha_backward(&probe_cfg, &w, z[0], z[1], z[2], &d_w, 1);
 }
+static int p_matmul_fast(void)
+{
+    return matmul_fast(z[0], z[1], z[2], 1, 1, 1);
+}
+static int p_mha_flash(void)
+{
+    struct mha_weights w = probe_w(0);
+    return mha_forward_flash(&probe_cfg, &w, z[4], z[5], 1);
+}
 
 /* Each chapter's tests link only the student files that chapter needs
  * (chapters/chapters.tsv), so a later chapter's functions may be absent:
@@ -278,6 +288,8 @@ static int p_mha_backward(void)
 #pragma weak causal_mask_backward
 #pragma weak attention_backward
 #pragma weak mha_backward
+#pragma weak matmul_fast
+#pragma weak mha_forward_flash
 #define PRESENT(f) ((void (*)(void))(f))
 
 static const struct {
@@ -304,6 +316,8 @@ static const struct {
     {4, "attention_backward()", p_attention_backward,
      PRESENT(attention_backward)},
     {4, "mha_backward()", p_mha_backward, PRESENT(mha_backward)},
+    {7, "matmul_fast()", p_matmul_fast, PRESENT(matmul_fast)},
+    {7, "mha_forward_flash()", p_mha_flash, PRESENT(mha_forward_flash)},
 };
 
 /* Whether chapter `chapter`'s tests call the file of chapter `earlier`:
