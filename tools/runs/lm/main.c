@@ -1,14 +1,18 @@
 /*
  * main.c: chapter 8's experiment, `make lm-experiment`: the small GPT
  * (gpt.h) trained on the Brown corpus (corpus.h) with 1 to 16 heads at
- * the same size, each head count tuned the same way, and what its heads
- * do (heads_lm.h).
+ * the same size, and with query heads sharing fewer K/V heads (chapter
+ * 6's grouped-query attention), each configuration tuned the same way,
+ * and what its heads do (heads_lm.h).
  *
  *   lm-experiment [--size smoke|book|full] [--seeds N] [--workers W]
- *                 [--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3]
- *                 [--tokens N] [--corpus FILE] [--impl NAME] RESULTS_DIR
+ *                 [--heads 1,2,4,8,16] [--lrs 7e-3,1.4e-2] [--kv 4,2,1]
+ *                 [--tokens N] [--corpus FILE] [--impl NAME]
+ *                 [--data DIR] [--reference DIR] RESULTS_DIR
  *
- * The protocol, the same for every head count:
+ * The configurations: every head count of the size (its own K/V per
+ * head), then sz.gqa_h query heads reading each K/V head count of
+ * sz.kv (kv_share()). The protocol, the same for every configuration:
  *   1. tuning: seed 1 (RUN_FIRST_SEED) is trained at every learning rate
  *      of the grid, with the same token budget and the same batches;
  *      the rate with the lowest validation loss (on seed 1 alone) is
@@ -30,20 +34,23 @@
  *   results.csv       one row per final network: validation and test loss
  *   table.txt         the tables printed
  *   curves.dat        validation loss against tokens seen, mean and sd
- *                     over seeds, one column pair per head count
- *   curves_tuning.dat the same for every (head count, rate), seed 1
+ *                     over seeds, one column pair per configuration
+ *   curves_tuning.dat the same for every (configuration, rate), seed 1
  *   offsets.csv       every head's offset profile and Voita's criterion
  *   relations.csv     every head's relation scores, baseline, margin
  *   ablation.csv      every head's loss increase per tag class
  *   ablation_hH.dat   the same as a head x class table, for gnuplot
  *   sentence/sentence_hH_lL_iI.dat  each head's weights on the sentence
  *   generated.txt     the generated lines
- *   models/hH_lrK.bin the tuning networks' parameters
- * Tables go to stdout; progress, wall times and peak memory to stderr.
+ *   compare.txt       with --reference: this run beside REF's results
+ *   models/hH_gG_lrK.bin the tuning networks' parameters
+ * With --data DIR, also the book's tables, values and plot data
+ * (write_book_data()). Tables go to stdout; progress, wall times and
+ * peak memory to stderr.
  *
- * Dimension letters: as gpt.h (V, T, C, L, B, h); N = sequences of an
- * evaluation set, K = the largest offset measured, R = relations,
- * NC = tag classes, S = tokens of the sentence.
+ * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
+ * N = sequences of an evaluation set, K = the largest offset measured,
+ * R = relations, NC = tag classes, S = tokens of the sentence.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -80,7 +87,9 @@
 #define LM_GEN_NEW  20 /* tokens generated per line */
 #define LM_GEN_SEED 7ULL
 
-#define MAX_HC     8  /* head counts */
+#define MAX_HC     8 /* head counts */
+#define MAX_KV     4 /* K/V head counts beside the query heads' own */
+#define MAX_CFG    (MAX_HC + MAX_KV)
 #define MAX_LR     5  /* learning rates in the grid */
 #define MAX_H      16 /* heads in one block */
 #define MAX_HL     (LM_L * MAX_H)
@@ -104,6 +113,7 @@ static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
 struct size {
     const char *name;
     int seeds, n_heads, heads[MAX_HC], n_lr;
+    int gqa_h, n_kv, kv[MAX_KV]; /* gqa_h query heads sharing kv[i] K/V */
     float lr[MAX_LR];
     int tokens;                       /* per network */
     int points;                       /* validation points after the start */
@@ -111,31 +121,51 @@ struct size {
 };
 
 static const struct size sizes[] = {
-    {"smoke", 2, 2, {1, 4}, 2, {3e-3f, 1e-2f}, 2048, 2, 8, 8, 8, 4},
-    {"book",
-     3,
-     5,
-     {1, 2, 4, 8, 16},
-     3,
-     {1.5e-3f, 3e-3f, 6e-3f},
-     32768,
-     8,
-     64,
-     128,
-     64,
-     24},
-    {"full",
-     5,
-     5,
-     {1, 2, 4, 8, 16},
-     3,
-     {1.5e-3f, 3e-3f, 6e-3f},
-     98304,
-     12,
-     128,
-     512,
-     128,
-     48},
+    {.name = "smoke",
+     .seeds = 2,
+     .n_heads = 2,
+     .heads = {1, 4},
+     .n_lr = 2,
+     .lr = {3e-3f, 1e-2f},
+     .gqa_h = 4,
+     .n_kv = 1,
+     .kv = {1},
+     .tokens = 2048,
+     .points = 2,
+     .n_val = 8,
+     .n_test = 8,
+     .n_meas = 8,
+     .n_abl = 4},
+    {.name = "book",
+     .seeds = 3,
+     .n_heads = 3,
+     .heads = {1, 4, 16},
+     .n_lr = 2,
+     .lr = {7e-3f, 1.4e-2f},
+     .gqa_h = 4,
+     .n_kv = 1,
+     .kv = {1},
+     .tokens = 163840,
+     .points = 8,
+     .n_val = 64,
+     .n_test = 128,
+     .n_meas = 64,
+     .n_abl = 24},
+    {.name = "full",
+     .seeds = 3,
+     .n_heads = 5,
+     .heads = {1, 2, 4, 8, 16},
+     .n_lr = 2,
+     .lr = {7e-3f, 1.4e-2f},
+     .gqa_h = 8,
+     .n_kv = 3,
+     .kv = {4, 2, 1},
+     .tokens = 327680,
+     .points = 10,
+     .n_val = 128,
+     .n_test = 512,
+     .n_meas = 128,
+     .n_abl = 48},
 };
 
 /* ---------------------------------------------------------------------
@@ -155,8 +185,11 @@ struct lm {
     struct size sz;
     const char *models_dir;
     int threads;
-    int phase;          /* 1: tuning, 2: the chosen rates over seeds */
-    int chosen[MAX_HC]; /* phase 2: the rate chosen for each head count */
+    int phase; /* 1: tuning, 2: the chosen rates over seeds */
+    /* the configurations: the head counts (g = h), then sz.gqa_h query
+     * heads with each K/V head count of sz.kv (g < h) */
+    int n_cfg, cfg_h[MAX_CFG], cfg_g[MAX_CFG];
+    int chosen[MAX_CFG]; /* phase 2: the rate chosen for each */
     struct windows val, test, meas;
     int n_cases[R], *word[R], *related[R]; /* the relations in meas */
     int n_sent, sent[MAX_S];
@@ -164,7 +197,8 @@ struct lm {
 };
 
 struct result {
-    int heads, lr_index, seed_index, n_params, steps, tokens, measured;
+    int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
+    int measured;
     float lr;
     int n_points;
     int curve_tokens[MAX_POINTS];
@@ -242,6 +276,75 @@ static void train_batch(const struct corpus_data *d, struct rng *r, int *x,
     }
 }
 
+/* @listing lm_kv_share */
+/* Grouped-query attention (chapter 6) on gpt.c's full-size W_k and W_v:
+ * with g K/V heads, query head i reads the keys and values of the first
+ * head of its group, i - i % (h/g). gpt.c keeps a copy of those columns
+ * for every head; kv_share() keeps the copies equal and counts each
+ * shared number once:
+ *   KV_GATHER (after the backward pass): each copy's gradient is added
+ *     into the first head's columns and zeroed, so that clipping's norm
+ *     and AdamW see one gradient per shared number, the sum over the
+ *     heads that read it;
+ *   KV_COPY (after gpt_init() and after every AdamW step): the first
+ *     head's columns are copied into the others'. */
+enum { KV_GATHER, KV_COPY };
+static void kv_share(struct gpt_model *m, int g, int mode)
+{
+    const int C = m->cfg.C, h = m->cfg.n_heads, d = C / h, group = h / g;
+    const int tensors[2] = {GPT_W_K, GPT_W_V};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < m->cfg.L; l++) {
+            const size_t at = (size_t)l * C * C;
+            float *w =
+                (mode == KV_GATHER ? m->g.t[tensors[k]] : m->p.t[tensors[k]]) +
+                at;
+            for (int r = 0; r < C; r++) /* row r of the (C, C) matrix */
+                for (int i = 0; i < h; i++) {
+                    if (i % group == 0)
+                        continue; /* the group's first head keeps its own */
+                    float *mine = w + (size_t)r * C + i * d;
+                    float *first = w + (size_t)r * C + (i - i % group) * d;
+                    for (int j = 0; j < d; j++) {
+                        if (mode == KV_GATHER)
+                            first[j] += mine[j], mine[j] = 0;
+                        else
+                            mine[j] = first[j];
+                    }
+                }
+        }
+}
+
+/* gpt_train_step() with g K/V heads: the same steps, with kv_share()
+ * between them. With g = h it is gpt_train_step() itself. */
+static int train_step(struct gpt_model *m, const struct gpt_train_config *tc,
+                      int step, const int *x, const int *y, int g, float *loss)
+{
+    if (g == m->cfg.n_heads)
+        return gpt_train_step(m, tc, step, x, y, LM_B, LM_T, loss, NULL);
+    int rc = gpt_forward(m, x, y, LM_B, LM_T);
+    if (rc != KIT_OK)
+        return rc;
+    *loss = m->loss;
+    gpt_zero_grad(m);
+    if ((rc = gpt_backward(m)) != KIT_OK)
+        return rc;
+    kv_share(m, g, KV_GATHER);
+    gpt_clip_grads(m, tc->clip);
+    gpt_adamw_step(m, tc, gpt_lr_at(tc, step));
+    kv_share(m, g, KV_COPY);
+    return KIT_OK;
+}
+/* @end lm_kv_share */
+
+/* The parameters a model with g K/V heads trains: gpt.c's count less the
+ * copies kv_share() keeps equal. */
+static int unique_params(const struct gpt_model *m, int g)
+{
+    const int C = m->cfg.C, h = m->cfg.n_heads;
+    return m->n_params - 2 * m->cfg.L * C * (h - g) * (C / h);
+}
+
 /* The mean loss per token over the windows w. */
 static int eval_loss(struct gpt_model *m, const struct windows *w, float *loss)
 {
@@ -265,10 +368,10 @@ static int eval_loss(struct gpt_model *m, const struct windows *w, float *loss)
 
 #define PARAMS_MAGIC "LMPARAM1"
 
-static void model_path(const struct lm *lm, int heads, int lr_index, char *buf,
-                       size_t n)
+static void model_path(const struct lm *lm, int heads, int g, int lr_index,
+                       char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/h%d_lr%d.bin", lm->models_dir, heads, lr_index);
+    snprintf(buf, n, "%s/h%d_g%d_lr%d.bin", lm->models_dir, heads, g, lr_index);
 }
 
 static int save_params(const struct gpt_model *m, const char *path)
@@ -314,7 +417,7 @@ static int load_params(struct gpt_model *m, const char *path)
 
 /* Train m from its initial weights at rate lr on seed's batches; the
  * validation loss at the start and at sz.points even steps after it. */
-static int train(struct gpt_model *m, const struct lm *lm, float lr,
+static int train(struct gpt_model *m, const struct lm *lm, float lr, int g,
                  unsigned long long seed, struct result *r)
 {
     const int steps = r->steps, P = lm->sz.points;
@@ -332,7 +435,7 @@ static int train(struct gpt_model *m, const struct lm *lm, float lr,
     for (int step = 0; step < steps && rc == KIT_OK; step++) {
         float loss;
         train_batch(lm->d, &rng, x, y);
-        rc = gpt_train_step(m, &tc, step, x, y, LM_B, LM_T, &loss, NULL);
+        rc = train_step(m, &tc, step, x, y, g, &loss);
         const int p = r->n_points;
         if (rc == KIT_OK && p <= P && step + 1 == (int)((long)steps * p / P)) {
             rc = eval_loss(m, &lm->val, &r->val_curve[p]);
@@ -447,27 +550,31 @@ static int network_run(int k, void *result, void *ctx)
 #ifdef _OPENMP
     omp_set_num_threads(lm->threads);
 #endif
-    const struct gpt_config cfg = model_config(lm, lm->sz.heads[hc]);
+    const struct gpt_config cfg = model_config(lm, lm->cfg_h[hc]);
+    const int g = lm->cfg_g[hc];
     struct gpt_model m;
     const unsigned long long seed = RUN_FIRST_SEED + (unsigned long long)s;
     int rc = gpt_init(&m, &cfg, seed);
     if (rc != KIT_OK)
         return rc;
-    r->heads = cfg.n_heads, r->lr_index = li, r->seed_index = s;
-    r->lr = lm->sz.lr[li], r->n_params = m.n_params;
+    if (g < cfg.n_heads)
+        kv_share(&m, g, KV_COPY);
+    r->heads = cfg.n_heads, r->kv_heads = g, r->lr_index = li;
+    r->seed_index = s, r->lr = lm->sz.lr[li],
+    r->n_params = unique_params(&m, g);
     r->steps = lm->sz.tokens / (LM_B * LM_T);
     r->tokens = r->steps * LM_B * LM_T;
     char path[600];
-    model_path(lm, cfg.n_heads, li, path, sizeof path);
+    model_path(lm, cfg.n_heads, g, li, path, sizeof path);
     if (lm->phase == 2 && s == 0) /* the tuning run's own network */
         rc = load_params(&m, path);
     else
-        rc = train(&m, lm, r->lr, seed, r);
+        rc = train(&m, lm, r->lr, g, seed, r);
     if (rc == KIT_OK && lm->phase == 1)
         rc = save_params(&m, path);
     if (rc == KIT_OK && lm->phase == 2) {
         rc = eval_loss(&m, &lm->test, &r->test_loss);
-        if (rc == KIT_OK && s == 0)
+        if (rc == KIT_OK && s == 0 && g == cfg.n_heads)
             rc = measure(&m, lm, r);
     }
     struct rusage ru;
@@ -482,9 +589,12 @@ static void network_name(int k, char *buf, size_t n, void *ctx)
     const struct lm *lm = ctx;
     int hc, li, s;
     job_of(lm, k, &hc, &li, &s);
-    const int h = lm->sz.heads[hc];
-    snprintf(buf, n, "%s, %d head%s, lr %.1e, seed %llu%s",
-             lm->phase == 1 ? "tuning" : "final", h, h > 1 ? "s" : "",
+    const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
+    char kv[32] = "";
+    if (g < h)
+        snprintf(kv, sizeof kv, " sharing %d K/V head%s", g, g > 1 ? "s" : "");
+    snprintf(buf, n, "%s, %d head%s%s, lr %.1e, seed %llu%s",
+             lm->phase == 1 ? "tuning" : "final", h, h > 1 ? "s" : "", kv,
              (double)lm->sz.lr[li], RUN_FIRST_SEED + (unsigned long long)s,
              lm->phase == 2 && s == 0 ? " (the tuning network, measured)" : "");
 }
@@ -718,7 +828,7 @@ static void write_sentence(const struct run *run, const struct lm *lm,
 static void write_curves(const struct lm *lm, const char *dir,
                          const struct result *fin, const struct result *tune)
 {
-    const int S = lm->sz.seeds, H = lm->sz.n_heads, n_lr = lm->sz.n_lr;
+    const int S = lm->sz.seeds, H = lm->n_cfg, n_lr = lm->sz.n_lr;
     struct out o;
     FILE *f = out_open(&o, dir, "curves.dat");
     fprintf(f,
@@ -726,7 +836,7 @@ static void write_curves(const struct lm *lm, const char *dir,
             "the chosen rate; mean and sd over %d seeds for:",
             S);
     for (int hc = 0; hc < H; hc++)
-        fprintf(f, " [%d heads, lr %.1e]", lm->sz.heads[hc],
+        fprintf(f, " [%d heads, %d K/V, lr %.1e]", lm->cfg_h[hc], lm->cfg_g[hc],
                 (double)lm->sz.lr[lm->chosen[hc]]);
     fprintf(f, "\n");
     for (int p = 0; p < fin[0].n_points; p++) {
@@ -745,7 +855,8 @@ static void write_curves(const struct lm *lm, const char *dir,
     fprintf(f, "# validation loss against tokens seen, seed %llu, for:",
             RUN_FIRST_SEED);
     for (int k = 0; k < H * n_lr; k++)
-        fprintf(f, " [%d heads, lr %.1e]", tune[k].heads, (double)tune[k].lr);
+        fprintf(f, " [%d heads, %d K/V, lr %.1e]", tune[k].heads,
+                tune[k].kv_heads, (double)tune[k].lr);
     fprintf(f, "\n");
     for (int p = 0; p < tune[0].n_points; p++) {
         fprintf(f, "%d", tune[0].curve_tokens[p]);
@@ -773,7 +884,7 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
                          const struct result *const *meas, int n_meas,
                          int best_hc)
 {
-    const int S = lm->sz.seeds, H = lm->sz.n_heads, n_lr = lm->sz.n_lr;
+    const int S = lm->sz.seeds, H = lm->n_cfg, n_lr = lm->sz.n_lr;
     fprintf(f,
             "Chapter 8 (%s, size %s): V %d, d_model %d, %d blocks, context "
             "%d, batch %d x %d tokens; %d parameters for every head count.\n"
@@ -794,7 +905,9 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
     fprintf(f, " %9s %20s %18s %8s\n", "chosen", "test loss (nats)",
             "perplexity", "params");
     for (int hc = 0; hc < H; hc++) {
-        fprintf(f, "%-8d %8d", lm->sz.heads[hc], LM_C / lm->sz.heads[hc]);
+        if (lm->cfg_g[hc] != lm->cfg_h[hc])
+            continue; /* the K/V table's */
+        fprintf(f, "%-8d %8d", lm->cfg_h[hc], LM_C / lm->cfg_h[hc]);
         for (int i = 0; i < n_lr; i++)
             fprintf(f, "  %12.3f", (double)tune[hc * n_lr + i].val_loss);
         struct run_sum loss = {0}, ppl = {0};
@@ -811,7 +924,40 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             "(test loss and perplexity: mean +- sd over seeds %llu..%llu; "
             "the best many-head count by mean validation loss: %d)\n",
             RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1,
-            best_hc >= 0 ? lm->sz.heads[best_hc] : 0);
+            best_hc >= 0 ? lm->cfg_h[best_hc] : 0);
+
+    /* K/V sharing: sz.gqa_h query heads, its own row among the head
+     * counts included */
+    if (lm->sz.n_kv > 0) {
+        fprintf(f,
+                "\nK/V sharing (chapter 6's grouped-query attention): %d "
+                "query heads reading g K/V heads, tuned and scored the "
+                "same way:\n",
+                lm->sz.gqa_h);
+        fprintf(f, "%-8s %9s %20s %18s %8s %16s\n", "K/V", "chosen",
+                "test loss (nats)", "perplexity", "params",
+                "cache bytes/token");
+        for (int hc = 0; hc < H; hc++) {
+            if (lm->cfg_h[hc] != lm->sz.gqa_h)
+                continue;
+            struct run_sum loss = {0}, ppl = {0};
+            for (int s = 0; s < S; s++) {
+                run_sum_add(&loss, fin[hc * S + s].test_loss);
+                run_sum_add(&ppl, exp(fin[hc * S + s].test_loss));
+            }
+            struct run_stats a = run_sum_stats(&loss), b = run_sum_stats(&ppl);
+            /* K and V, g heads of d_head floats, in every block */
+            const int bytes = 2 * LM_L * lm->cfg_g[hc] * (LM_C / lm->sz.gqa_h) *
+                              (int)sizeof(float);
+            fprintf(f, "%-8d %9.1e %11.3f +- %5.3f %10.1f +- %5.1f %8d %16d\n",
+                    lm->cfg_g[hc], (double)lm->sz.lr[lm->chosen[hc]], a.mean,
+                    a.sd, b.mean, b.sd, fin[hc * S].n_params, bytes);
+        }
+        fprintf(f,
+                "(mean +- sd over the same seeds; cache bytes per token: "
+                "K and V, g heads of d_head floats, %d blocks)\n",
+                LM_L);
+    }
 
     /* relations */
     fprintf(f,
@@ -902,7 +1048,7 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
     /* generated lines */
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        if (r->heads != 1 && (best_hc < 0 || r->heads != lm->sz.heads[best_hc]))
+        if (r->heads != 1 && (best_hc < 0 || r->heads != lm->cfg_h[best_hc]))
             continue;
         fprintf(f,
                 "\nGenerated, %d head%s (temperature %.1f, top-%d, seed "
@@ -916,6 +1062,565 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
         }
     }
 }
+
+/* ---------------------------------------------------------------------
+ * The student's run beside the reference's: --reference DIR
+ * ------------------------------------------------------------------- */
+
+/* Print, for every configuration, this run's mean test loss beside the
+ * one in REF/results.csv (the reference solutions' run of the same size),
+ * and flag a difference larger than the larger of the two standard
+ * deviations over seeds. Returns how many were flagged, or -1 when the
+ * reference cannot be read. */
+static int compare_reference(FILE *out, const struct lm *lm,
+                             const struct result *fin, const char *ref)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/results.csv", ref);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(out,
+                "\n(no reference run in %s: make lm-experiment "
+                "IMPL=solutions%s writes it)\n",
+                ref, strcmp(lm->sz.name, "book") ? " LM_SIZE=..." : "");
+        return -1;
+    }
+    const int S = lm->sz.seeds;
+    struct run_sum sums[MAX_CFG];
+    memset(sums, 0, sizeof sums);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char impl[64];
+        int h, g;
+        double lr, seed, params, tokens, val, test;
+        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf", impl, &h, &g,
+                   &lr, &seed, &params, &tokens, &val, &test) != 9)
+            continue; /* the header */
+        for (int hc = 0; hc < lm->n_cfg; hc++)
+            if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g &&
+                (int)tokens == fin[0].tokens)
+                run_sum_add(&sums[hc], test), rows++;
+    }
+    fclose(f);
+    fprintf(out,
+            "\nYour run beside the reference's (%s), test loss in nats, mean "
+            "+- sd over seeds:\n%-16s %20s %20s %9s\n",
+            path, "configuration", "yours", "reference", "flag");
+    int flagged = 0;
+    for (int hc = 0; hc < lm->n_cfg; hc++) {
+        struct run_sum mine = {0};
+        for (int s = 0; s < S; s++)
+            run_sum_add(&mine, fin[hc * S + s].test_loss);
+        struct run_stats a = run_sum_stats(&mine), b = run_sum_stats(&sums[hc]);
+        char name[40];
+        if (lm->cfg_g[hc] == lm->cfg_h[hc])
+            snprintf(name, sizeof name, "%d head%s", lm->cfg_h[hc],
+                     lm->cfg_h[hc] > 1 ? "s" : "");
+        else
+            snprintf(name, sizeof name, "%d q, %d K/V", lm->cfg_h[hc],
+                     lm->cfg_g[hc]);
+        if (sums[hc].n == 0) {
+            fprintf(out, "%-16s %11.3f +- %5.3f %20s\n", name, a.mean, a.sd,
+                    "(not in the reference)");
+            continue;
+        }
+        const double tol = a.sd > b.sd ? a.sd : b.sd;
+        const int bad = fabs(a.mean - b.mean) > tol;
+        flagged += bad;
+        fprintf(out, "%-16s %11.3f +- %5.3f %11.3f +- %5.3f %9s\n", name,
+                a.mean, a.sd, b.mean, b.sd, bad ? "DIFFERS" : "ok");
+    }
+    fprintf(out, "(flagged: a difference larger than the larger sd. The run is "
+                 "deterministic, so a flag means your code computes something "
+                 "else than the reference; make test CH=N shows where.)\n");
+    (void)rows;
+    return flagged;
+}
+
+/* ---------------------------------------------------------------------
+ * The book's data: --data DIR
+ * ------------------------------------------------------------------- */
+
+/* mean and sd over seeds of configuration hc's test losses (perplexity
+ * too when ppl is not NULL) */
+static struct run_stats test_stats(const struct lm *lm,
+                                   const struct result *fin, int hc,
+                                   struct run_stats *ppl)
+{
+    struct run_sum loss = {0}, p = {0};
+    for (int s = 0; s < lm->sz.seeds; s++) {
+        run_sum_add(&loss, fin[hc * lm->sz.seeds + s].test_loss);
+        run_sum_add(&p, exp(fin[hc * lm->sz.seeds + s].test_loss));
+    }
+    if (ppl)
+        *ppl = run_sum_stats(&p);
+    return run_sum_stats(&loss);
+}
+
+/* The best head (l*h + i) of r on relation rel, by its score. */
+static int best_head(const struct result *r, int rel)
+{
+    int best = 0;
+    for (int k = 1; k < LM_L * r->heads; k++)
+        if (r->rel_score[k][rel] > r->rel_score[best][rel])
+            best = k;
+    return best;
+}
+
+/* @listing lm_book_data */
+/* What the chapter prints and draws, from this run: into DIR,
+ *   ch8run.values         every number the prose quotes (key=value)
+ *   ch8_heads.md          the head-count table, ch8_kv.md the K/V one
+ *   ch8_relations.md      each relation's best head per head count
+ *   ch8_positional.md     positional heads and the largest ablation
+ *   ch8_generated.md      the generated lines, as a code block
+ *   ch8_curves.dat/.gpi   validation loss against tokens, per head count
+ *   ch8_offsets.dat       every head's mean weight by offset (a matrix)
+ *   ch8_relations.dat     each relation's baseline and best scores
+ *   ch8_ablation.dat      the best many-head count's head x class table
+ *   ch8_sent_hH_lL_iI.dat the sentence, for the 1-head network and the
+ *                         best many-head one */
+static void write_book_data(const char *impl, const struct lm *lm,
+                            const char *dir, const struct result *tune,
+                            const struct result *fin,
+                            const struct result *const *meas, int n_meas,
+                            int best_hc, double wall, long peak_kb)
+{
+    const int S = lm->sz.seeds, H = lm->n_cfg, n_lr = lm->sz.n_lr;
+    struct out o;
+    FILE *f = out_open(&o, dir, "ch8run.values");
+    fprintf(f, "ch8run.size=%s\nch8run.impl=%s\n", lm->sz.name, impl);
+    fprintf(f, "ch8run.tokens=%d\nch8run.steps=%d\nch8run.batch=%d\n",
+            fin[0].tokens, fin[0].steps, LM_B);
+    fprintf(f,
+            "ch8run.seeds=%d\nch8run.seed_first=%llu\nch8run.seed_last=%llu\n",
+            S, RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1);
+    fprintf(f, "ch8run.grid=");
+    for (int i = 0; i < n_lr; i++)
+        fprintf(f, "%s%g", i ? ", " : "", (double)lm->sz.lr[i]);
+    fprintf(f, "\nch8run.n_lr=%d\n", n_lr);
+    fprintf(f, "ch8run.heads=");
+    for (int hc = 0, n = 0; hc < H; hc++)
+        if (lm->cfg_g[hc] == lm->cfg_h[hc])
+            fprintf(f, "%s%d", n++ ? ", " : "", lm->cfg_h[hc]);
+    fprintf(f, "\nch8run.networks=%d\n", H * n_lr + H * (S - 1));
+    fprintf(f, "ch8run.val_windows=%d\nch8run.val_tokens=%d\n", lm->val.n,
+            lm->val.n * LM_T);
+    fprintf(f, "ch8run.test_windows=%d\nch8run.test_tokens=%d\n", lm->test.n,
+            lm->test.n * LM_T);
+    fprintf(f, "ch8run.meas_windows=%d\nch8run.abl_windows=%d\n", lm->meas.n,
+            lm->sz.n_abl < lm->meas.n ? lm->sz.n_abl : lm->meas.n);
+    fprintf(f, "ch8run.params=%d\n", fin[0].n_params);
+    const long train_n = lm->d->split_n[SPLIT_TRAIN];
+    fprintf(f, "ch8run.train_tokens=%ld\nch8run.pass_pct=%.0f\n", train_n,
+            100.0 * fin[0].tokens / (double)train_n);
+    /* one head against the best many-head count */
+    int one = -1;
+    for (int hc = 0; hc < H; hc++)
+        if (lm->cfg_h[hc] == 1)
+            one = hc;
+    if (one >= 0 && best_hc >= 0) {
+        struct run_stats a = test_stats(lm, fin, one, NULL);
+        struct run_stats b = test_stats(lm, fin, best_hc, NULL);
+        const double gap = a.mean - b.mean, spread = a.sd + b.sd;
+        fprintf(f, "ch8run.best_heads=%d\n", lm->cfg_h[best_hc]);
+        fprintf(f, "ch8run.loss_one=%.3f\nch8run.sd_one=%.3f\n", a.mean, a.sd);
+        fprintf(f, "ch8run.loss_best=%.3f\nch8run.sd_best=%.3f\n", b.mean,
+                b.sd);
+        fprintf(f, "ch8run.gap=%.3f\nch8run.gap_spread=%.3f\n", gap, spread);
+        fprintf(f, "ch8run.gap_verdict=%s\n",
+                gap > spread ? "larger than" : "not larger than");
+        fprintf(f, "ch8run.ppl_ratio=%.3f\n", exp(gap));
+        /* the curves: the point where the two are furthest apart */
+        int at = 1;
+        double widest = -1e9;
+        for (int p = 1; p < fin[0].n_points; p++) {
+            double d = 0;
+            for (int s = 0; s < S; s++)
+                d += (fin[one * S + s].val_curve[p] -
+                      fin[best_hc * S + s].val_curve[p]) /
+                     S;
+            if (d > widest)
+                widest = d, at = p;
+        }
+        fprintf(f, "ch8run.widest_tokens=%d\nch8run.widest_gap=%.3f\n",
+                fin[0].curve_tokens[at], widest);
+    }
+    /* relations: the best margin of any head of any head count */
+    double top = -1e9;
+    int top_rel = 0, top_q = 0, n_pos_rel = 0;
+    for (int rel = 0; rel < R; rel++) {
+        int found = 0;
+        for (int q = 0; q < n_meas; q++) {
+            const int k = best_head(meas[q], rel);
+            const double m =
+                meas[q]->rel_score[k][rel] - meas[q]->rel_base[rel];
+            found |= m > 0;
+            if (m > top)
+                top = m, top_rel = rel, top_q = q;
+        }
+        n_pos_rel += found;
+    }
+    if (n_meas > 0) {
+        const int k = best_head(meas[top_q], top_rel);
+        fprintf(f, "ch8run.rel_positive=%d\nch8run.rel_n=%d\n", n_pos_rel, R);
+        fprintf(f, "ch8run.rel_top_margin=%+.3f\nch8run.rel_top_name=%s\n", top,
+                heads_relation_name(top_rel));
+        fprintf(f, "ch8run.rel_top_heads=%d\nch8run.rel_top_head=%d.%d\n",
+                meas[top_q]->heads, k / meas[top_q]->heads,
+                k % meas[top_q]->heads);
+    }
+    /* where the heads look: positional heads, and the strongest pull of
+     * one offset in any head */
+    int n_heads = 0, n_positional = 0, top_off = 0, top_k = 0, top_m = 0;
+    float top_share = -1;
+    for (int q = 0; q < n_meas; q++)
+        for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+            float share;
+            const int off = best_offset(meas[q], k, &share);
+            n_heads++, n_positional += share >= HEADS_POSITIONAL;
+            if (share > top_share)
+                top_share = share, top_off = off, top_k = k, top_m = q;
+        }
+    fprintf(f, "ch8run.heads_measured=%d\nch8run.positional=%d\n", n_heads,
+            n_positional);
+    fprintf(f, "ch8run.positional_verdict=%s\n",
+            n_positional == 0
+                ? "None of them has the sharp fixed-offset pattern Voita et "
+                  "al. found in translation models, or that chapter 5's "
+                  "networks grew"
+                : "Those few are the exception: the rest have no one offset "
+                  "that dominates");
+    /* the mean weight by offset, over every measured head */
+    double w[LM_K + 2] = {0};
+    for (int q = 0; q < n_meas; q++)
+        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+            for (int j = 0; j < LM_K + 2; j++)
+                w[j] += meas[q]->mean_w[k][j] / (n_heads ? n_heads : 1);
+    fprintf(f,
+            "ch8run.w_self=%.3f\nch8run.w_prev=%.3f\nch8run.w_far=%.3f\n"
+            "ch8run.w_first=%.3f\nch8run.w_far_k=%d\n",
+            w[0], w[1], w[LM_K], w[LM_K + 1], LM_K);
+    fprintf(f, "ch8run.syntax_verdict=%s\n",
+            top > 0.05 ? "at least one relation has a head that passes its "
+                         "baseline by more than 0.05, the first sign at this "
+                         "scale of the heads the lesson describes; one seed's "
+                         "networks cannot say whether it is more than chance"
+                       : "no head passes its baseline by more than 0.05, so "
+                         "the lesson's picture of syntactic and adjectival "
+                         "heads is neither confirmed nor refuted at this "
+                         "scale: heads this small and this briefly trained "
+                         "have grown no sharp pattern of any kind");
+    if (n_meas > 0)
+        fprintf(f,
+                "ch8run.top_share=%.2f\nch8run.top_offset=%d\n"
+                "ch8run.top_share_heads=%d\nch8run.top_share_head=%d.%d\n",
+                top_share, top_off, meas[top_m]->heads,
+                top_k / meas[top_m]->heads, top_k % meas[top_m]->heads);
+    /* ablation: the costliest head of each head count, and of the best
+     * many-head count */
+    double abl_one = 0, abl_best = 0;
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        const double base = overall(r->abl_base, r->abl_count);
+        double worst = -1e9;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            const double inc = overall(r->abl_loss[k], r->abl_count) - base;
+            worst = inc > worst ? inc : worst;
+        }
+        fprintf(f, "ch8run.abl_max_h%d=%.3f\n", r->heads, worst);
+        if (best_hc >= 0 && r->heads == lm->cfg_h[best_hc])
+            fprintf(f, "ch8run.abl_max_best=%.3f\n", worst);
+        if (r->heads == 1)
+            abl_one = worst;
+        if (best_hc >= 0 && r->heads == lm->cfg_h[best_hc])
+            abl_best = worst;
+    }
+    fprintf(f, "ch8run.abl_verdict=%s\n",
+            abl_best < abl_one ? "less than" : "at least as much as");
+    /* the sentence: what "street" gives "blocked" and "narrow", in the
+     * heads shown in the figure */
+    int at_street = -1, at_blocked = -1, at_narrow = -1;
+    for (int t = 0; t < lm->n_sent; t++) {
+        const char *wd = lm->d->vocab[lm->sent[t]];
+        at_street = strcmp(wd, "street") ? at_street : t;
+        at_blocked = strcmp(wd, "blocked") ? at_blocked : t;
+        at_narrow = strcmp(wd, "narrow") ? at_narrow : t;
+    }
+    if (at_street >= 0 && at_blocked >= 0 && at_narrow >= 0) {
+        float to_blocked = 0, to_narrow = 0;
+        for (int q = 0; q < n_meas; q++) {
+            const struct result *r = meas[q];
+            if (r->heads != 1 &&
+                (best_hc < 0 || r->heads != lm->cfg_h[best_hc]))
+                continue;
+            for (int k = 0; k < LM_L * r->heads; k++) {
+                const float *row = r->sent_w[k] + at_street * lm->n_sent;
+                to_blocked =
+                    row[at_blocked] > to_blocked ? row[at_blocked] : to_blocked;
+                to_narrow =
+                    row[at_narrow] > to_narrow ? row[at_narrow] : to_narrow;
+            }
+        }
+        fprintf(f,
+                "ch8run.street_blocked=%.2f\nch8run.street_narrow=%.2f\n"
+                "ch8run.street_even=%.3f\nch8run.street_words=%d\n",
+                to_blocked, to_narrow, 1.0 / (at_street + 1), at_street + 1);
+    }
+    /* K/V sharing: the fewest K/V heads against the query heads' own */
+    int own = -1, fewest = -1;
+    for (int hc = 0; hc < H; hc++) {
+        if (lm->cfg_h[hc] != lm->sz.gqa_h || lm->sz.n_kv == 0)
+            continue;
+        if (lm->cfg_g[hc] == lm->cfg_h[hc])
+            own = hc;
+        else if (fewest < 0 || lm->cfg_g[hc] < lm->cfg_g[fewest])
+            fewest = hc;
+    }
+    if (own >= 0 && fewest >= 0) {
+        struct run_stats a = test_stats(lm, fin, own, NULL);
+        struct run_stats b = test_stats(lm, fin, fewest, NULL);
+        const double cost = b.mean - a.mean, spread = a.sd + b.sd;
+        fprintf(f, "ch8run.kv_query=%d\nch8run.kv_fewest=%d\n", lm->sz.gqa_h,
+                lm->cfg_g[fewest]);
+        fprintf(f, "ch8run.kv_cost=%+.3f\nch8run.kv_spread=%.3f\n", cost,
+                spread);
+        fprintf(f, "ch8run.kv_verdict=%s\n",
+                fabs(cost) > spread ? "more than" : "no more than");
+        fprintf(f, "ch8run.kv_saving=%d\n", lm->sz.gqa_h / lm->cfg_g[fewest]);
+    }
+    out_close(&o);
+    /* the run's wall time and memory: machine-dependent, so marked as a
+     * benchmark's (tools/checks/76-reproducible.sh does not compare them) */
+    f = out_open(&o, dir, "ch8run_measured.values");
+    fprintf(f, "# measured: this machine's wall time and peak memory\n");
+    fprintf(f, "ch8run.wall_min=%.1f\nch8run.peak_mb=%.0f\n", wall / 60,
+            peak_kb / 1024.0);
+    out_close(&o);
+
+    /* the head-count table */
+    f = out_open(&o, dir, "ch8_heads.md");
+    fprintf(f, "| heads | d_head |");
+    for (int i = 0; i < n_lr; i++)
+        fprintf(f, " val. loss, lr %g |", (double)lm->sz.lr[i]);
+    fprintf(f, " chosen lr | test loss (nats) | perplexity |\n|---:|---:|");
+    for (int i = 0; i < n_lr; i++)
+        fprintf(f, "---:|");
+    fprintf(f, "---:|---:|---:|\n");
+    for (int hc = 0; hc < H; hc++) {
+        if (lm->cfg_g[hc] != lm->cfg_h[hc])
+            continue;
+        fprintf(f, "| %d | %d |", lm->cfg_h[hc], LM_C / lm->cfg_h[hc]);
+        for (int i = 0; i < n_lr; i++) {
+            const double v = tune[hc * n_lr + i].val_loss;
+            fprintf(f, i == lm->chosen[hc] ? " **%.3f** |" : " %.3f |", v);
+        }
+        struct run_stats ppl, a = test_stats(lm, fin, hc, &ppl);
+        fprintf(f, " %g | %.3f ± %.3f | %.1f ± %.1f |\n",
+                (double)lm->sz.lr[lm->chosen[hc]], a.mean, a.sd, ppl.mean,
+                ppl.sd);
+    }
+    out_close(&o);
+    if (lm->sz.n_kv > 0) {
+        f = out_open(&o, dir, "ch8_kv.md");
+        fprintf(f, "| K/V heads | chosen lr | test loss (nats) | perplexity | "
+                   "parameters | cache bytes per token |\n"
+                   "|---:|---:|---:|---:|---:|---:|\n");
+        for (int hc = 0; hc < H; hc++) {
+            if (lm->cfg_h[hc] != lm->sz.gqa_h)
+                continue;
+            struct run_stats ppl, a = test_stats(lm, fin, hc, &ppl);
+            fprintf(f, "| %d | %g | %.3f ± %.3f | %.1f ± %.1f | %d | %d |\n",
+                    lm->cfg_g[hc], (double)lm->sz.lr[lm->chosen[hc]], a.mean,
+                    a.sd, ppl.mean, ppl.sd, fin[hc * S].n_params,
+                    2 * LM_L * lm->cfg_g[hc] * (LM_C / lm->sz.gqa_h) *
+                        (int)sizeof(float));
+        }
+        out_close(&o);
+    }
+    /* relations */
+    f = out_open(&o, dir, "ch8_relations.md");
+    fprintf(f, "| relation | cases | best fixed offset |");
+    for (int q = 0; q < n_meas; q++)
+        fprintf(f, " %d head%s: best head, margin |", meas[q]->heads,
+                meas[q]->heads > 1 ? "s" : "");
+    fprintf(f, "\n|:---|---:|---:|");
+    for (int q = 0; q < n_meas; q++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+    FILE *g = NULL;
+    struct out og;
+    g = out_open(&og, dir, "ch8_relations.dat");
+    fprintf(g, "# relation, baseline share, then each measured head count's "
+               "best head's share:");
+    for (int q = 0; q < n_meas; q++)
+        fprintf(g, " %d", meas[q]->heads);
+    fprintf(g, "\n");
+    for (int rel = 0; rel < R && n_meas > 0; rel++) {
+        fprintf(f, "| %s | %d | %.2f (%d back) |", heads_relation_name(rel),
+                lm->n_cases[rel], (double)meas[0]->rel_base[rel],
+                meas[0]->rel_k[rel]);
+        fprintf(g, "\"%s\" %.4f", heads_relation_name(rel),
+                (double)meas[0]->rel_base[rel]);
+        for (int q = 0; q < n_meas; q++) {
+            const struct result *r = meas[q];
+            const int k = best_head(r, rel);
+            fprintf(f, " %.2f (%d.%d), %+.2f |", (double)r->rel_score[k][rel],
+                    k / r->heads, k % r->heads,
+                    (double)(r->rel_score[k][rel] - r->rel_base[rel]));
+            fprintf(g, " %.4f", (double)r->rel_score[k][rel]);
+        }
+        fprintf(f, "\n");
+        fprintf(g, "\n");
+    }
+    out_close(&og);
+    out_close(&o);
+    /* positional heads, ablation */
+    f = out_open(&o, dir, "ch8_positional.md");
+    fprintf(f, "| heads | heads in all | positional | the strongest offset "
+               "(share of rows) | costliest head when mean-ablated |\n"
+               "|---:|---:|---:|---:|---:|\n");
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        int n_pos = 0, strong = 0;
+        float strong_share = -1;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            float share;
+            best_offset(r, k, &share);
+            n_pos += share >= HEADS_POSITIONAL;
+            if (share > strong_share)
+                strong_share = share, strong = k;
+        }
+        float sh;
+        const int off = best_offset(r, strong, &sh);
+        const double base = overall(r->abl_base, r->abl_count);
+        double worst = -1e9;
+        int wk = 0;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            const double inc = overall(r->abl_loss[k], r->abl_count) - base;
+            if (inc > worst)
+                worst = inc, wk = k;
+        }
+        fprintf(
+            f, "| %d | %d | %d | %d.%d: %d back (%.2f) | %d.%d: %+.3f nats |\n",
+            r->heads, LM_L * r->heads, n_pos, strong / r->heads,
+            strong % r->heads, off, (double)sh, wk / r->heads, wk % r->heads,
+            worst);
+    }
+    out_close(&o);
+    /* generated lines */
+    f = out_open(&o, dir, "ch8_generated.md");
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        if (r->heads != 1 && (best_hc < 0 || r->heads != lm->cfg_h[best_hc]))
+            continue;
+        fprintf(f, "%d head%s:\n\n```text\n", r->heads,
+                r->heads > 1 ? "s" : "");
+        for (int k = 0; k < N_GEN; k++) {
+            print_words(f, lm->d, r->gen[k], lm->n_prompt[k] + LM_GEN_NEW);
+            fprintf(f, "\n");
+        }
+        fprintf(f, "```\n\n");
+    }
+    out_close(&o);
+    /* the curves of the head counts */
+    f = out_open(&o, dir, "ch8_curves.dat");
+    g = out_open(&og, dir, "ch8_curves.gpi");
+    fprintf(f, "# tokens, then mean and sd of the validation loss per head "
+               "count\n");
+    fprintf(g,
+            "# the columns of ch8_curves.dat\nn_curves = 0\nlabels = \"\"\n");
+    int n_curves = 0;
+    for (int hc = 0; hc < H; hc++)
+        if (lm->cfg_g[hc] == lm->cfg_h[hc])
+            fprintf(g, "labels = labels.\" %d\"\n", lm->cfg_h[hc]), n_curves++;
+    fprintf(g, "n_curves = %d\n", n_curves);
+    for (int p = 0; p < fin[0].n_points; p++) {
+        fprintf(f, "%d", fin[0].curve_tokens[p]);
+        for (int hc = 0; hc < H; hc++) {
+            if (lm->cfg_g[hc] != lm->cfg_h[hc])
+                continue;
+            struct run_sum sum = {0};
+            for (int s = 0; s < S; s++)
+                run_sum_add(&sum, fin[hc * S + s].val_curve[p]);
+            struct run_stats st = run_sum_stats(&sum);
+            fprintf(f, " %.4f %.4f", st.mean, st.sd);
+        }
+        fprintf(f, "\n");
+    }
+    out_close(&og);
+    out_close(&o);
+    /* every head's mean weight by offset, for `matrix rowheaders
+     * columnheaders` */
+    f = out_open(&o, dir, "ch8_offsets.dat");
+    fprintf(f, "head\\offset");
+    for (int j = 0; j <= LM_K; j++)
+        fprintf(f, " %d", j);
+    fprintf(f, " first\n");
+    for (int q = 0; q < n_meas; q++)
+        for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+            fprintf(f, "%dh:%d.%d", meas[q]->heads, k / meas[q]->heads,
+                    k % meas[q]->heads);
+            for (int j = 0; j < LM_K + 2; j++)
+                fprintf(f, " %.4f", (double)meas[q]->mean_w[k][j]);
+            fprintf(f, "\n");
+        }
+    out_close(&o);
+    /* ablation and the sentence: the 1-head network and the best
+     * many-head one */
+    f = out_open(&o, dir, "ch8_sent.gpi");
+    fprintf(f,
+            "# the sentence maps: ch8_sent_one_l*_i0.dat and, for the best "
+            "many-head count,\n# ch8_sent_many_l*_i*.dat\nmany = %d\n"
+            "n_words = %d\n",
+            best_hc >= 0 ? lm->cfg_h[best_hc] : 0, lm->n_sent);
+    out_close(&o);
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        const int show =
+            r->heads == 1 || (best_hc >= 0 && r->heads == lm->cfg_h[best_hc]);
+        if (!show)
+            continue;
+        if (r->heads > 1) {
+            f = out_open(&o, dir, "ch8_ablation.dat");
+            fprintf(f, "head\\class all");
+            for (int c = 0; c < NC; c++)
+                fprintf(f, " %s", corpus_tag_class_name(c));
+            fprintf(f, "\n");
+            for (int k = 0; k < LM_L * r->heads; k++) {
+                fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
+                        overall(r->abl_loss[k], r->abl_count) -
+                            overall(r->abl_base, r->abl_count));
+                for (int c = 0; c < NC; c++)
+                    fprintf(f, " %.4f",
+                            (double)(r->abl_loss[k][c] - r->abl_base[c]));
+                fprintf(f, "\n");
+            }
+            out_close(&o);
+        }
+        const int Sn = lm->n_sent;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "ch8_sent_%s_l%d_i%d.dat",
+                     r->heads == 1 ? "one" : "many", k / r->heads,
+                     k % r->heads);
+            f = out_open(&o, dir, name);
+            fprintf(f, "query\\key");
+            for (int j = 0; j < Sn; j++)
+                fprintf(f, " %s", lm->d->vocab[lm->sent[j]]);
+            fprintf(f, "\n");
+            for (int t = 0; t < Sn; t++) {
+                fprintf(f, "%s", lm->d->vocab[lm->sent[t]]);
+                for (int j = 0; j < Sn; j++)
+                    fprintf(f, " %.4f", (double)r->sent_w[k][t * Sn + j]);
+                fprintf(f, "\n");
+            }
+            out_close(&o);
+        }
+    }
+}
+/* @end lm_book_data */
 
 /* ---------------------------------------------------------------------
  * main
@@ -950,21 +1655,26 @@ int main(int argc, char **argv)
     struct run run = {
         .prog = PROG,
         .usage = "[--size smoke|book|full] [--seeds N] [--workers W] "
-                 "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] "
+                 "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1] "
+                 "[--data DIR] [--reference DIR] "
                  "[--tokens N] [--corpus FILE] [--impl NAME] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
+    const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
     const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
     int tokens = 0;
     const struct run_opt opt[] = {
         {"--size", "SIZE", &size_arg, NULL, 0, 0},
         {"--heads", "HEADS", &heads_arg, NULL, 0, 0},
         {"--lrs", "LRS", &lrs_arg, NULL, 0, 0},
+        {"--kv", "KV", &kv_arg, NULL, 0, 0},
+        {"--data", "DATA_DIR", &data_arg, NULL, 0, 0},
+        {"--reference", "REF_DIR", &ref_arg, NULL, 0, 0},
         {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
         {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
         {"--impl", "IMPL", &impl, NULL, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 6, 1, 1);
+    int a = run_args(&run, argc, argv, opt, 9, 1, 1);
     const char *dir = argv[a];
 
     /* the size, then the options over it */
@@ -1003,11 +1713,32 @@ int main(int argc, char **argv)
                      : "; run make corpus again (make deps installs the "
                        "Brown corpus it reads)");
     lm.d = &d;
-    for (int i = 0; i < lm.sz.n_heads; i++) {
-        const struct gpt_config cfg = model_config(&lm, lm.sz.heads[i]);
+    if (kv_arg)
+        lm.sz.n_kv = run_parse_ints(&run, "KV", kv_arg, lm.sz.kv, MAX_KV, 0,
+                                    lm.sz.gqa_h);
+    /* the configurations: every head count, then the K/V sharing ones */
+    for (int i = 0; i < lm.sz.n_heads; i++)
+        lm.cfg_h[lm.n_cfg] = lm.cfg_g[lm.n_cfg] = lm.sz.heads[i], lm.n_cfg++;
+    int has_gqa_h = 0; /* the K/V table's g = h row is a head count's */
+    for (int i = 0; i < lm.n_cfg; i++)
+        has_gqa_h |= lm.cfg_h[i] == lm.sz.gqa_h;
+    if (lm.sz.n_kv > 0 && !has_gqa_h)
+        lm.cfg_h[lm.n_cfg] = lm.cfg_g[lm.n_cfg] = lm.sz.gqa_h, lm.n_cfg++;
+    for (int i = 0; i < lm.sz.n_kv; i++) {
+        if (lm.sz.kv[i] == 0 || lm.sz.gqa_h % lm.sz.kv[i] != 0 ||
+            lm.sz.kv[i] == lm.sz.gqa_h)
+            run_fail(&run, 2,
+                     "KV must list K/V head counts that divide %d and are "
+                     "smaller than it (%d query heads share them), not %d",
+                     lm.sz.gqa_h, lm.sz.gqa_h, lm.sz.kv[i]);
+        lm.cfg_h[lm.n_cfg] = lm.sz.gqa_h, lm.cfg_g[lm.n_cfg] = lm.sz.kv[i];
+        lm.n_cfg++;
+    }
+    for (int i = 0; i < lm.n_cfg; i++) {
+        const struct gpt_config cfg = model_config(&lm, lm.cfg_h[i]);
         char why[160];
         if (gpt_check_config(&cfg, why, sizeof why) != KIT_OK)
-            run_fail(&run, 2, "%d heads: %s", lm.sz.heads[i], why);
+            run_fail(&run, 2, "%d heads: %s", lm.cfg_h[i], why);
     }
     windows_init(&run, &lm.val, &d, SPLIT_VALID, lm.sz.n_val, 0);
     windows_init(&run, &lm.meas, &d, SPLIT_VALID, lm.sz.n_meas, 1);
@@ -1040,7 +1771,7 @@ int main(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
-    const int H = lm.sz.n_heads, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
+    const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
     int busy = run.workers < H * n_lr ? run.workers : H * n_lr;
     lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
     char models[512];
@@ -1053,7 +1784,13 @@ int main(int argc, char **argv)
     lm.models_dir = models;
     fprintf(stderr, PROG ": size %s, heads", lm.sz.name);
     for (int i = 0; i < H; i++)
-        fprintf(stderr, "%s%d", i ? "," : " ", lm.sz.heads[i]);
+        fprintf(stderr, "%s%d", i ? "," : " ", lm.cfg_h[i]);
+    if (lm.sz.n_kv)
+        fprintf(stderr, " (the last %d sharing", lm.sz.n_kv);
+    for (int i = 0; i < lm.sz.n_kv; i++)
+        fprintf(stderr, " %d", lm.sz.kv[i]);
+    if (lm.sz.n_kv)
+        fprintf(stderr, " K/V heads)");
     fprintf(stderr,
             ", %d rates, %d seeds, %d tokens per network; %d "
             "worker%s x %d thread%s\n",
@@ -1101,7 +1838,7 @@ int main(int argc, char **argv)
     int best_hc = -1;
     double best_val = 0;
     for (int hc = 0; hc < H; hc++) {
-        if (lm.sz.heads[hc] == 1)
+        if (lm.cfg_h[hc] == 1 || lm.cfg_g[hc] != lm.cfg_h[hc])
             continue;
         double v = 0;
         for (int s = 0; s < S; s++)
@@ -1112,26 +1849,28 @@ int main(int argc, char **argv)
 
     /* the files */
     static const struct run_col tcol[] = {
-        {"heads", 0},  {"lr", 6},       {"seed", 0},  {"params", 0},
-        {"tokens", 0}, {"val_loss", 5}, {"chosen", 0}};
+        {"heads", 0},  {"kv_heads", 0}, {"lr", 6},       {"seed", 0},
+        {"params", 0}, {"tokens", 0},   {"val_loss", 5}, {"chosen", 0}};
     struct run_csv csv;
-    run_csv_open(&csv, &run, dir, "tuning.csv", "impl", tcol, 7);
+    run_csv_open(&csv, &run, dir, "tuning.csv", "impl", tcol, 8);
     for (int k = 0; k < H * n_lr; k++) {
         const struct result *r = &tune[k];
-        const double v[7] = {
-            r->heads,  r->lr,       (double)RUN_FIRST_SEED,         r->n_params,
-            r->tokens, r->val_loss, lm.chosen[k / n_lr] == k % n_lr};
+        const double v[8] = {r->heads,    r->kv_heads,
+                             r->lr,       (double)RUN_FIRST_SEED,
+                             r->n_params, r->tokens,
+                             r->val_loss, lm.chosen[k / n_lr] == k % n_lr};
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
     static const struct run_col rcol[] = {
-        {"heads", 0},   {"lr", 6},       {"seed", 0},      {"params", 0},
-        {"tokens", 0},  {"val_loss", 5}, {"test_loss", 5}, {"test_ppl", 3},
-        {"train_s", 1}, {"peak_mb", 1}};
-    run_csv_open(&csv, &run, dir, "results.csv", "impl", rcol, 10);
+        {"heads", 0},    {"kv_heads", 0}, {"lr", 6},       {"seed", 0},
+        {"params", 0},   {"tokens", 0},   {"val_loss", 5}, {"test_loss", 5},
+        {"test_ppl", 3}, {"train_s", 1},  {"peak_mb", 1}};
+    run_csv_open(&csv, &run, dir, "results.csv", "impl", rcol, 11);
     for (int k = 0; k < H * S; k++) {
         const struct result *r = &fin[k];
-        const double v[10] = {r->heads,
+        const double v[11] = {r->heads,
+                              r->kv_heads,
                               r->lr,
                               (double)(RUN_FIRST_SEED + r->seed_index),
                               r->n_params,
@@ -1167,12 +1906,23 @@ int main(int argc, char **argv)
     print_tables(tab, &lm, impl, tune, fin, meas, n_meas, best_hc);
     out_close(&o);
     print_tables(stdout, &lm, impl, tune, fin, meas, n_meas, best_hc);
+    if (ref_arg) {
+        FILE *cmp = out_open(&o, dir, "compare.txt");
+        compare_reference(cmp, &lm, fin, ref_arg);
+        out_close(&o);
+        compare_reference(stdout, &lm, fin, ref_arg);
+    }
 
     long peak = 0;
     for (int k = 0; k < H * S; k++)
         peak = fin[k].peak_kb > peak ? fin[k].peak_kb : peak;
     for (int k = 0; k < H * n_lr; k++)
         peak = tune[k].peak_kb > peak ? tune[k].peak_kb : peak;
+    if (data_arg) {
+        make_dir(&run, data_arg);
+        write_book_data(impl, &lm, data_arg, tune, fin, meas, n_meas, best_hc,
+                        wall, peak);
+    }
     printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
            "tuning + %d more seeds), %d tokens each; peak memory of a "
            "training process %.0f MB.\n",

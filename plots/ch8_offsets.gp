@@ -1,0 +1,21 @@
+# ch8_offsets.gp: chapter 8, where each trained head looks. For the
+# first seed's network of every head count of the book's run, every
+# head's mean weight on the token k back (k = 0 is the token itself) and
+# on the first token of the window, over the measurement windows.
+# Data: ch8_offsets.dat (tools/runs/lm/main.c, --data): rows
+# "Hh:block.head", columns offsets 0..8 and "first".
+fig_w = 12.0; fig_h = 10.0            # cm, as printed
+load "plots/common.gp"
+set title "Mean attention weight by offset (first seed; rows: heads)" font ",9"
+set xlabel "offset: the token k back (first: the window's first token)" font ",8"
+set cbrange [0:*]
+set cblabel "mean weight" font ",8"
+set tics scale 0 font ",7"
+unset key
+set yrange [] reverse
+# numbers on the cells of 0.10 or more; white on the dark ones
+stats datadir."/ch8_offsets.dat" matrix rowheaders columnheaders using 3 nooutput
+top = STATS_max
+plot datadir."/ch8_offsets.dat" matrix rowheaders columnheaders using 1:2:3 with image, \
+     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.10 && $3 < 0.6 * top ? sprintf("%.2f", $3) : "") with labels font ",7", \
+     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.6 * top ? sprintf("%.2f", $3) : "") with labels font ",7" tc rgb "#ffffff"
