@@ -8,7 +8,7 @@ fig_w = 14.4; fig_h = 8.4            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch8_sent.gpi"
 set palette defined (0 "#ffffff", 0.25 "#fcbba1", 0.5 "#fb6a4a", 0.75 "#cb181d", 1 "#67000d")
-set title sprintf("Mean ablation, %d heads: loss increase by the class of the word predicted", many) font ",9"
+set title sprintf("Mean ablation, %d heads: loss increase by the class of the word predicted", ablated) font ",9"
 set ylabel "block.head" font ",8"
 set cbrange [0:*]
 set cblabel "nats per token" font ",8"

@@ -133,7 +133,7 @@ rm -rf "$data"
     "$out/again" >"$log" 2>&1 || { cat "$log"; fail "--data/--reference run failed"; }
 for f in ch8run.values ch8run_measured.values ch8_heads.md ch8_kv.md ch8_relations.md \
     ch8_positional.md ch8_generated.md ch8_curves.dat ch8_curves.gpi ch8_offsets.dat \
-    ch8_relations.dat ch8_ablation.dat ch8_sent.gpi ch8_sent_one_l0_i0.dat \
+    ch8_relations.dat ch8_ablation.dat ch8_sent.gpi ch8_street.dat ch8_sent_one_l0_i0.dat \
     ch8_sent_many_l1_i3.dat; do
     [ -s "$data/$f" ] || fail "--data: $data/$f is missing or empty"
 done

@@ -96,6 +96,7 @@
 #define MAX_POINTS 17 /* points of a learning curve, the start included */
 #define MAX_S      16 /* tokens of the sentence */
 #define N_GEN      3
+#define SENT_HEADS 4 /* the sentence's maps: chapter 3 built 4 heads */
 #define R          HEADS_N_RELATIONS
 #define NC         TAG_N_CLASSES
 
@@ -337,6 +338,25 @@ static int train_step(struct gpt_model *m, const struct gpt_train_config *tc,
 }
 /* @end lm_kv_share */
 
+/* 1 when every head's K/V columns equal its group's first head's, as
+ * kv_share() keeps them; checked after every training run. */
+static int kv_copies_equal(const struct gpt_model *m, int g)
+{
+    const int C = m->cfg.C, h = m->cfg.n_heads, d = C / h, group = h / g;
+    const int tensors[2] = {GPT_W_K, GPT_W_V};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < m->cfg.L; l++)
+            for (int r = 0; r < C; r++)
+                for (int i = 0; i < h; i++) {
+                    const float *w =
+                        m->p.t[tensors[k]] + (size_t)l * C * C + (size_t)r * C;
+                    if (memcmp(w + i * d, w + (i - i % group) * d,
+                               (size_t)d * sizeof *w) != 0)
+                        return 0;
+                }
+    return 1;
+}
+
 /* The parameters a model with g K/V heads trains: gpt.c's count less the
  * copies kv_share() keeps equal. */
 static int unique_params(const struct gpt_model *m, int g)
@@ -570,6 +590,13 @@ static int network_run(int k, void *result, void *ctx)
         rc = load_params(&m, path);
     else
         rc = train(&m, lm, r->lr, g, seed, r);
+    if (rc == KIT_OK && !kv_copies_equal(&m, g)) {
+        fprintf(stderr,
+                PROG ": %d query heads on %d K/V heads: the shared "
+                     "K/V columns came apart in training\n",
+                cfg.n_heads, g);
+        rc = KIT_E_SIZE;
+    }
     if (rc == KIT_OK && lm->phase == 1)
         rc = save_params(&m, path);
     if (rc == KIT_OK && lm->phase == 2) {
@@ -1171,16 +1198,20 @@ static int best_head(const struct result *r, int rel)
 /* @listing lm_book_data */
 /* What the chapter prints and draws, from this run: into DIR,
  *   ch8run.values         every number the prose quotes (key=value)
+ *   ch8run_measured.values the wall time and peak memory ('# measured':
+ *                         machine-dependent, never compared between runs)
+ *   ch8_sent.values       how many heads the sentence's maps show
  *   ch8_heads.md          the head-count table, ch8_kv.md the K/V one
  *   ch8_relations.md      each relation's best head per head count
  *   ch8_positional.md     positional heads and the largest ablation
- *   ch8_generated.md      the generated lines, as a code block
+ *   ch8_generated.md      the generated lines, as code blocks
  *   ch8_curves.dat/.gpi   validation loss against tokens, per head count
  *   ch8_offsets.dat       every head's mean weight by offset (a matrix)
  *   ch8_relations.dat     each relation's baseline and best scores
  *   ch8_ablation.dat      the best many-head count's head x class table
- *   ch8_sent_hH_lL_iI.dat the sentence, for the 1-head network and the
- *                         best many-head one */
+ *   ch8_sent.gpi, ch8_sent_{one,many}_lL_iI.dat  the sentence's maps:
+ *                         1 head, and SENT_HEADS heads (or the best)
+ *   ch8_street.dat        the row of "street" of every measured head */
 static void write_book_data(const char *impl, const struct lm *lm,
                             const char *dir, const struct result *tune,
                             const struct result *fin,
@@ -1246,6 +1277,26 @@ static void write_book_data(const char *impl, const struct lm *lm,
         }
         fprintf(f, "ch8run.widest_tokens=%d\nch8run.widest_gap=%.3f\n",
                 fin[0].curve_tokens[at], widest);
+    }
+    /* every head count's test loss, and 16 narrow heads against 4 */
+    int h4 = -1, h16 = -1;
+    for (int hc = 0; hc < H; hc++) {
+        if (lm->cfg_g[hc] != lm->cfg_h[hc])
+            continue;
+        struct run_stats a = test_stats(lm, fin, hc, NULL);
+        fprintf(f, "ch8run.loss_h%d=%.3f\nch8run.sd_h%d=%.3f\n", lm->cfg_h[hc],
+                a.mean, lm->cfg_h[hc], a.sd);
+        h4 = lm->cfg_h[hc] == 4 ? hc : h4;
+        h16 = lm->cfg_h[hc] == 16 ? hc : h16;
+    }
+    if (h4 >= 0 && h16 >= 0) {
+        struct run_stats a = test_stats(lm, fin, h4, NULL);
+        struct run_stats b = test_stats(lm, fin, h16, NULL);
+        const double d = b.mean - a.mean, spread = a.sd + b.sd;
+        fprintf(f, "ch8run.h16_verdict=%s\n",
+                d > spread    ? "worse than"
+                : d < -spread ? "better than"
+                              : "within the spread of");
     }
     /* relations: the best margin of any head of any head count */
     double top = -1e9;
@@ -1339,8 +1390,8 @@ static void write_book_data(const char *impl, const struct lm *lm,
     }
     fprintf(f, "ch8run.abl_verdict=%s\n",
             abl_best < abl_one ? "less than" : "at least as much as");
-    /* the sentence: what "street" gives "blocked" and "narrow", in the
-     * heads shown in the figure */
+    /* the sentence: the most that any measured head gives "blocked"
+     * and "narrow" from the row of "street" */
     int at_street = -1, at_blocked = -1, at_narrow = -1;
     for (int t = 0; t < lm->n_sent; t++) {
         const char *wd = lm->d->vocab[lm->sent[t]];
@@ -1352,9 +1403,6 @@ static void write_book_data(const char *impl, const struct lm *lm,
         float to_blocked = 0, to_narrow = 0;
         for (int q = 0; q < n_meas; q++) {
             const struct result *r = meas[q];
-            if (r->heads != 1 &&
-                (best_hc < 0 || r->heads != lm->cfg_h[best_hc]))
-                continue;
             for (int k = 0; k < LM_L * r->heads; k++) {
                 const float *row = r->sent_w[k] + at_street * lm->n_sent;
                 to_blocked =
@@ -1567,39 +1615,53 @@ static void write_book_data(const char *impl, const struct lm *lm,
             fprintf(f, "\n");
         }
     out_close(&o);
-    /* ablation and the sentence: the 1-head network and the best
-     * many-head one */
-    f = out_open(&o, dir, "ch8_sent.gpi");
-    fprintf(f,
-            "# the sentence maps: ch8_sent_one_l*_i0.dat and, for the best "
-            "many-head count,\n# ch8_sent_many_l*_i*.dat\nmany = %d\n"
-            "n_words = %d\n",
-            best_hc >= 0 ? lm->cfg_h[best_hc] : 0, lm->n_sent);
-    out_close(&o);
+    /* the ablation heatmap: the best many-head network */
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        const int show =
-            r->heads == 1 || (best_hc >= 0 && r->heads == lm->cfg_h[best_hc]);
-        if (!show)
+        if (best_hc < 0 || r->heads != lm->cfg_h[best_hc])
             continue;
-        if (r->heads > 1) {
-            f = out_open(&o, dir, "ch8_ablation.dat");
-            fprintf(f, "head\\class all");
+        f = out_open(&o, dir, "ch8_ablation.dat");
+        fprintf(f, "head\\class all");
+        for (int c = 0; c < NC; c++)
+            fprintf(f, " %s", corpus_tag_class_name(c));
+        fprintf(f, "\n");
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
+                    overall(r->abl_loss[k], r->abl_count) -
+                        overall(r->abl_base, r->abl_count));
             for (int c = 0; c < NC; c++)
-                fprintf(f, " %s", corpus_tag_class_name(c));
+                fprintf(f, " %.4f",
+                        (double)(r->abl_loss[k][c] - r->abl_base[c]));
             fprintf(f, "\n");
-            for (int k = 0; k < LM_L * r->heads; k++) {
-                fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
-                        overall(r->abl_loss[k], r->abl_count) -
-                            overall(r->abl_base, r->abl_count));
-                for (int c = 0; c < NC; c++)
-                    fprintf(f, " %.4f",
-                            (double)(r->abl_loss[k][c] - r->abl_base[c]));
-                fprintf(f, "\n");
-            }
-            out_close(&o);
         }
-        const int Sn = lm->n_sent;
+        out_close(&o);
+    }
+    /* the sentence's maps: the 1-head network and the one with as many
+     * heads as chapter 3 built by hand (SENT_HEADS), else the best
+     * many-head one; and the row of "street" of every measured head */
+    int many = -1;
+    for (int q = 0; q < n_meas; q++)
+        if (meas[q]->heads == SENT_HEADS)
+            many = q;
+    for (int q = 0; q < n_meas && many < 0; q++)
+        if (best_hc >= 0 && meas[q]->heads == lm->cfg_h[best_hc])
+            many = q;
+    f = out_open(&o, dir, "ch8_sent.values");
+    fprintf(f, "ch8run.sent_heads=%d\n", many >= 0 ? meas[many]->heads : 0);
+    out_close(&o);
+    f = out_open(&o, dir, "ch8_sent.gpi");
+    fprintf(f,
+            "# the sentence maps: ch8_sent_one_l*_i0.dat and, for the network "
+            "of `many` heads,\n# ch8_sent_many_l*_i*.dat; the ablation's: "
+            "`ablated` heads\nmany = %d\nablated = %d\nn_words = %d\n",
+            many >= 0 ? meas[many]->heads : 0,
+            best_hc >= 0 ? lm->cfg_h[best_hc] : 0, lm->n_sent);
+    out_close(&o);
+    const int Sn = lm->n_sent;
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        if (r->heads != 1 && q != many)
+            continue;
         for (int k = 0; k < LM_L * r->heads; k++) {
             char name[64];
             snprintf(name, sizeof name, "ch8_sent_%s_l%d_i%d.dat",
@@ -1618,6 +1680,26 @@ static void write_book_data(const char *impl, const struct lm *lm,
             }
             out_close(&o);
         }
+    }
+    int street = -1;
+    for (int t = 0; t < Sn; t++)
+        street = strcmp(lm->d->vocab[lm->sent[t]], "street") ? street : t;
+    if (street >= 0) {
+        f = out_open(&o, dir, "ch8_street.dat");
+        fprintf(f, "head\\key");
+        for (int j = 0; j <= street; j++)
+            fprintf(f, " %s", lm->d->vocab[lm->sent[j]]);
+        fprintf(f, "\n");
+        for (int q = 0; q < n_meas; q++)
+            for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+                fprintf(f, "%dh:%d.%d", meas[q]->heads, k / meas[q]->heads,
+                        k % meas[q]->heads);
+                for (int j = 0; j <= street; j++)
+                    fprintf(f, " %.4f",
+                            (double)meas[q]->sent_w[k][street * Sn + j]);
+                fprintf(f, "\n");
+            }
+        out_close(&o);
     }
 }
 /* @end lm_book_data */
