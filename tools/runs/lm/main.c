@@ -209,6 +209,7 @@ struct result {
     long peak_kb; /* the worker's peak resident memory so far */
     /* measured networks only; head l*h + i */
     float mean_w[MAX_HL][LM_K + 2], top_share[MAX_HL][LM_K + 2];
+    float row_max[MAX_HL]; /* the mean of a row's heaviest weight */
     float rel_score[MAX_HL][R], rel_base[R];
     int rel_k[R];
     float abl_base[NC], abl_loss[MAX_HL][NC];
@@ -512,6 +513,18 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
         const float *A_k = A + (size_t)k * N * TT;
         rc =
             head_offset_profile(A_k, N, T, LM_K, r->mean_w[k], r->top_share[k]);
+        /* how sharp its rows are, from the row with LM_K + 1 keys on:
+         * the mean of each row's heaviest weight */
+        double sum = 0;
+        for (int n = 0; n < N; n++)
+            for (int i = LM_K; i < T; i++) {
+                const float *row = A_k + (size_t)n * TT + (size_t)i * T;
+                float top = 0;
+                for (int j = 0; j <= i; j++)
+                    top = row[j] > top ? row[j] : top;
+                sum += top;
+            }
+        r->row_max[k] = (float)(sum / ((double)N * (T - LM_K)));
         for (int q = 0; q < R && rc == KIT_OK; q++)
             if (lm->n_cases[q] > 0)
                 rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
@@ -1277,6 +1290,10 @@ static void write_book_data(const char *impl, const struct lm *lm,
         }
         fprintf(f, "ch8run.widest_tokens=%d\nch8run.widest_gap=%.3f\n",
                 fin[0].curve_tokens[at], widest);
+        fprintf(f, "ch8run.widest_where=%s\n",
+                at == fin[0].n_points - 1
+                    ? "the end of training: the gap was still growing"
+                    : "before the end of training, after which it narrowed");
     }
     /* every head count's test loss, and 16 narrow heads against 4 */
     int h4 = -1, h16 = -1;
@@ -1353,6 +1370,20 @@ static void write_book_data(const char *impl, const struct lm *lm,
             "ch8run.w_self=%.3f\nch8run.w_prev=%.3f\nch8run.w_far=%.3f\n"
             "ch8run.w_first=%.3f\nch8run.w_far_k=%d\n",
             w[0], w[1], w[LM_K], w[LM_K + 1], LM_K);
+    /* how sharp the rows are: a row's heaviest weight, averaged */
+    double sharp_sum = 0, even = 0; /* even: the same for uniform rows */
+    int n_sharp = 0;
+    for (int i = LM_K; i < LM_T; i++)
+        even += 1.0 / (i + 1);
+    for (int q = 0; q < n_meas; q++)
+        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+            sharp_sum += meas[q]->row_max[k],
+                n_sharp += meas[q]->row_max[k] > 0.5f;
+    fprintf(f,
+            "ch8run.row_max_mean=%.2f\nch8run.row_max_sharp=%d\n"
+            "ch8run.row_max_from=%d\nch8run.row_max_even=%.3f\n",
+            n_heads ? sharp_sum / n_heads : 0.0, n_sharp, LM_K + 1,
+            even / (LM_T - LM_K));
     fprintf(f, "ch8run.syntax_verdict=%s\n",
             top > 0.05 ? "at least one relation has a head that passes its "
                          "baseline by more than 0.05, the first sign at this "
@@ -1361,14 +1392,20 @@ static void write_book_data(const char *impl, const struct lm *lm,
                        : "no head passes its baseline by more than 0.05, so "
                          "the lesson's picture of syntactic and adjectival "
                          "heads is neither confirmed nor refuted at this "
-                         "scale: heads this small and this briefly trained "
-                         "have grown no sharp pattern of any kind");
+                         "scale");
     if (n_meas > 0)
         fprintf(f,
                 "ch8run.top_share=%.2f\nch8run.top_offset=%d\n"
                 "ch8run.top_share_heads=%d\nch8run.top_share_head=%d.%d\n",
                 top_share, top_off, meas[top_m]->heads,
                 top_k / meas[top_m]->heads, top_k % meas[top_m]->heads);
+    if (n_meas > 0) {
+        if (top_off == 0)
+            fprintf(f, "ch8run.top_offset_words=on the query's own token\n");
+        else
+            fprintf(f, "ch8run.top_offset_words=%d token%s back\n", top_off,
+                    top_off > 1 ? "s" : "");
+    }
     /* ablation: the costliest head of each head count, and of the best
      * many-head count */
     double abl_one = 0, abl_best = 0;
