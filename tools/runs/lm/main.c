@@ -1438,10 +1438,15 @@ static void write_book_data(const char *impl, const struct lm *lm,
     }
     if (at_street >= 0 && at_blocked >= 0 && at_narrow >= 0) {
         float to_blocked = 0, to_narrow = 0;
+        int one_word = 0; /* heads that give one word more than 0.9 */
         for (int q = 0; q < n_meas; q++) {
             const struct result *r = meas[q];
             for (int k = 0; k < LM_L * r->heads; k++) {
                 const float *row = r->sent_w[k] + at_street * lm->n_sent;
+                float top = 0;
+                for (int j = 0; j <= at_street; j++)
+                    top = row[j] > top ? row[j] : top;
+                one_word += top > 0.9f;
                 to_blocked =
                     row[at_blocked] > to_blocked ? row[at_blocked] : to_blocked;
                 to_narrow =
@@ -1450,8 +1455,10 @@ static void write_book_data(const char *impl, const struct lm *lm,
         }
         fprintf(f,
                 "ch8run.street_blocked=%.2f\nch8run.street_narrow=%.2f\n"
-                "ch8run.street_even=%.3f\nch8run.street_words=%d\n",
-                to_blocked, to_narrow, 1.0 / (at_street + 1), at_street + 1);
+                "ch8run.street_even=%.3f\nch8run.street_words=%d\n"
+                "ch8run.street_one_word=%d\n",
+                to_blocked, to_narrow, 1.0 / (at_street + 1), at_street + 1,
+                one_word);
     }
     /* K/V sharing: the fewest K/V heads against the query heads' own */
     int own = -1, fewest = -1;
