@@ -27,6 +27,7 @@ IMPL    ?= starter
 CH      ?=
 TEST    ?=
 SAN     ?=
+RACE    ?=
 EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
@@ -58,7 +59,15 @@ LDFLAGS  += $(OPENMP)
 LEAKCHECK := -include $(LEAKCHECK_H)
 STUDENT_CFLAGS = $(filter-out $(KIT_WARN),$(CFLAGS)) $(STUDENT_WARN) $(LEAKCHECK)
 LDLIBS   := $(PKG_LIBS) -lm
-ifeq ($(SAN),1)
+ifeq ($(RACE),1)
+# The race pass (make races): ThreadSanitizer with LLVM's OpenMP runtime,
+# whose Archer tool tells ThreadSanitizer where OpenMP synchronises.
+CC       := $(RACE_CC)
+CFLAGS   += $(RACE_FLAGS)
+LDFLAGS  += $(RACE_FLAGS)
+TIMEOUT  ?= 60
+VARIANT  := $(IMPL)-race
+else ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -101,7 +110,7 @@ set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
            $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
-           --exercises $(EXERCISES) $(if $(SAN),--san-log $(OUT)/sanitizer.log) \
+           --exercises $(EXERCISES) $(if $(SAN)$(RACE),--san-log $(OUT)/sanitizer.log) \
            --state $(OUT)/progress --book $(B)/book.html \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
