@@ -71,7 +71,8 @@
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
-    return "ignore_noninstrumented_modules=1:exitcode=0:history_size=7:atexit_sleep_ms=0";
+    return "ignore_noninstrumented_modules=1:exitcode=0:history_size=7:atexit_"
+           "sleep_ms=0";
 }
 #endif
 
@@ -214,9 +215,17 @@ void kit_about_to_call(const char *call)
         snprintf(cur.last_call, sizeof cur.last_call, "%.500s", call);
 }
 
+/* make races: where the current test's part of the log starts, and
+ * whether its race is reported already (once, and before the first
+ * failed check, which the race may well have caused). */
+static off_t race_from = -1;
+static void race_check(off_t from);
+
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
 {
     char msg[MSG_MAX];
+    if (!ok && race_from >= 0)
+        race_check(race_from);
     child_failed += !ok;
     va_list ap;
     va_start(ap, fmt);
@@ -328,6 +337,7 @@ static void lsan_check(off_t from)
  * is a variable declared outside the loop that every thread shares; one
  * in a block the student's code allocated is that block shared by the
  * threads. Anything else is described (where, which lines), not named. */
+#if KIT_RACE
 struct race_access {
     int write;       /* a write, not a read                  */
     char where[256]; /* "solutions/ch7_fast.c:318"           */
@@ -373,10 +383,10 @@ static int race_frame(const char *p, char *func, size_t nf, char *where,
     return 1;
 }
 
-/* The source line `where` ("dir/file:line") names, trimmed, from the
- * file as the student has it (the path is relative to the kit). */
-static void race_source(const char *where, const char *full, char *out,
-                        size_t n)
+/* The statement at a report's "path:line", trimmed and on one line: the
+ * line itself, joined to the lines before it that it continues (up to
+ * three: "float *scratch =" above "    malloc(...);"). */
+static void race_source(const char *full, char *out, size_t n)
 {
     *out = '\0';
     char path[512];
@@ -389,21 +399,41 @@ static void race_source(const char *where, const char *full, char *out,
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    char buf[512];
-    for (int k = 1; fgets(buf, sizeof buf, f); k++)
-        if (k == line) {
-            buf[strcspn(buf, "\n")] = '\0';
-            const char *b = buf + strspn(buf, " \t");
-            snprintf(out, n, "%.200s", b);
-            break;
-        }
+    char ring[4][256] = {"", "", "", ""}, buf[256];
+    int k = 0;
+    while (k < line && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        snprintf(ring[k % 4], sizeof ring[0], "%s", buf);
+        k++;
+    }
     fclose(f);
-    (void)where;
+    if (k < line)
+        return;
+    /* back from the line while the one before does not end a statement */
+    int first = line - 1;
+    while (first > line - 4 && first > 0) {
+        const char *prev = ring[(first - 1) % 4];
+        size_t len = strlen(prev);
+        while (len > 0 && prev[len - 1] == ' ')
+            len--;
+        if (len == 0 || strchr(";{}/", prev[len - 1]) ||
+            prev[strspn(prev, " ")] == '#')
+            break;
+        first--;
+    }
+    size_t used = 0;
+    for (int l = first; l < line && used + 1 < n; l++) {
+        const char *t = ring[l % 4] + strspn(ring[l % 4], " \t");
+        used +=
+            (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", t);
+    }
 }
+#endif
 
 static void race_check(off_t from)
 {
 #if KIT_RACE
+    race_from = -1; /* once per test: the failure below is a check too */
     if (san_fd < 0)
         return;
     FILE *f = fopen(opt.san_log, "r");
@@ -441,6 +471,8 @@ static void race_check(off_t from)
         }
         if (strncmp(p, "Location is ", 12) == 0) {
             section = 3;
+            if (*loc) /* a second line ("global '??'") says no more */
+                continue;
             snprintf(loc, sizeof loc, "%s",
                      strncmp(p + 12, "stack", 5) == 0  ? "stack"
                      : strncmp(p + 12, "heap", 4) == 0 ? "heap"
@@ -472,8 +504,8 @@ static void race_check(off_t from)
                 have[section - 1] = 1;
                 snprintf(a->where, sizeof a->where, "%s", where);
                 snprintf(full[section - 1], sizeof full[0], "%s", path);
-                a->in_region = outlined;
             }
+            a->in_region |= outlined != 0; /* in a region, or called from one */
             if (!a->func[0] && !outlined)
                 snprintf(a->func, sizeof a->func, "%s", func);
         } else if (section == 3 && !alloc_where[0]) {
@@ -490,7 +522,7 @@ static void race_check(off_t from)
     const char *func = acc[0].func[0] ? acc[0].func : acc[1].func;
     char src[256] = "";
     if (have[0])
-        race_source(acc[0].where, full[0], src, sizeof src);
+        race_source(full[0], src, sizeof src);
     if (have[1] && strcmp(acc[0].where, acc[1].where) != 0)
         snprintf(other, sizeof other, " and, on the other thread, at %s",
                  acc[1].where);
@@ -529,7 +561,7 @@ static void race_check(off_t from)
                       *func ? func : "your function", *func ? "()" : "");
     } else if (strcmp(loc, "heap") == 0 && both_region && *alloc_where) {
         char asrc[256] = "", var[64] = "";
-        race_source(alloc_where, alloc_full, asrc, sizeof asrc);
+        race_source(alloc_full, asrc, sizeof asrc);
         /* "float *scratch = malloc(...)": the block's name */
         char *eq = strchr(asrc, '=');
         if (eq && (strstr(eq, "alloc(") != NULL)) {
@@ -549,12 +581,12 @@ static void race_check(off_t from)
                       *asrc ? " (" : "", asrc, *asrc ? ")" : "");
         if ((size_t)n < sizeof why)
             n += snprintf(why + n, sizeof why - (size_t)n,
-                          " " KIT_NAMING_MARK ": one block%s%s shared by "
+                          " " KIT_NAMING_MARK ": one block%s%s%s shared by "
                           "every thread, each writing the same part of it. "
                           "Give each thread its own part (for scratch: "
                           "kit_max_threads() blocks, and block "
                           "kit_thread_id() for each thread).",
-                          *var ? ", " : "", var);
+                          *var ? ", " : "", var, *var ? "," : "");
     }
     if ((size_t)n < sizeof why)
         snprintf(why + n, sizeof why - (size_t)n,
@@ -645,10 +677,12 @@ static void run_forked(const struct kit_test *t)
             dup2(san_fd, STDERR_FILENO);
         }
         kit_leak_reset();
+        race_from = KIT_RACE ? san_from : -1;
         t->body();
         if (!kit_leak_check() && !child_failed)
             lsan_check(san_from);
-        race_check(san_from);
+        if (race_from >= 0)
+            race_check(race_from);
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
@@ -1364,6 +1398,12 @@ static int write_results(const char *path)
 int main(int argc, char **argv)
 {
     int list = 0;
+#if KIT_RACE
+    /* Archer looks for this option in the environment (ThreadSanitizer
+     * has it already, from __tsan_default_options), and warns without. */
+    if (!getenv("TSAN_OPTIONS"))
+        setenv("TSAN_OPTIONS", __tsan_default_options(), 1);
+#endif
     if (!parse_args(argc, argv, &list))
         return 2;
     qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);
