@@ -524,7 +524,7 @@ static void race_check(off_t from)
     if (have[0])
         race_source(full[0], src, sizeof src);
     if (have[1] && strcmp(acc[0].where, acc[1].where) != 0)
-        snprintf(other, sizeof other, " and, on the other thread, at %s",
+        snprintf(other, sizeof other, " and, on the other thread, at %.200s",
                  acc[1].where);
     const char *what = acc[0].write && acc[1].write ? "write"
                        : acc[0].write || acc[1].write
@@ -1403,6 +1403,8 @@ int main(int argc, char **argv)
      * has it already, from __tsan_default_options), and warns without. */
     if (!getenv("TSAN_OPTIONS"))
         setenv("TSAN_OPTIONS", __tsan_default_options(), 1);
+    /* Without Archer, libomp's own barriers look like races. */
+    setenv("OMP_TOOL", "enabled", 1);
 #endif
     if (!parse_args(argc, argv, &list))
         return 2;
