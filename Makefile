@@ -115,7 +115,7 @@ RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps deps-dev test list debug check plots reset clean given-tests \
+.PHONY: all help deps deps-dev test races list debug check plots reset clean given-tests \
         format format-check valgrind golden compdb kit-tests watch hint \
         progress objects
 
@@ -133,6 +133,7 @@ all:
 # The student's loop is tools/loop/*.sh; these are the variables it reads.
 LOOP_ENV = MAKE="$(MAKE)" B="$(B)" OUT="$(OUT)" IMPL="$(IMPL)" CH="$(CH)" \
   TEST="$(TEST)" SAN="$(SAN)" STRICT="$(STRICT)" CHAPTER_NUMS="$(CHAPTER_NUMS)" \
+  RACE="$(RACE)" RACE_CC="$(RACE_CC)" RACE_CHAPTERS="$(RACE_CHAPTERS)" \
   RUN_ARGS="$(RUN_ARGS)" GDB="$(GDB)" INOTIFYWAIT="$(INOTIFYWAIT)"
 GDB ?= gdb
 INOTIFYWAIT ?= inotifywait
@@ -140,6 +141,16 @@ INOTIFYWAIT ?= inotifywait
 ## test: build and run the tests on starter/ (CH=N, TEST=name, IMPL=solutions, SAN=1)
 test:
 	@$(LOOP_ENV) sh tools/loop/test.sh run
+
+# The chapters whose student code runs threads. Once all of such a
+# chapter's tests pass, make test runs them again under ThreadSanitizer
+# (the race pass, make races; tools/loop/races.sh), and a data race fails
+# them: a race rarely shows in a result, and never the same way twice.
+RACE_CHAPTERS := 7
+
+## races: chapter 7's tests under ThreadSanitizer, which finds data races (CH=N, TEST=name, IMPL=solutions)
+races:
+	@$(MAKE) --no-print-directory test RACE=1 SAN= CH="$(or $(CH),$(RACE_CHAPTERS))"
 
 ## list: list every test, by chapter, with what it checks
 list:
@@ -250,7 +261,8 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
-  lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
+  lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip \
+  clang-14 libclang-rt-14-dev libomp-14-dev llvm-14
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck
 
 # Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed

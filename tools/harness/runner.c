@@ -67,12 +67,15 @@
 /* ThreadSanitizer reads these before main. ignore_noninstrumented_modules:
  * libomp and CUnit are not instrumented, and what they do is known
  * through Archer; exitcode=0: a race fails its test through
- * race_check() below, in words, not through the process's status. */
+ * race_check() below, in words, not through the process's status;
+ * atexit_sleep_ms=0: no second's wait at each test's end; and the
+ * symbolizer of LLVM 14 (Debian's llvm-14), for the reports' lines. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
-    return "ignore_noninstrumented_modules=1:exitcode=0:history_size=7:atexit_"
-           "sleep_ms=0";
+    return "ignore_noninstrumented_modules=1:exitcode=0:history_size=7:"
+           "atexit_sleep_ms=0:"
+           "external_symbolizer_path=/usr/lib/llvm-14/bin/llvm-symbolizer";
 }
 #endif
 

@@ -1,0 +1,52 @@
+#!/bin/sh
+# races.sh N: the race pass of chapter N, for tools/loop/test.sh, once
+# every test of chapter N that ran has passed in the ordinary build. The
+# chapter's tests run again under ThreadSanitizer (make races: clang,
+# LLVM's libomp and its Archer tool, which tells ThreadSanitizer where
+# OpenMP synchronises, so that only real races are reported). A race
+# is found on every run, not by chance: ThreadSanitizer sees two
+# threads touch the same memory with nothing ordering them, whether or
+# not the result came out wrong this time.
+#
+# Prints one line when there is no race; otherwise the failing tests and
+# their messages (which name the mistake when the report fits one), and
+# writes how many failed to $OUT/races.failed. Chapter N's progress then
+# counts them as failed. Exit status: 0 no race, 1 a race, 2 the pass
+# could not run. The Makefile passes MAKE B OUT IMPL TEST RACE_CC.
+set -u
+n=$1
+race_out="$B/$IMPL-race"
+log="$OUT/races.log"
+rm -f "$OUT/races.failed"
+if ! command -v "${RACE_CC:-clang-14}" >/dev/null 2>&1; then
+    echo "Data races: chapter $n runs threads, and its race pass needs ${RACE_CC:-clang-14}, libomp-14-dev and llvm-14, which are not installed: run make deps."
+    exit 2
+fi
+start=$(date +%s)
+$MAKE -s --no-print-directory test RACE=1 SAN= CH="$n" TEST="${TEST:-}" IMPL="$IMPL" >"$log" 2>&1
+rc=$?
+secs=$(($(date +%s) - start))
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+passed=$(printf '%s\n' "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+failed=$(printf '%s\n' "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+if [ $rc -eq 0 ] && [ -n "$passed" ]; then
+    echo "Data races: none in chapter $n (its $passed test$([ "$passed" -ne 1 ] && echo s) again, under ThreadSanitizer, in ${secs} s: make races)."
+    exit 0
+fi
+if [ -z "$failed" ]; then # it did not run: say why, in its own words
+    echo "Data races: chapter $n's race pass (make races) could not run:"
+    grep -v '^  cc ' "$log" | sed 's/^/  | /' | head -n 20
+    exit 2
+fi
+echo "Data races: chapter $n's tests again, under ThreadSanitizer (make races):"
+# Each failing test and its message, as the ordinary run prints them
+# (a message already shown once is not repeated).
+awk '/^  FAIL / { show = 1; print; next }
+     /^        / && show { if (seen[$0]++) print "        (the same race as above)"; else print; next }
+     { show = 0 }' "$log"
+echo "Chapter $n is not done: $failed of its $((passed + failed)) tests fail under ThreadSanitizer. Its full report: $race_out/sanitizer.log."
+echo "$failed" >"$OUT/races.failed"
+# the progress view counts the race pass's result
+[ -e "$race_out/progress/ch$n.txt" ] && mkdir -p "$OUT/progress" &&
+    cp "$race_out/progress/ch$n.txt" "$OUT/progress/ch$n.txt"
+exit 1
