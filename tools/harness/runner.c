@@ -448,7 +448,7 @@ static void race_check(off_t from)
     struct race_access acc[2];
     memset(acc, 0, sizeof acc);
     char loc[16] = "", alloc_where[256] = "", alloc_full[512] = "";
-    char alloc_func[128] = "", full[2][512] = {"", ""}, other[256] = "";
+    char alloc_func[128] = "", full[2][512] = {"", ""}, other[320] = "";
     int have[2] = {0, 0}, reports = 0;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
@@ -526,9 +526,13 @@ static void race_check(off_t from)
     char src[256] = "";
     if (have[0])
         race_source(full[0], src, sizeof src);
-    if (have[1] && strcmp(acc[0].where, acc[1].where) != 0)
-        snprintf(other, sizeof other, " and, on the other thread, at %.200s",
-                 acc[1].where);
+    if (have[1] && strcmp(acc[0].where, acc[1].where) != 0) {
+        char src1[160] = "";
+        race_source(full[1], src1, sizeof src1);
+        snprintf(other, sizeof other,
+                 ", and on the other thread at %.60s%s%s%s", acc[1].where,
+                 *src1 ? " (" : "", src1, *src1 ? ")" : "");
+    }
     const char *what = acc[0].write && acc[1].write ? "write"
                        : acc[0].write || acc[1].write
                            ? "use (one of them writing)"
@@ -538,17 +542,16 @@ static void race_check(off_t from)
     if (have[0])
         n = snprintf(why, sizeof why,
                      "data race: two threads %s the same memory at once, "
-                     "with nothing ordering them, at %s%s%s%s%s%s%s.",
+                     "with nothing ordering them, at %s%s%s%s%s%s%s%s.",
                      what, acc[0].where, *func ? " in " : "", func,
-                     *func ? "()" : "", *src ? " (" : "", src, *src ? ")" : "");
+                     *func ? "()" : "", *src ? " (" : "", src, *src ? ")" : "",
+                     other);
     else
         n = snprintf(why, sizeof why,
                      "data race: two threads %s the same memory at once, "
                      "with nothing ordering them (outside your code's "
                      "lines).",
                      what);
-    if ((size_t)n < sizeof why && *other)
-        n += snprintf(why + n, sizeof why - (size_t)n, "%s", other);
     int both_region =
         have[0] && have[1] && acc[0].in_region && acc[1].in_region;
     if ((size_t)n >= sizeof why) {
