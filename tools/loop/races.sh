@@ -19,7 +19,7 @@ race_out="$B/$IMPL-race"
 log="$OUT/races.log"
 rm -f "$OUT/races.failed"
 if ! command -v "${RACE_CC:-clang-14}" >/dev/null 2>&1; then
-    echo "Data races: chapter $n runs threads, and its race pass needs ${RACE_CC:-clang-14}, libomp-14-dev and llvm-14, which are not installed: run make deps."
+    echo "Data races: chapter $n runs threads, and its race pass needs ${RACE_CC:-clang-14} (Debian's clang-14, libclang-rt-14-dev, libomp-14-dev and llvm-14), which is not installed: run make deps."
     exit 2
 fi
 start=$(date +%s)

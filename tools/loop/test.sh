@@ -15,6 +15,10 @@ mode=${1:-run}
 . tools/loop/lib.sh
 
 check_ch
+if [ "${RACE:-}" = 1 ] && ! command -v "${RACE_CC:-clang-14}" >/dev/null 2>&1; then
+    echo "The race pass (make races) needs ${RACE_CC:-clang-14}, with ThreadSanitizer and LLVM's OpenMP runtime (Debian's clang-14, libclang-rt-14-dev, libomp-14-dev and llvm-14), which is not installed: run make deps."
+    exit 2
+fi
 want=${CH:-$CHAPTER_NUMS}
 if [ -n "${TEST:-}" ]; then
     tch=$(test_chapter "$TEST") || { echo "$tch"; exit 2; }
