@@ -10,7 +10,7 @@
 #
 # Prints one line when there is no race; otherwise the failing tests and
 # their messages (which name the mistake when the report fits one), and
-# writes how many failed to $OUT/races.failed. Chapter N's progress then
+# writes the failing tests' names to $OUT/races.failed. Chapter N's progress then
 # counts them as failed. Exit status: 0 no race, 1 a race, 2 the pass
 # could not run. The Makefile passes MAKE B OUT IMPL TEST RACE_CC.
 set -u
@@ -45,7 +45,7 @@ awk '/^  FAIL / { show = 1; print; next }
      /^        / && show { if (seen[$0]++) print "        (the same race as above)"; else print; next }
      { show = 0 }' "$log"
 echo "Chapter $n is not done: $failed of its $((passed + failed)) tests fail under ThreadSanitizer. Its full report: $race_out/sanitizer.log."
-echo "$failed" >"$OUT/races.failed"
+sed -n 's/^  FAIL  ch[0-9]* \([A-Za-z_0-9]*\):.*/\1/p' "$log" >"$OUT/races.failed"
 # the progress view counts the race pass's result
 [ -e "$race_out/progress/ch$n.txt" ] && mkdir -p "$OUT/progress" &&
     cp "$race_out/progress/ch$n.txt" "$OUT/progress/ch$n.txt"
