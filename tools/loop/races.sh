@@ -13,18 +13,36 @@
 # writes the failing tests' names to $OUT/races.failed. Chapter N's progress then
 # counts them as failed. Exit status: 0 no race, 1 a race, 2 the pass
 # could not run. The Makefile passes MAKE B OUT IMPL TEST RACE_CC.
+#
+# races.sh --cached N: only when the last race pass of chapter N found a
+# race and its code has not changed since (no object of it is newer than
+# that pass's log), show that pass again (status 1); else status 3.
 set -u
+cached=false
+[ "$1" = --cached ] && { cached=true; shift; }
 n=$1
 race_out="$B/$IMPL-race"
 log="$OUT/races.log"
-rm -f "$OUT/races.failed"
+if $cached; then
+    . tools/loop/lib.sh
+    [ -s "$OUT/races.failed" ] && [ -e "$log" ] || exit 3
+    for f in $(ch_files "$n"); do
+        [ "$OUT/$IMPL/$f.o" -nt "$log" ] && exit 3
+    done
+    grep -q "^  FAIL  ch$n " "$log" || exit 3
+fi
+$cached || rm -f "$OUT/races.failed"
 if ! command -v "${RACE_CC:-clang-14}" >/dev/null 2>&1; then
     echo "Data races: chapter $n runs threads, and its race pass needs ${RACE_CC:-clang-14} (Debian's clang-14, libclang-rt-14-dev, libomp-14-dev and llvm-14), which is not installed: run make deps."
     exit 2
 fi
 start=$(date +%s)
-$MAKE -s --no-print-directory test RACE=1 SAN= CH="$n" TEST="${TEST:-}" IMPL="$IMPL" >"$log" 2>&1
-rc=$?
+if $cached; then
+    rc=1
+else
+    $MAKE -s --no-print-directory test RACE=1 SAN= CH="$n" TEST="${TEST:-}" IMPL="$IMPL" >"$log" 2>&1
+    rc=$?
+fi
 secs=$(($(date +%s) - start))
 last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 passed=$(printf '%s\n' "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
@@ -38,7 +56,11 @@ if [ -z "$failed" ]; then # it did not run: say why, in its own words
     grep -v '^  cc ' "$log" | sed 's/^/  | /' | head -n 20
     exit 2
 fi
-echo "Data races: chapter $n's tests again, under ThreadSanitizer (make races):"
+if $cached; then
+    echo "Data races: the last race pass of this same code (make races runs it again):"
+else
+    echo "Data races: chapter $n's tests again, under ThreadSanitizer (make races):"
+fi
 # Each failing test and its message, as the ordinary run prints them
 # (a message already shown once is not repeated).
 awk '/^  FAIL / { show = 1; print; next }
