@@ -17,8 +17,10 @@
 #   - chapter 7's race pass: once its tests pass, make test runs them
 #     under ThreadSanitizer; a planted race (tests/mutants/ch7.tsv) fails
 #     the run, named, and counts in its last line; the solutions' code
-#     gets one line saying there is no race; without clang, one line
-#     says to run make deps;
+#     gets one line saying there is no race; beside a plain mistake, a
+#     verdict that changed by itself runs the race pass, and its finding
+#     stays until the code changes; without clang, one line says to run
+#     make deps;
 #   - make watch without inotifywait and make debug without gdb say how
 #     to install them; make watch on a terminal leaves with status 0 on
 #     Ctrl-C and keeps its header in sight on a run taller than the screen.
@@ -215,6 +217,29 @@ if [ $rc -ne 0 ] && has "$out" "Likely mistake: a variable declared outside the 
    has "$out" "starter/ch7_fast.c:" && [ "$last" != "$n7 passed, 0 failed" ] && [ "$(summary "$out")" = "$last" ]; then
     ok "a shared loop variable in matmul_fast: the race pass fails chapter 7 and names it ($last)"
 else fail "a shared loop variable in matmul_fast (status $rc): $(printf '%s\n' "$out" | grep -E 'Data races|Likely|passed,' | head -n 4)"; fi
+# A race beside a plain mistake (chapter 7 partly passes): a verdict
+# that changed by itself since the last run (planted in the last run's
+# results, the code unchanged) runs the race pass, and a later run of
+# the same code shows its finding again.
+expr=$(awk -F'\t' '$1 == "ch7-online-sum-not-rescaled" { print $3 }' tests/mutants/ch7.tsv)
+sed -i -e "$expr" "$kit/starter/ch7_fast.c"
+out=$(m test CH=7)
+has "$out" "make races says whether a data race is the cause" &&
+    ok "chapter 7 partly passing: one line points at make races" ||
+    fail "chapter 7 partly passing: no pointer at make races: $(printf '%s\n' "$out" | tail -n 3)"
+res="$kit/build/starter/run-results.tsv"
+awk -F'\t' -v OFS='\t' 'NR > 1 && $1 == 7 && $4 == "passed" && !done { $4 = "failed"; done = 1 } { print }' \
+    "$res" >"$res.tmp" && mv "$res.tmp" "$res"
+out=$(m test CH=7)
+if has "$out" "changed its verdict since the last run" &&
+   has "$out" "Likely mistake: a variable declared outside the parallel loop"; then
+    ok "a verdict that changed by itself runs the race pass, which names the race"
+else fail "a verdict that changed by itself: $(printf '%s\n' "$out" | grep -E 'Data races|verdict|Likely|passed,' | head -n 4)"; fi
+out=$(m test CH=7)
+if has "$out" "the last race pass of this same code" &&
+   has "$out" "Likely mistake: a variable declared outside the parallel loop"; then
+    ok "a later run of the same code shows the race again"
+else fail "a later run of the same code: $(printf '%s\n' "$out" | grep -E 'Data races|verdict|Likely|passed,' | head -n 4)"; fi
 out=$(m races RACE_CC=no-such-clang)
 has "$out" "run make deps" && ok "make races without clang says to run make deps" || fail "make races without clang: $out"
 out=$(make --no-print-directory -s -C "$kit" debug TEST=matmul_golden GDB=no-such-gdb 2>&1)
