@@ -27,7 +27,7 @@ if $cached; then
     . tools/loop/lib.sh
     [ -s "$OUT/races.failed" ] && [ -e "$log" ] || exit 3
     for f in $(ch_files "$n"); do
-        [ "$OUT/$IMPL/$f.o" -nt "$log" ] && exit 3
+        [ -n "$(find "$OUT/$IMPL/$f.o" -newer "$log" 2>/dev/null)" ] && exit 3
     done
     grep -q "^  FAIL  ch$n " "$log" || exit 3
 fi
@@ -48,7 +48,7 @@ last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 passed=$(printf '%s\n' "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
 failed=$(printf '%s\n' "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
 if [ $rc -eq 0 ] && [ -n "$passed" ]; then
-    echo "Data races: none in chapter $n (its $passed test$([ "$passed" -ne 1 ] && echo s) again, under ThreadSanitizer, in ${secs} s: make races)."
+    echo "Data races: none in chapter $n (its $passed test$([ "$passed" -ne 1 ] && echo s) again, under ThreadSanitizer, in $([ "$secs" -gt 0 ] && echo "$secs s" || echo "under a second"): make races)."
     exit 0
 fi
 if [ -z "$failed" ]; then # it did not run: say why, in its own words

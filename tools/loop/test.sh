@@ -164,7 +164,7 @@ run)
             if [ -e "$res.prev" ]; then
                 newer=""
                 for f in $(ch_files "$n"); do
-                    [ "$OUT/$IMPL/$f.o" -nt "$res.prev" ] && newer=1
+                    [ -n "$(find "$OUT/$IMPL/$f.o" -newer "$res.prev" 2>/dev/null)" ] && newer=1
                 done
                 [ -z "$newer" ] && flipped=$(awk -F'\t' -v n="$n" 'NR == FNR { if (FNR > 1 && $1 == n) was[$3] = $4; next }
                     FNR > 1 && $1 == n && ($3 in was) && was[$3] != $4 { print $3 }' "$res.prev" "$res" | head -n 1)
