@@ -156,22 +156,22 @@ run)
         [ "$state" = all ] || [ "$state" = some ] || continue
         how=""
         if [ "$state" = some ]; then
-            # A verdict that changed since the last run while the code
-            # did not (no object of the chapter is newer than that run's
-            # results) is the mark of a race: the race pass says. A race
-            # it found in this same code before is shown again.
+            # A verdict or a message that changed since the last run while
+            # the code did not (no object of the chapter is newer than that
+            # run's results) is the mark of a race: the race pass says. A
+            # race it found in this same code before is shown again.
             flipped=""
             if [ -e "$res.prev" ]; then
                 newer=""
                 for f in $(ch_files "$n"); do
                     [ -n "$(find "$OUT/$IMPL/$f.o" -newer "$res.prev" 2>/dev/null)" ] && newer=1
                 done
-                [ -z "$newer" ] && flipped=$(awk -F'\t' -v n="$n" 'NR == FNR { if (FNR > 1 && $1 == n) was[$3] = $4; next }
-                    FNR > 1 && $1 == n && ($3 in was) && was[$3] != $4 { print $3 }' "$res.prev" "$res" | head -n 1)
+                [ -z "$newer" ] && flipped=$(awk -F'\t' -v n="$n" 'NR == FNR { if (FNR > 1 && $1 == n) was[$3] = $4 FS $6; next }
+                    FNR > 1 && $1 == n && ($3 in was) && was[$3] != $4 FS $6 { print $3 }' "$res.prev" "$res" | head -n 1)
             fi
             echo
             if [ -n "$flipped" ]; then
-                echo "Test $flipped changed its verdict since the last run, and chapter $n's code did not change: the mark of a data race. So:"
+                echo "Test $flipped gave another result than on the last run, and chapter $n's code did not change: the mark of a data race. So:"
             else
                 how=--cached
             fi
