@@ -27,6 +27,7 @@ IMPL    ?= starter
 CH      ?=
 TEST    ?=
 SAN     ?=
+RACE    ?=
 EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
@@ -58,7 +59,15 @@ LDFLAGS  += $(OPENMP)
 LEAKCHECK := -include $(LEAKCHECK_H)
 STUDENT_CFLAGS = $(filter-out $(KIT_WARN),$(CFLAGS)) $(STUDENT_WARN) $(LEAKCHECK)
 LDLIBS   := $(PKG_LIBS) -lm
-ifeq ($(SAN),1)
+ifeq ($(RACE),1)
+# The race pass (make races): ThreadSanitizer with LLVM's OpenMP runtime,
+# whose Archer tool tells ThreadSanitizer where OpenMP synchronises.
+CC       := $(RACE_CC)
+CFLAGS   += $(RACE_FLAGS)
+LDFLAGS  += $(RACE_FLAGS)
+TIMEOUT  ?= 60
+VARIANT  := $(IMPL)-race
+else ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -101,12 +110,12 @@ set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
            $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
-           --exercises $(EXERCISES) $(if $(SAN),--san-log $(OUT)/sanitizer.log) \
+           --exercises $(EXERCISES) $(if $(SAN)$(RACE),--san-log $(OUT)/sanitizer.log) \
            --state $(OUT)/progress --book $(B)/book.html \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps deps-dev test list debug check plots reset clean given-tests \
+.PHONY: all help deps deps-dev test races list debug check plots reset clean given-tests \
         format format-check valgrind golden compdb kit-tests watch hint \
         progress objects
 
@@ -124,6 +133,7 @@ all:
 # The student's loop is tools/loop/*.sh; these are the variables it reads.
 LOOP_ENV = MAKE="$(MAKE)" B="$(B)" OUT="$(OUT)" IMPL="$(IMPL)" CH="$(CH)" \
   TEST="$(TEST)" SAN="$(SAN)" STRICT="$(STRICT)" CHAPTER_NUMS="$(CHAPTER_NUMS)" \
+  RACE="$(RACE)" RACE_CC="$(RACE_CC)" RACE_CHAPTERS="$(RACE_CHAPTERS)" \
   RUN_ARGS="$(RUN_ARGS)" GDB="$(GDB)" INOTIFYWAIT="$(INOTIFYWAIT)"
 GDB ?= gdb
 INOTIFYWAIT ?= inotifywait
@@ -131,6 +141,16 @@ INOTIFYWAIT ?= inotifywait
 ## test: build and run the tests on starter/ (CH=N, TEST=name, IMPL=solutions, SAN=1)
 test:
 	@$(LOOP_ENV) sh tools/loop/test.sh run
+
+# The chapters whose student code runs threads. Once all of such a
+# chapter's tests pass, make test runs them again under ThreadSanitizer
+# (the race pass, make races; tools/loop/races.sh), and a data race fails
+# them: a race rarely shows in a result, and never the same way twice.
+RACE_CHAPTERS := 7
+
+## races: chapter 7's tests under ThreadSanitizer, which finds data races (CH=N, TEST=name, IMPL=solutions)
+races:
+	@$(MAKE) --no-print-directory test RACE=1 SAN= CH="$(or $(CH),$(RACE_CHAPTERS))"
 
 ## list: list every test, by chapter, with what it checks
 list:
@@ -241,7 +261,8 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
-  lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip
+  lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip \
+  clang-14 libclang-rt-14-dev libomp-14-dev llvm-14
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck
 
 # Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed

@@ -14,6 +14,13 @@
 #   - under SAN=1 a planted out-of-bounds read shows the sanitizer's
 #     summary line and the student's line, the full report goes to a log
 #     under build/, and no rerun suggestion drops or repeats SAN=1;
+#   - chapter 7's race pass: once its tests pass, make test runs them
+#     under ThreadSanitizer; a planted race (tests/mutants/ch7.tsv) fails
+#     the run, named, and counts in its last line; the solutions' code
+#     gets one line saying there is no race; beside a plain mistake, a
+#     verdict that changed by itself runs the race pass, and its finding
+#     stays until the code changes; without clang, one line says to run
+#     make deps;
 #   - make watch without inotifywait and make debug without gdb say how
 #     to install them; make watch on a terminal leaves with status 0 on
 #     Ctrl-C and keeps its header in sight on a run taller than the screen.
@@ -193,6 +200,48 @@ if command -v inotifywait >/dev/null 2>&1 && command -v script >/dev/null 2>&1; 
 else
     echo "  (make watch's Ctrl-C and screen: not checked, inotifywait or script is missing)"
 fi
+# 7. Chapter 7's race pass, on the solutions' code as the student's, then
+#    with the shared loop variable of tests/mutants/ch7.tsv planted.
+for f in $(sh tools/mk/chapters.sh files 7); do cp "solutions/$f.c" "$kit/starter/$f.c"; done
+out=$(m test CH=7); rc=$?
+n7=$(count 7)
+if [ $rc -eq 0 ] && has "$out" "Data races: none in chapter 7" &&
+   [ "$(printf '%s\n' "$out" | tail -n 1)" = "$n7 passed, 0 failed" ]; then
+    ok "chapter 7 passes: make test runs its race pass, which finds no race ($(printf '%s\n' "$out" | grep 'Data races'))"
+else fail "make test CH=7 on the solutions' code (status $rc): $(printf '%s\n' "$out" | tail -n 3)"; fi
+expr=$(awk -F'\t' '$1 == "ch7-fast-shared-index" { print $3 }' tests/mutants/ch7.tsv)
+sed -i -e "$expr" "$kit/starter/ch7_fast.c"
+out=$(m test CH=7); rc=$?
+last=$(printf '%s\n' "$out" | grep -v '^make: \*\*\*' | tail -n 1) # make's own line aside
+if [ $rc -ne 0 ] && has "$out" "Likely mistake: a variable declared outside the parallel loop" &&
+   has "$out" "starter/ch7_fast.c:" && [ "$last" != "$n7 passed, 0 failed" ] && [ "$(summary "$out")" = "$last" ]; then
+    ok "a shared loop variable in matmul_fast: the race pass fails chapter 7 and names it ($last)"
+else fail "a shared loop variable in matmul_fast (status $rc): $(printf '%s\n' "$out" | grep -E 'Data races|Likely|passed,' | head -n 4)"; fi
+# A race beside a plain mistake (chapter 7 partly passes): a verdict
+# that changed by itself since the last run (planted in the last run's
+# results, the code unchanged) runs the race pass, and a later run of
+# the same code shows its finding again.
+expr=$(awk -F'\t' '$1 == "ch7-online-sum-not-rescaled" { print $3 }' tests/mutants/ch7.tsv)
+sed -i -e "$expr" "$kit/starter/ch7_fast.c"
+out=$(m test CH=7)
+has "$out" "make races says whether a data race is the cause" &&
+    ok "chapter 7 partly passing: one line points at make races" ||
+    fail "chapter 7 partly passing: no pointer at make races: $(printf '%s\n' "$out" | tail -n 3)"
+res="$kit/build/starter/run-results.tsv"
+awk -F'\t' -v OFS='\t' 'NR > 1 && $1 == 7 && $4 == "passed" && !done { $4 = "failed"; done = 1 } { print }' \
+    "$res" >"$res.tmp" && mv "$res.tmp" "$res"
+out=$(m test CH=7)
+if has "$out" "gave another result than on the last run" &&
+   has "$out" "Likely mistake: a variable declared outside the parallel loop"; then
+    ok "a verdict that changed by itself runs the race pass, which names the race"
+else fail "a verdict that changed by itself: $(printf '%s\n' "$out" | grep -E 'Data races|verdict|Likely|passed,' | head -n 4)"; fi
+out=$(m test CH=7)
+if has "$out" "the last race pass of this same code" &&
+   has "$out" "Likely mistake: a variable declared outside the parallel loop"; then
+    ok "a later run of the same code shows the race again"
+else fail "a later run of the same code: $(printf '%s\n' "$out" | grep -E 'Data races|verdict|Likely|passed,' | head -n 4)"; fi
+out=$(m races RACE_CC=no-such-clang)
+has "$out" "run make deps" && ok "make races without clang says to run make deps" || fail "make races without clang: $out"
 out=$(make --no-print-directory -s -C "$kit" debug TEST=matmul_golden GDB=no-such-gdb 2>&1)
 has "$out" "apt-get install gdb" && ok "make debug without gdb says how to install it" || fail "make debug without gdb: $out"
 exit $status

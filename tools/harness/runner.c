@@ -50,6 +50,35 @@
 #define KIT_SAN 0
 #endif
 
+/* Built with ThreadSanitizer (make races: clang and LLVM's libomp, whose
+ * Archer tool tells ThreadSanitizer where OpenMP synchronises)? */
+#if defined(__SANITIZE_THREAD__)
+#define KIT_RACE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KIT_RACE 1
+#endif
+#endif
+#ifndef KIT_RACE
+#define KIT_RACE 0
+#endif
+
+#if KIT_RACE
+/* ThreadSanitizer reads these before main. ignore_noninstrumented_modules:
+ * libomp and CUnit are not instrumented, and what they do is known
+ * through Archer; exitcode=0: a race fails its test through
+ * race_check() below, in words, not through the process's status;
+ * atexit_sleep_ms=0: no second's wait at each test's end; and the
+ * symbolizer of LLVM 14 (Debian's llvm-14), for the reports' lines. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "ignore_noninstrumented_modules=1:exitcode=0:history_size=7:"
+           "atexit_sleep_ms=0:"
+           "external_symbolizer_path=/usr/lib/llvm-14/bin/llvm-symbolizer";
+}
+#endif
+
 /* ---------------------------------------------------------------------
  * Registration
  * ------------------------------------------------------------------- */
@@ -189,9 +218,17 @@ void kit_about_to_call(const char *call)
         snprintf(cur.last_call, sizeof cur.last_call, "%.500s", call);
 }
 
+/* make races: where the current test's part of the log starts, and
+ * whether its race is reported already (once, and before the first
+ * failed check, which the race may well have caused). */
+static off_t race_from = -1;
+static void race_check(off_t from);
+
 int kit_check(int ok, const char *file, int line, const char *fmt, ...)
 {
     char msg[MSG_MAX];
+    if (!ok && race_from >= 0)
+        race_check(race_from);
     child_failed += !ok;
     va_list ap;
     va_start(ap, fmt);
@@ -297,6 +334,275 @@ static void lsan_check(off_t from)
 #endif
 }
 
+/* make races: ThreadSanitizer's first data-race report of the current
+ * test (from byte `from` of the log on), in words. A race on a variable
+ * of the student's function's stack, written inside its parallel loop,
+ * is a variable declared outside the loop that every thread shares; one
+ * in a block the student's code allocated is that block shared by the
+ * threads. Anything else is described (where, which lines), not named. */
+#if KIT_RACE
+struct race_access {
+    int write;       /* a write, not a read                  */
+    char where[256]; /* "solutions/ch7_fast.c:318"           */
+    char func[128];  /* the student's function around it     */
+    int in_region;   /* in an OpenMP region's outlined body  */
+};
+
+/* A frame line "#0 func /path/solutions/ch7_fast.c:318:20 (bin+0x1)" in
+ * the student's code (a file chN_*.c outside tests/): its function and
+ * "dir/file:line". */
+static int race_frame(const char *p, char *func, size_t nf, char *where,
+                      size_t nw)
+{
+    if (p[0] != '#')
+        return 0;
+    const char *fn = p + strcspn(p, " ");
+    fn += strspn(fn, " ");
+    int fn_len = (int)strcspn(fn, " ");
+    const char *path = fn + fn_len + strspn(fn + fn_len, " ");
+    int path_len = (int)strcspn(path, " ");
+    const char *base = path;
+    for (const char *q = path; q < path + path_len; q++)
+        if (*q == '/')
+            base = q + 1;
+    if (strncmp(base, "ch", 2) != 0 || !isdigit((unsigned char)base[2]) ||
+        !strstr(base, ".c:") || strstr(path, "/tests/") ||
+        (int)(base - path) > path_len)
+        return 0;
+    /* "dir/file:line": the folder, the file and the line, no column */
+    const char *dir = base;
+    if (dir > path + 1)
+        for (dir = base - 1; dir > path && dir[-1] != '/'; dir--)
+            ;
+    int len = (int)(path + path_len - dir);
+    const char *colon = memchr(base, ':', (size_t)(path + path_len - base));
+    const char *col2 =
+        colon ? memchr(colon + 1, ':', (size_t)(path + path_len - colon - 1))
+              : NULL;
+    if (col2)
+        len = (int)(col2 - dir);
+    snprintf(func, nf, "%.*s", fn_len, fn);
+    snprintf(where, nw, "%.*s", len, dir);
+    return 1;
+}
+
+/* The statement at a report's "path:line", trimmed and on one line: the
+ * line itself, joined to the lines before it that it continues (up to
+ * three: "float *scratch =" above "    malloc(...);"). */
+static void race_source(const char *full, char *out, size_t n)
+{
+    *out = '\0';
+    char path[512];
+    snprintf(path, sizeof path, "%s", full);
+    char *colon = strrchr(path, ':');
+    if (!colon)
+        return;
+    *colon = '\0';
+    int line = atoi(colon + 1);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char ring[4][256] = {"", "", "", ""}, buf[256];
+    int k = 0;
+    while (k < line && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        snprintf(ring[k % 4], sizeof ring[0], "%s", buf);
+        k++;
+    }
+    fclose(f);
+    if (k < line)
+        return;
+    /* back from the line while the one before does not end a statement */
+    int first = line - 1;
+    while (first > line - 4 && first > 0) {
+        const char *prev = ring[(first - 1) % 4];
+        size_t len = strlen(prev);
+        while (len > 0 && prev[len - 1] == ' ')
+            len--;
+        if (len == 0 || strchr(";{}/", prev[len - 1]) ||
+            prev[strspn(prev, " ")] == '#')
+            break;
+        first--;
+    }
+    size_t used = 0;
+    for (int l = first; l < line && used + 1 < n; l++) {
+        const char *t = ring[l % 4] + strspn(ring[l % 4], " \t");
+        used +=
+            (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", t);
+    }
+}
+#endif
+
+static void race_check(off_t from)
+{
+#if KIT_RACE
+    race_from = -1; /* once per test: the failure below is a check too */
+    if (san_fd < 0)
+        return;
+    FILE *f = fopen(opt.san_log, "r");
+    if (!f)
+        return;
+    fseeko(f, from, SEEK_SET);
+    char line[1024];
+    int in_report = 0, section = 0; /* 1, 2: the accesses; 3: location */
+    struct race_access acc[2];
+    memset(acc, 0, sizeof acc);
+    char loc[16] = "", alloc_where[256] = "", alloc_full[512] = "";
+    char alloc_func[128] = "", full[2][512] = {"", ""}, other[320] = "";
+    int have[2] = {0, 0}, reports = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *p = line + strspn(line, " ");
+        if (strncmp(p, "WARNING: ThreadSanitizer: data race", 35) == 0) {
+            reports++;
+            in_report = reports == 1;
+            section = 0;
+            continue;
+        }
+        if (!in_report)
+            continue;
+        if (strncmp(p, "SUMMARY:", 8) == 0) {
+            in_report = 0;
+            continue;
+        }
+        if (strstr(p, " of size ") && strstr(p, " at 0x") &&
+            strstr(p, " by ") && section < 2 && p[0] != '#' &&
+            strncmp(p, "Location", 8) != 0) {
+            acc[section].write = strstr(p, "rite of size") != NULL;
+            section++;
+            continue;
+        }
+        if (strncmp(p, "Location is ", 12) == 0) {
+            section = 3;
+            if (*loc) /* a second line ("global '??'") says no more */
+                continue;
+            snprintf(loc, sizeof loc, "%s",
+                     strncmp(p + 12, "stack", 5) == 0  ? "stack"
+                     : strncmp(p + 12, "heap", 4) == 0 ? "heap"
+                                                       : "other");
+            continue;
+        }
+        if (strncmp(p, "Mutex ", 6) == 0 || strncmp(p, "Thread ", 7) == 0) {
+            section = 4;
+            continue;
+        }
+        char func[128], where[256];
+        if (!race_frame(p, func, sizeof func, where, sizeof where))
+            continue;
+        /* the path as written in the report, for reading the line */
+        const char *fn = p + strcspn(p, " ");
+        fn += strspn(fn, " ");
+        fn += strcspn(fn, " ");
+        fn += strspn(fn, " ");
+        char path[512];
+        snprintf(path, sizeof path, "%.*s", (int)strcspn(fn, " "), fn);
+        char *c2 = strrchr(path, ':'); /* drop the column */
+        if (c2 && strchr(path, ':') != c2)
+            *c2 = '\0';
+        if (section == 1 || section == 2) {
+            struct race_access *a = &acc[section - 1];
+            int outlined = func[0] == '.' || strstr(func, "_omp_fn") ||
+                           strstr(func, "omp_outlined");
+            if (!have[section - 1]) {
+                have[section - 1] = 1;
+                snprintf(a->where, sizeof a->where, "%s", where);
+                snprintf(full[section - 1], sizeof full[0], "%s", path);
+            }
+            a->in_region |= outlined != 0; /* in a region, or called from one */
+            if (!a->func[0] && !outlined)
+                snprintf(a->func, sizeof a->func, "%s", func);
+        } else if (section == 3 && !alloc_where[0]) {
+            snprintf(alloc_where, sizeof alloc_where, "%s", where);
+            snprintf(alloc_full, sizeof alloc_full, "%s", path);
+            snprintf(alloc_func, sizeof alloc_func, "%s", func);
+        }
+    }
+    fclose(f);
+    if (!reports)
+        return;
+    /* the function around the first access: its own stack says, or the
+     * other thread's (a worker's stack starts inside the region) */
+    const char *func = acc[0].func[0] ? acc[0].func : acc[1].func;
+    char src[256] = "";
+    if (have[0])
+        race_source(full[0], src, sizeof src);
+    if (have[1] && strcmp(acc[0].where, acc[1].where) != 0) {
+        char src1[160] = "";
+        race_source(full[1], src1, sizeof src1);
+        snprintf(other, sizeof other,
+                 ", and on the other thread at %.60s%s%s%s", acc[1].where,
+                 *src1 ? " (" : "", src1, *src1 ? ")" : "");
+    }
+    const char *what = acc[0].write && acc[1].write ? "write"
+                       : acc[0].write || acc[1].write
+                           ? "use (one of them writing)"
+                           : "read";
+    char why[MSG_MAX];
+    int n = 0;
+    if (have[0])
+        n = snprintf(why, sizeof why,
+                     "data race: two threads %s the same memory at once, "
+                     "with nothing ordering them, at %s%s%s%s%s%s%s%s.",
+                     what, acc[0].where, *func ? " in " : "", func,
+                     *func ? "()" : "", *src ? " (" : "", src, *src ? ")" : "",
+                     other);
+    else
+        n = snprintf(why, sizeof why,
+                     "data race: two threads %s the same memory at once, "
+                     "with nothing ordering them (outside your code's "
+                     "lines).",
+                     what);
+    int both_region =
+        have[0] && have[1] && acc[0].in_region && acc[1].in_region;
+    if ((size_t)n >= sizeof why) {
+    } else if (strcmp(loc, "stack") == 0 && both_region) {
+        n += snprintf(why + n, sizeof why - (size_t)n,
+                      " It is a variable of %s%s's own stack, used inside "
+                      "its parallel loop. " KIT_NAMING_MARK
+                      ": a variable declared outside the parallel loop, "
+                      "and so shared by every thread (a loop index, or a "
+                      "bound such as i1 in int i0, i1;). Declare it "
+                      "inside the loop (for (int i = ...), const int i1 = "
+                      "...), so that each thread has its own.",
+                      *func ? func : "your function", *func ? "()" : "");
+    } else if (strcmp(loc, "heap") == 0 && both_region && *alloc_where) {
+        char asrc[256] = "", var[64] = "";
+        race_source(alloc_full, asrc, sizeof asrc);
+        /* "float *scratch = malloc(...)": the block's name */
+        char *eq = strchr(asrc, '=');
+        if (eq && (strstr(eq, "alloc(") != NULL)) {
+            char *e = eq;
+            while (e > asrc && e[-1] == ' ')
+                e--;
+            char *b = e;
+            while (b > asrc && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+                b--;
+            if (e > b)
+                snprintf(var, sizeof var, "%.*s", (int)(e - b), b);
+        }
+        n += snprintf(why + n, sizeof why - (size_t)n,
+                      " The memory is in the block%s%s that %s() allocated "
+                      "at %s%s%s%s.",
+                      *var ? " " : "", var, alloc_func, alloc_where,
+                      *asrc ? " (" : "", asrc, *asrc ? ")" : "");
+        if ((size_t)n < sizeof why)
+            n += snprintf(why + n, sizeof why - (size_t)n,
+                          " " KIT_NAMING_MARK ": one block%s%s%s shared by "
+                          "every thread, each writing the same part of it. "
+                          "Give each thread its own part (for scratch: "
+                          "kit_max_threads() blocks, and block "
+                          "kit_thread_id() for each thread).",
+                          *var ? ", " : "", var, *var ? "," : "");
+    }
+    if ((size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n,
+                 " ThreadSanitizer's full report: %s.", opt.san_log);
+    kit_check(0, "runner.c", __LINE__, "%s", why);
+#else
+    (void)from;
+#endif
+}
+
 /* The "SUMMARY:" line of the sanitizer report the current test wrote to
  * the log (from byte `from` on), or UBSan's "runtime error:" line, and
  * the first stack frame in the student's code, appended to why. Returns
@@ -377,9 +683,12 @@ static void run_forked(const struct kit_test *t)
             dup2(san_fd, STDERR_FILENO);
         }
         kit_leak_reset();
+        race_from = KIT_RACE ? san_from : -1;
         t->body();
         if (!kit_leak_check() && !child_failed)
             lsan_check(san_from);
+        if (race_from >= 0)
+            race_check(race_from);
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
@@ -1095,6 +1404,14 @@ static int write_results(const char *path)
 int main(int argc, char **argv)
 {
     int list = 0;
+#if KIT_RACE
+    /* Archer looks for this option in the environment (ThreadSanitizer
+     * has it already, from __tsan_default_options), and warns without. */
+    if (!getenv("TSAN_OPTIONS"))
+        setenv("TSAN_OPTIONS", __tsan_default_options(), 1);
+    /* Without Archer, libomp's own barriers look like races. */
+    setenv("OMP_TOOL", "enabled", 1);
+#endif
     if (!parse_args(argc, argv, &list))
         return 2;
     qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);

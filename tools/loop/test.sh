@@ -15,6 +15,10 @@ mode=${1:-run}
 . tools/loop/lib.sh
 
 check_ch
+if [ "${RACE:-}" = 1 ] && ! command -v "${RACE_CC:-clang-14}" >/dev/null 2>&1; then
+    echo "The race pass (make races) needs ${RACE_CC:-clang-14}, with ThreadSanitizer and LLVM's OpenMP runtime (Debian's clang-14, libclang-rt-14-dev, libomp-14-dev and llvm-14), which is not installed: run make deps."
+    exit 2
+fi
 want=${CH:-$CHAPTER_NUMS}
 if [ -n "${TEST:-}" ]; then
     tch=$(test_chapter "$TEST") || { echo "$tch"; exit 2; }
@@ -110,12 +114,89 @@ elif ! $MAKE -s --no-print-directory "$bin" DEBUG="${DEBUG:-}" SAN="${SAN:-}" \
     exit 2
 fi
 
+# The race pass is due for a chapter that runs threads (RACE_CHAPTERS)
+# among those run, in the ordinary build (not SAN=1, not the race pass
+# itself): once every one of its tests passes, or when a verdict changed
+# by itself since the last run, tools/loop/races.sh runs them again
+# under ThreadSanitizer. The run's summary line is held back until then,
+# so that it stays the last line and counts the race pass.
+races=""
+if [ "$mode" = run ] && [ -z "${RACE:-}${SAN:-}${DEBUG:-}" ]; then
+    for n in ${RACE_CHAPTERS:-}; do
+        case " $ok " in *" $n "*) races="$races $n" ;; esac
+    done
+fi
+
 case "$mode" in
 run)
+    if [ -z "$races" ]; then
+        # shellcheck disable=SC2086
+        "$bin" $RUN_ARGS "$@"
+        rc=$?
+        [ $rc -eq 0 ] && [ -n "$broken" ] && rc=1
+        exit $rc
+    fi
+    # The last run's results stay, to tell a verdict that changed with
+    # the code from one that changed by itself.
+    res="$OUT/run-results.tsv"
+    rm -f "$res.prev" "$OUT/run.rc" "$OUT/run.last"
+    [ -e "$res" ] && mv "$res" "$res.prev"
     # shellcheck disable=SC2086
-    "$bin" $RUN_ARGS "$@"
-    rc=$?
+    { "$bin" $RUN_ARGS --results "$res" "$@"; echo $? >"$OUT/run.rc"; } |
+        awk -v held="$OUT/run.last" 'NR > 1 { print prev; fflush() } { prev = $0 }
+            END { if (NR) print prev > held }'
+    rc=$(cat "$OUT/run.rc" 2>/dev/null || echo 2)
+    summary=$(cat "$OUT/run.last" 2>/dev/null)
     [ $rc -eq 0 ] && [ -n "$broken" ] && rc=1
+    for n in $races; do
+        [ -e "$res" ] || continue
+        # all of chapter n's tests that ran passed, some, or none
+        state=$(awk -F'\t' -v n="$n" 'NR > 1 && $1 == n { ran++; if ($4 != "passed") bad++ }
+            END { print (!ran ? "none" : !bad ? "all" : bad < ran ? "some" : "stubs") }' "$res")
+        [ "$state" = all ] || [ "$state" = some ] || continue
+        how=""
+        if [ "$state" = some ]; then
+            # A verdict or a message that changed since the last run while
+            # the code did not (no object of the chapter is newer than that
+            # run's results) is the mark of a race: the race pass says. A
+            # race it found in this same code before is shown again.
+            flipped=""
+            if [ -e "$res.prev" ]; then
+                newer=""
+                for f in $(ch_files "$n"); do
+                    [ -n "$(find "$OUT/$IMPL/$f.o" -newer "$res.prev" 2>/dev/null)" ] && newer=1
+                done
+                [ -z "$newer" ] && flipped=$(awk -F'\t' -v n="$n" 'NR == FNR { if (FNR > 1 && $1 == n) was[$3] = $4 FS $6; next }
+                    FNR > 1 && $1 == n && ($3 in was) && was[$3] != $4 FS $6 { print $3 }' "$res.prev" "$res" | head -n 1)
+            fi
+            echo
+            if [ -n "$flipped" ]; then
+                echo "Test $flipped gave another result than on the last run, and chapter $n's code did not change: the mark of a data race. So:"
+            else
+                how=--cached
+            fi
+        else
+            echo
+        fi
+        sh tools/loop/races.sh $how "$n"
+        st=$?
+        if [ $st -eq 3 ]; then # nothing cached
+            echo "Chapter $n runs threads: if a result changes from run to run, make races says whether a data race is the cause, and names it."
+            continue
+        fi
+        case $st in
+        0) ;;
+        1) rc=1
+           # the tests that fail only under ThreadSanitizer count as failed
+           f=$(awk -F'\t' 'NR == FNR { race[$1] = 1; next }
+                   FNR > 1 && $4 == "passed" && ($3 in race) { k++ } END { print k + 0 }' \
+                   "$OUT/races.failed" "$res")
+           summary=$(printf '%s\n' "$summary" | awk -v f="$f" '
+               $2 == "passed," && $4 ~ /^failed/ { $1 -= f; $3 += f } { print }') ;;
+        *) rc=1 ;;
+        esac
+    done
+    [ -n "$summary" ] && printf '%s\n' "$summary"
     exit $rc ;;
 list)
     "$bin" --list

@@ -12,6 +12,12 @@ C_OPT := -O2
 # Compiling and linking: chapter 7 shares work among threads with OpenMP
 # (gcc's libgomp).
 OPENMP := -fopenmp
+# The race pass (make races): clang with ThreadSanitizer, linked with
+# LLVM's OpenMP runtime (libomp), which loads the Archer tool
+# (libarcher.so, Debian's libomp-14-dev) so that ThreadSanitizer sees
+# OpenMP's barriers and never reports them as races.
+RACE_CC := clang-14
+RACE_FLAGS := -fsanitize=thread
 # The kit's own code: every warning is an error.
 KIT_WARN := -Werror
 # The student's files: warnings are shown but stop nothing (unless
