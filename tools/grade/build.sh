@@ -111,26 +111,80 @@ while IFS=$'\t' read -r f st where why; do
 done <"$OUT/files.tsv"
 mv "$OUT/files.new" "$OUT/files.tsv"
 
-# 3. Link and run. The runner's parent writes results.tsv.
+# 3. Link and run, in two parts.
+#    a. The judged chapters (PREP/judged.txt): the judging process
+#       (kit_judge) links the runner, the tests, the given code, the
+#       kit's stubs for the other chapters and the proxies
+#       (tools/harness/proxy.c), and no student code; the student's files
+#       of those chapters run in a worker (kit_worker, linked statically
+#       with them), sandboxed by the judge: seccomp, limits.
+#    b. The other chapters: the student's files linked with the tests, in
+#       one process, as make test does. Their rows of the table come from
+#       that run; the judged chapters' rows only from (a).
 objs=()
 while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
+wobjs=() jstubs=()
+while read -r f; do
+    if grep -qxF "$f" "$PREP/judged-files.txt"; then wobjs+=("$OUT/obj/${f%.c}.o")
+    else wobjs+=("$PREP/stub/${f%.c}.o"); jstubs+=("$PREP/stub/${f%.c}.o"); fi
+done <"$PREP/files.txt"
+cunit=$(pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
-    $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm >"$OUT/log/link" 2>&1; then
+if ! $CC $LDFLAGS -static -o "$OUT/kit_worker" "$PREP/judge/worker.o" "${wobjs[@]}" \
+    "$PREP/kit/leakcheck.o" "$PREP"/kit/lib_*.o -lm >"$OUT/log/link-worker" 2>&1; then
+    { echo -n "the files do not link: "; grep -m1 -E 'error|undefined|multiple' "$OUT/log/link-worker" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o "$PREP"/kit/lib_*.o \
+    "$PREP/judge/proxy.o" "$PREP/judge/leakreport.o" "${jstubs[@]}" $cunit -lseccomp -lm >"$OUT/log/link-judge" 2>&1; then
+    { echo -n "the kit's judge does not link (a fault of the kit, not of the submission): "; grep -m1 -E 'error|undefined' "$OUT/log/link-judge" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" $cunit -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0
 fi
-rm -f "$OUT/results.tsv"
+rm -f "$OUT/results.tsv" "$OUT"/results-*.tsv
 # Run from OUT, where starter/ leads to the student's files, so that a
-# message quoting a line of starter/F finds it.
+# message quoting a line of starter/F finds it. The output is kept up to
+# OUTPUT_CAP bytes per run (and the worker's up to KIT_OUTPUT_CAP per
+# test); the rest is counted, not kept.
 ln -sfn src "$OUT/starter"
-(cd "$OUT" && exec timeout -k 5 "$RUN_TIMEOUT" "$OUT/kit_tests" --impl starter --quiet \
-    --timeout "$TEST_TIMEOUT" --results "$OUT/results.tsv" >"$OUT/log/run" 2>&1)
-rc=$?
+OUTPUT_CAP=${OUTPUT_CAP:-1048576}
+capped() { # capped FILE: stdin to FILE, up to OUTPUT_CAP bytes, and a note
+    LC_ALL=C awk -v cap="$OUTPUT_CAP" '{ n += length($0) + 1; if (n <= cap) print; else cut += length($0) + 1 }
+        END { if (cut) printf "[grade: %d more bytes of output were cut]\n", cut }' >"$1"
+}
+start=$(date +%s)
+rc=0
+run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of RUN_TIMEOUT
+    local left=$((RUN_TIMEOUT - ($(date +%s) - start)))
+    [ "$left" -gt 0 ] || { rc=124; return; }
+    (cd "$OUT" && KIT_WORKER="$OUT/kit_worker" KIT_WORKER_CPU="$((TEST_TIMEOUT * 2 + 1))" \
+        timeout -k 5 "$left" "$2" --impl starter --quiet --chapter "$3" \
+        --timeout "$TEST_TIMEOUT" --results "$OUT/results-$1-$3.tsv" 2>&1 | capped "$OUT/log/run-$1-$3"
+        exit "${PIPESTATUS[0]}")
+    local r=$?
+    [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
+}
+for c in $(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un); do
+    if grep -qx "$c" "$PREP/judged.txt"; then run judge "$OUT/kit_judge" "$c"
+    else run inproc "$OUT/kit_tests" "$c"; fi
+done
+# The table: the header, then each chapter's rows from its own run.
+{
+    head -n 1 "$PREP/tests.tsv"
+    for c in $(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un); do
+        if grep -qx "$c" "$PREP/judged.txt"; then r="$OUT/results-judge-$c.tsv"; else r="$OUT/results-inproc-$c.tsv"; fi
+        [ -e "$r" ] && awk -F'\t' -v c="$c" 'NR > 1 && $1 == c' "$r"
+    done
+} >"$OUT/results.tsv"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     echo "the test run was stopped after $RUN_TIMEOUT s" >"$OUT/status.txt"
-elif [ ! -s "$OUT/results.tsv" ]; then
-    echo "the test runner wrote no results (exit status $rc)" >"$OUT/status.txt"
+elif [ "$(wc -l <"$OUT/results.tsv")" -le 1 ]; then
+    echo "the test runner wrote no results" >"$OUT/status.txt"
 else
     echo ran >"$OUT/status.txt"
 fi
