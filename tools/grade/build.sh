@@ -118,15 +118,17 @@ mv "$OUT/files.new" "$OUT/files.tsv"
 #       (tools/harness/proxy.c), and no student code; the student's files
 #       of those chapters run in a worker (kit_worker, linked statically
 #       with them), sandboxed by the judge: seccomp, limits.
-#    b. The other chapters: the student's files linked with the tests, in
-#       one process, as make test does. Their rows of the table come from
-#       that run; the judged chapters' rows only from (a).
-objs=()
-while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
-wobjs=() jstubs=()
+#    b. The other chapters: their student files linked with the tests, in
+#       one process, as make test does; the judged chapters' functions they
+#       call are proxies there too, so the judged files never run outside
+#       the worker. Their rows of the table come from that run; the judged
+#       chapters' rows only from (a).
+wobjs=() jstubs=() mobjs=()
 while read -r f; do
     if grep -qxF "$f" "$PREP/judged-files.txt"; then wobjs+=("$OUT/obj/${f%.c}.o")
-    else wobjs+=("$PREP/stub/${f%.c}.o"); jstubs+=("$PREP/stub/${f%.c}.o"); fi
+    else
+        wobjs+=("$PREP/stub/${f%.c}.o") jstubs+=("$PREP/stub/${f%.c}.o") mobjs+=("$OUT/obj/${f%.c}.o")
+    fi
 done <"$PREP/files.txt"
 cunit=$(pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 # shellcheck disable=SC2086
@@ -142,7 +144,8 @@ if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o 
     exit 0
 fi
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" $cunit -lm >"$OUT/log/link" 2>&1; then
+if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "$PREP/judge/proxy-mixed.o" "${mobjs[@]}" \
+    $cunit -lseccomp -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0
 fi

@@ -24,11 +24,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Requests are read, and replies written, in large pieces. */
+static char in_buf[1 << 16], out_buf[1 << 16];
+static size_t in_at, in_len, out_len;
+
 static int rd(void *p, size_t n, int at_start)
 {
     char *c = p;
     while (n > 0) {
-        ssize_t k = read(WORKER_REQ_FD, c, n);
+        if (in_at < in_len) {
+            size_t k = in_len - in_at < n ? in_len - in_at : n;
+            memcpy(c, in_buf + in_at, k);
+            in_at += k;
+            c += k;
+            n -= k;
+            continue;
+        }
+        ssize_t k = read(WORKER_REQ_FD, in_buf, sizeof in_buf);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -36,15 +48,14 @@ static int rd(void *p, size_t n, int at_start)
                 return 0; /* the test is over */
             _exit(3);
         }
-        c += k;
-        n -= (size_t)k;
+        in_at = 0;
+        in_len = (size_t)k;
     }
     return 1;
 }
 
-static void wr(const void *p, size_t n)
+static void wr_now(const char *c, size_t n)
 {
-    const char *c = p;
     while (n > 0) {
         ssize_t k = write(WORKER_REP_FD, c, n);
         if (k < 0 && errno == EINTR)
@@ -54,6 +65,24 @@ static void wr(const void *p, size_t n)
         c += k;
         n -= (size_t)k;
     }
+}
+
+static void wr_flush(void)
+{
+    wr_now(out_buf, out_len);
+    out_len = 0;
+}
+
+static void wr(const void *p, size_t n)
+{
+    if (out_len + n > sizeof out_buf)
+        wr_flush();
+    if (n > sizeof out_buf) {
+        wr_now(p, n);
+        return;
+    }
+    memcpy(out_buf + out_len, p, n);
+    out_len += n;
 }
 
 struct buf {
@@ -195,5 +224,6 @@ int main(void)
             free(bufs[k].mem);
             bufs[k].mem = NULL;
         }
+        wr_flush();
     }
 }
