@@ -95,9 +95,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     return 0
 }
 : >"$OUT/files.new"
+# GATE=off skips the gate (tools/checks/75-grade.sh proves with it that
+# the worker's sandbox holds on its own; never set it to grade).
 while IFS=$'\t' read -r f st where why; do
     if [ "$st" = found ]; then
-        if verdict=$(gate "$f"); then
+        if [ "${GATE:-on}" = off ]; then
+            # shellcheck disable=SC2086
+            verdict=$'compile\nit does not compile'
+            timeout 60 $CC $CFLAGS -I"$KIT/include" -fmacro-prefix-map="$OUT/src/=starter/" \
+                -c -o "$OUT/obj/${f%.c}.o" "$OUT/src/$f" >"$OUT/log/${f%.c}.cc" 2>&1 && verdict=""
+        else verdict=$(gate "$f"); fi
+        if [ -z "$verdict" ]; then
             st=ok why=""
         else
             st=$(printf '%s\n' "$verdict" | head -n 1)
