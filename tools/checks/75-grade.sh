@@ -231,6 +231,67 @@ unsigned int CU_get_number_of_tests_failed(void)
 EOF
 hostile interpose 'a name the kit or the C library already uses'
 
+# (h) Issue 20's holes, each of which got past the gate while the
+#     student's code ran in the runner's process: forged records through
+#     the C library's symbol table, reached from printf's address (got);
+#     a function named __gmon_start__, run before main (gmon); system
+#     calls in assembly hidden from the gate by #line, which read files
+#     outside the submission, fork a hog and forge records (asm). The
+#     preludes are tools/grade/tricks/*.c. Each goes on the baseline (at
+#     most its score) and on the stubs (0), through the gate and without
+#     it (GATE=off, build.sh's option for this proof): chapters 1-3 run in
+#     the sandboxed worker, so the sandbox must hold on its own.
+tricks=tools/grade/tricks
+plant_trick() { # plant_trick NAME FROM TRICK GATE: $s/NAME from $s/FROM with TRICK
+    rm -rf "$s/$1" && cp -r "$s/$2" "$s/$1"
+    local f
+    f=$(find "$s/$1" -name ch1_attention.c)
+    case "$3" in
+    got) cat "$tricks/got.c" "$f" >"$f.new" ;;
+    gmon) cat "$tricks/asm.c" "$tricks/gmon.c" "$f" >"$f.new" ;;
+    asm) cat "$tricks/asm.c" "$f" >"$f.new" ;;
+    esac
+    mv "$f.new" "$f"
+    [ "$3" = gmon ] || sed -i "/^int attention(/,/^{\$/ s|^{\$|{\n    trick_$3();|" "$f"
+    [ "$3" = gmon ] || grep -q "trick_$3();" "$f" || fail "the trick $3 was not planted in $1"
+}
+stopped_by() { # what the feedback and the logs say stopped the trick
+    local w="$AG/grading/work"
+    if grep -q $'^ch1_attention.c\trefused' "$w/files.tsv"; then
+        printf 'the gate: %s' "$(awk -F'\t' '$1 == "ch1_attention.c" { print substr($4, 1, 44) }' "$w/files.tsv")"
+    elif has 'garbled reply'; then printf 'worker: its forged records are a garbled reply'
+    elif has 'does the code call exit()'; then printf 'worker: it exits; the test fails'
+    else printf 'worker: it finds nothing to call'; fi
+}
+printf '     %-5s %-5s %-6s %-9s %-7s %s\n' trick gate on baseline score "what stopped it"
+for t in got gmon asm; do
+    for g in on off; do
+        for on in base stubs; do
+            plant_trick "h-$t-$on" "$on" "$t"
+            GATE=$g grade "$s/h-$t-$on"
+            want=$base
+            [ "$on" = stubs ] && want=0
+            leaked=$(cat "$AG/grading/work/log"/run-* 2>/dev/null | grep -c 'TRICK-READ-A-FILE')
+            printf '     %-5s %-5s %-6s %-9s %-7s %s\n' "$t" "$g" "$on" "$want" "$score" "$(stopped_by)$([ "$leaked" -gt 0 ] && echo "; READ $leaked FILES")"
+            if awk "BEGIN { exit !($score <= $want) }" && [ "$leaked" -eq 0 ]; then :; else
+                fail "trick $t (gate $g) on the $on scores $score, more than $want, or read a file ($leaked)"
+            fi
+        done
+    done
+done
+[ $status -eq 0 ] && ok "issue 20's three holes: on the baseline at most $base, on the stubs 0, with the gate and without; nothing read"
+# The same got trick in one process with the runner, as grading was
+# before the worker: it forges its way through chapter 1's attention tests.
+mkdir -p "$work/inproc"
+# shellcheck disable=SC2046
+if cc $(cat "$AG/prep/student-cflags") -I"$AG/source/include" -c -o "$work/inproc/ch1.o" \
+    "$(find "$s/h-got-stubs" -name ch1_attention.c)" 2>/dev/null &&
+    cc -fopenmp -o "$work/inproc/kit_tests" "$AG/prep"/kit/*.o "$work/inproc/ch1.o" \
+        $(ls "$AG/prep"/stub/*.o | grep -v '/ch1_') -lcunit -lm 2>/dev/null; then
+    n=$(cd "$work/inproc" && ./kit_tests --chapter 1 --quiet 2>/dev/null | awk '/ passed, / { print $1 }')
+    echo "     (the got trick on the stubs, linked in one process with the runner: $n of chapter 1's tests pass)"
+fi
+
 # make grade: the working tree's starter/ (the stubs here), in
 # Gradescope's format, every test with the fields Gradescope reads.
 if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&

@@ -66,8 +66,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # OpenMP's (#pragma omp ...: chapter 7 splits its loops across threads).
     # shellcheck disable=SC2086
     timeout 60 $CC $CFLAGS -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
-    bad=$(awk -v s="$src" '/^# [0-9]+ "/ { cur = $3; gsub(/"/, "", cur); next }
-        cur == s && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
+    # The student's own lines are those at the source's own level of
+    # inclusion, whatever file name a line marker gives them: a #line
+    # directive ("#line 1 \"/usr/include/stdio.h\"") renames the lines
+    # that follow but does not enter a header (GCC's markers say "1" on
+    # entering a header and "2" on leaving it).
+    bad=$(awk -v s="$src" '/^# [0-9]+ "/ {
+            rest = $0; sub(/^# [0-9]+ "[^"]*"/, "", rest); nf = split(rest, fl, " ")
+            if (!started) { cur = $0; sub(/^# [0-9]+ "/, "", cur); sub(/".*/, "", cur); if (cur == s) started = 1; next }
+            if (nf > 0 && fl[1] == 1) depth++; else if (nf > 0 && fl[1] == 2) depth--
+            next }
+        started && depth == 0 && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
                      (/^[ \t]*#[ \t]*pragma/ && !/^[ \t]*#[ \t]*pragma[ \t]+omp([ \t]|$)/)) { print NR; exit }' "$OUT/log/$base.i")
     [ -z "$bad" ] || { echo "refused"; echo "it uses inline assembly or a #pragma other than OpenMP's, which a submission may not"; return 1; }
     # No code that runs before main() or after it: no constructors.
@@ -85,6 +94,10 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     defs=$(nm -g --defined-only "$obj" | awk 'NF == 3 { print $3 }' | sort -u)
     bad=$(printf '%s\n' "$defs" | grep -xF -f "$PREP/forbidden.txt" | head -n 3 | tr '\n' ' ')
     [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name the kit or the C library already uses; rename it or make it static"; return 1; }
+    # Names C reserves (__x, _X): the start-up code calls some of them
+    # (__gmon_start__ runs before main when it is defined).
+    bad=$(printf '%s\n' "$defs" | grep -E '^(__|_[A-Z])' | head -n 3 | tr '\n' ' ')
+    [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name reserved for the C library and the start-up code (a name may not start with __ or _ and a capital); rename it or make it static"; return 1; }
     for other in "$PREP"/stub/*.globals; do
         [ "$other" = "$PREP/stub/$base.globals" ] && continue
         bad=$(printf '%s\n' "$defs" | grep -xF -f "$other" | head -n 3 | tr '\n' ' ')

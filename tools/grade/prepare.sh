@@ -88,13 +88,19 @@ for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # the maths library or CUnit already defines (defining one would replace
 # it in the runner, the process that keeps the score).
 libs=""
-for l in libc.so.6 libm.so.6; do libs="$libs $($CC -print-file-name=$l)"; done
+# (OpenMP's runtime, libgomp, too: chapter 7 links it.)
+for l in libc.so.6 libm.so.6 libgomp.so.1; do libs="$libs $($CC -print-file-name=$l)"; done
 for d in $(pkg-config --variable=libdir cunit 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib /usr/lib64; do
     [ -e "$d/libcunit.so.1" ] && { libs="$libs $d/libcunit.so.1"; break; }
 done
 {
     globals "$PREP"/kit/*.o
     for l in $libs; do nm -D --defined-only "$l" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }'; done
+    # the start-up code's and the linker's names
+    printf '%s\n' main _start _init _fini __gmon_start__ __libc_start_main __libc_csu_init \
+        __libc_csu_fini __dso_handle __data_start data_start _edata _end __bss_start _DYNAMIC \
+        _GLOBAL_OFFSET_TABLE_ _IO_stdin_used __TMC_END__ _ITM_registerTMCloneTable \
+        _ITM_deregisterTMCloneTable __cxa_finalize _dl_relocate_static_pie
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.
