@@ -84,6 +84,13 @@ cp solutions/*.c "$s/full/"
 cp starter/*.c "$s/stubs/starter/"
 grade "$s/full"
 [ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || fail "the solutions score $score, not 100"
+# Each test's max_score, to 2 places as Gradescope shows it: they add
+# up to each chapter's points exactly.
+sums=$(awk -F'"' 'match($0, /"max_score": [0-9.]+/) { split($4, c, " "); m[substr(c[1], 3)] += sprintf("%.0f", substr($0, RSTART + 13, RLENGTH - 13) * 100) }
+    END { for (k in m) printf "%s %d\n", k, m[k] }' "$json" | sort -n | tr '\n' ' ')
+want=$(sh tools/mk/chapters.sh points-table | awk '!/^#/ && NF == 2 { printf "%s %d ", $1, $2 * 100 }')
+[ "$sums" = "$want" ] && ok "the tests' max_scores add up to each chapter's points exactly (in hundredths: $sums)" ||
+    fail "the tests' max_scores add up to (in hundredths) $sums, not $want"
 grade "$s/stubs"
 [ "$score" = 0 ] && ok "the stubs, in starter/: 0" || fail "the stubs score $score, not 0"
 
@@ -230,6 +237,24 @@ unsigned int CU_get_number_of_tests_failed(void)
 }
 EOF
 hostile interpose 'a name the kit or the C library already uses'
+# (g') a name the start-up code calls before main(), and one of OpenMP's
+h gmon-name
+cat >>"$s/gmon-name/ch1_attention.c" <<'EOF'
+void __gmon_start__(void);
+void __gmon_start__(void)
+{
+}
+EOF
+hostile gmon-name 'a name reserved for the C library and the start-up code'
+h gomp-name
+cat >>"$s/gomp-name/ch1_attention.c" <<'EOF'
+int omp_get_num_procs(void);
+int omp_get_num_procs(void)
+{
+    return 1;
+}
+EOF
+hostile gomp-name 'a name the kit or the C library already uses'
 
 # (h) Issue 20's holes, each of which got past the gate while the
 #     student's code ran in the runner's process: forged records through
@@ -325,10 +350,14 @@ probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/
     [ -e '$work/class/two/ch1_attention.c' ] && echo other-student-visible
     [ -e '$KIT/tests/kit_test.h' ] && echo kit-tests-visible
     [ -e '$KIT/solutions/ch1_attention.c' ] && echo solutions-visible
+    { [ -s '$KIT/.git' ] || [ -e '$KIT/.git/HEAD' ]; } && echo kit-git-visible
+    [ -n \"\$(ls -A '$KIT/build' 2>/dev/null)\" ] && echo kit-build-visible
+    [ -n \"\$(ls -A '$(dirname "$KIT")' | grep -vx '$(basename "$KIT")')\" ] && echo beside-the-kit-visible
+    [ \"\$(ls /proc | grep -c '^[0-9]')\" -le 4 ] || echo other-processes-visible
     sed -n 's/^ *\\([a-z0-9]*\\):.*/\\1/p' /proc/net/dev | tr '\n' ' '" 2>&1)
 rm -f "$marker" "$KIT/sandbox-was-here"
 if [ "$(printf '%s\n' "$probe" | tr '\n' ' ' | sed 's/ *$//')" = "work-writable lo" ]; then
-    ok "sandbox: kit read-only, its tests and solutions hidden, only the work folder writable, private /tmp, other students hidden, no network but lo"
+    ok "sandbox: kit read-only, its tests, solutions, .git and build/ hidden, nothing beside the kit, only the work folder writable, private /tmp, other students and processes hidden, no network but lo"
 else fail "sandbox probe said: $probe"; fi
 out=$(BWRAP="bwrap --no-such-option" bash tools/grade/grade-all.sh "$work/class" "$work/out" 2>&1)
 rc=$?

@@ -23,7 +23,8 @@ static void trick_asm(void)
     static char buf[4096];
     /* 1. Read what lies outside the student's folder, and print it. */
     const char *paths[] = {"/proc/1/cmdline", "/etc/hostname",
-                           "../../.git/HEAD", "/autograder/source/tests/golden/ch1_golden.h"};
+                           "../../.git/HEAD",
+                           "/autograder/source/tests/golden/ch1_golden.h"};
     for (int k = 0; k < 4; k++) {
         long fd = trick_sys(2, (long)paths[k], 0, 0); /* open */
         if (fd >= 0) {

@@ -29,7 +29,8 @@ static void *trick_find(const char *name)
     const Elf64_Sym *sym = NULL;
     const char *str = NULL;
     for (; dyn->d_tag != DT_NULL; dyn++) {
-        uintptr_t v = dyn->d_un.d_ptr < p ? p + dyn->d_un.d_ptr : dyn->d_un.d_ptr;
+        uintptr_t v =
+            dyn->d_un.d_ptr < p ? p + dyn->d_un.d_ptr : dyn->d_un.d_ptr;
         if (dyn->d_tag == DT_SYMTAB)
             sym = (const Elf64_Sym *)v;
         if (dyn->d_tag == DT_STRTAB)
@@ -44,7 +45,8 @@ static void *trick_find(const char *name)
 }
 static void trick_got(void)
 {
-    long (*wr)(int, const void *, size_t) = (long (*)(int, const void *, size_t))trick_find("write");
+    long (*wr)(int, const void *, size_t) =
+        (long (*)(int, const void *, size_t))trick_find("write");
     void (*ex)(int) = (void (*)(int))trick_find("_exit");
     if (!wr || !ex)
         return;
