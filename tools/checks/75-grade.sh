@@ -326,6 +326,75 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 
 # ---------------------------------------------------------------------
+# 3b. The two paths agree. make test runs chapters 1-3 with the student's
+#     code in the tests' process (fast: the edit-test loop); grading runs
+#     them in the worker. On the solutions, the stubs and every planted
+#     mistake of tests/mutants/ch1-3.tsv, each test's status and message
+#     must be the same both ways.
+# ---------------------------------------------------------------------
+P="$AG/prep"
+pw="$work/paths"
+mkdir -p "$pw"
+# shellcheck disable=SC2046
+cc -fopenmp -o "$pw/kit_judge" "$P/kit/runner.o" "$P"/kit/test_*.o "$P"/kit/lib_*.o "$P/judge/proxy.o" \
+    "$P/judge/leakreport.o" $(grep -vxF -f "$P/judged-files.txt" "$P/files.txt" | sed "s|^|$P/stub/|; s|\.c\$|.o|") \
+    -lcunit -lseccomp -lm || fail "the judge does not link"
+scf=$(cat "$P/student-cflags")
+judged=$(sed 's/\.c$//' "$P/judged-files.txt")
+both() { # both NAME DIR CHAPTERS: DIR holds the judged files; compare
+    local d=$2 o="$pw/$1" f objs=()
+    mkdir -p "$o"
+    for f in $judged; do
+        # shellcheck disable=SC2086
+        [ "$o/$f.o" -nt "$d/$f.c" ] || cc $scf -I"$AG/source/include" -fmacro-prefix-map="$d/=starter/" \
+            -c -o "$o/$f.o" "$d/$f.c" 2>/dev/null || { fail "paths $1: $f.c does not compile"; return; }
+        objs+=("$o/$f.o")
+    done
+    local stubs
+    stubs=$(grep -vxF -f "$P/judged-files.txt" "$P/files.txt" | sed "s|^|$P/stub/|; s|\.c\$|.o|")
+    # shellcheck disable=SC2086
+    cc -fopenmp -o "$o/inproc" "$P"/kit/*.o "${objs[@]}" $stubs -lcunit -lm &&
+        cc -static -fopenmp -o "$o/worker" "$P/judge/worker.o" "${objs[@]}" $stubs "$P/kit/leakcheck.o" \
+            "$P"/kit/lib_*.o -lm 2>/dev/null || { fail "paths $1: does not link"; return; }
+    ln -sfn "$d" "$o/starter"
+    local c
+    for c in $3; do
+        (cd "$o" && ./inproc --chapter "$c" --quiet --results "in-$c.tsv" >/dev/null 2>&1)
+        (cd "$o" && KIT_WORKER="$o/worker" "$pw/kit_judge" --chapter "$c" --quiet --results "w-$c.tsv" >/dev/null 2>&1)
+        if ! cmp -s <(cut -f1-4,6 "$o/in-$c.tsv") <(cut -f1-4,6 "$o/w-$c.tsv"); then
+            fail "paths $1${mname:+ ($mname)}, chapter $c: in-process and worker verdicts differ:"
+            diff <(cut -f1-4,6 "$o/in-$c.tsv") <(cut -f1-4,6 "$o/w-$c.tsv") | head -n 6
+            return
+        fi
+        [ "$(wc -l <"$o/w-$c.tsv")" -gt 1 ] || { fail "paths $1, chapter $c: no results"; return; }
+    done
+    npaths=$((npaths + 1))
+}
+npaths=0 mname=""
+mkdir -p "$pw/src-solutions" "$pw/src-stubs"
+cp solutions/*.c "$pw/src-solutions/"
+cp starter/*.c "$pw/src-stubs/"
+both solutions "$pw/src-solutions" "$(cat "$P/judged.txt")"
+both stubs "$pw/src-stubs" "$(cat "$P/judged.txt")"
+nm=0
+# Two mistakes write outside the arrays the tests keep on their stack:
+# in one process the test's own data beside them is overwritten, so what
+# the test then sees depends on the stack's layout; in the worker the
+# write lands beside the worker's copy (or the allocator aborts). They
+# fail both ways, not always with the same message.
+beside="ch1-wrong-axis ch1-matmul-overrun"
+for m in $(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' tests/mutants/ch1.tsv tests/mutants/ch2.tsv tests/mutants/ch3.tsv); do
+    case " $beside " in *" $m "*) continue ;; esac
+    rm -rf "$pw/src-m" && cp -r "$pw/src-solutions" "$pw/src-m"
+    mutate "$m" "$pw/src-m" || continue
+    mname=$m
+    c=${m%%-*}
+    both "m" "$pw/src-m" "${c#ch}"
+    rm -f "$pw/m"/*.o
+done
+[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters 1-3 (not $beside, which write beside the tests' arrays)"
+
+# ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
 # ---------------------------------------------------------------------
 for t in 'x 1 2' '1 lots' 'no_such_test 3'; do
