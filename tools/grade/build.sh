@@ -19,6 +19,12 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
 CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
 LDFLAGS=$(cat "$PREP/ldflags")
+# Limits for every process of this submission's build and run (the
+# worker's own are tighter: tools/harness/proxy.c): 4 GiB of address
+# space, files of 64 MiB at most, 900 s of CPU time. Set hard, so that
+# nothing below can raise them.
+ulimit -v $((4 << 20)) -f $((64 << 10)) -t 900 -c 0 ||
+    { echo "the grader could not set its limits" >"$OUT/status.txt"; exit 0; }
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
