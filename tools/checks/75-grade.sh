@@ -305,6 +305,19 @@ for t in got gmon asm; do
     done
 done
 [ $status -eq 0 ] && ok "issue 20's three holes: on the baseline at most $base, on the stubs 0, with the gate and without; nothing read"
+# (i) A flood of output: 1,000,000 lines from every call of attention().
+#     The worker's output is kept up to 64 KiB per test, with a note of
+#     how much was cut; the score is the baseline's.
+h flood
+sed -i '1i #include <stdio.h>' "$s/flood/ch1_attention.c"
+sed -i '/^int attention(/,/^{$/ s|^{$|{\n    for (int k = 0; k < 1000000; k++)\n        printf("flood flood flood flood flood flood flood flood %d\\n", k);|' "$s/flood/ch1_attention.c"
+grep -q 'flood flood' "$s/flood/ch1_attention.c" || fail "the flood was not planted"
+grade "$s/flood"
+logs=$(cat "$AG/grading/work/log"/run-* | wc -c)
+cut=$(cat "$AG/grading/work/log"/run-* | grep -c "output was cut at 65536 bytes")
+if awk "BEGIN { exit !($score <= $base) }" && [ "$cut" -gt 0 ] && [ "$logs" -lt 8000000 ]; then
+    ok "hostile 'flood': $score (baseline $base); $cut tests' output cut at 64 KiB, with a note; $logs bytes of logs in all"
+else fail "hostile 'flood': $score (baseline $base), $cut notes of a cut, $logs bytes of logs"; fi
 # The same got trick in one process with the runner, as grading was
 # before the worker: it forges its way through chapter 1's attention tests.
 mkdir -p "$work/inproc"
