@@ -46,14 +46,15 @@ int matmul_backward(const float *A, const float *B, const float *d_C,
                     sum += d_C[i * p + j] * B[k * p + j];
                 d_A[i * n + k] += sum;
             }
-    /* 2. B[k][j] meets A[i][k] in every C[i][j] of column j */
+    /* 2. B[k][j] meets A[i][k] in every C[i][j] of column j. Row i of
+     *    A and of d_C at a time (i outermost), so that the inner loop
+     *    reads d_C and writes d_B along their rows */
     if (d_B)
-        for (int k = 0; k < n; k++)
-            for (int j = 0; j < p; j++) {
-                float sum = 0.0f;
-                for (int i = 0; i < m; i++)
-                    sum += A[i * n + k] * d_C[i * p + j];
-                d_B[k * p + j] += sum;
+        for (int i = 0; i < m; i++)
+            for (int k = 0; k < n; k++) {
+                const float a = A[i * n + k];
+                for (int j = 0; j < p; j++)
+                    d_B[k * p + j] += a * d_C[i * p + j];
             }
     return KIT_OK;
 }
@@ -145,19 +146,15 @@ int attention_backward(const float *Q, const float *K, const float *V,
         d_scores[i] *= scale;
     /* 1. "matmul_bt(Q, K, weights, T, d_k, T)": score[i][j] = q_i . k_j
      *    d_Q = d_scores K,  d_K = d_scores^T Q */
+    /*    score ij sends d_scores[i][j] times k_j to d_q_i and times q_i
+     *    to d_k_j: row by row, so the inner loops run along rows */
     for (int i = 0; i < T; i++)
-        for (int c = 0; c < d_k; c++) {
-            float sum = 0.0f;
-            for (int j = 0; j < T; j++)
-                sum += d_scores[i * T + j] * K[j * d_k + c];
-            d_Q[i * d_k + c] += sum;
-        }
-    for (int j = 0; j < T; j++)
-        for (int c = 0; c < d_k; c++) {
-            float sum = 0.0f;
-            for (int i = 0; i < T; i++)
-                sum += d_scores[i * T + j] * Q[i * d_k + c];
-            d_K[j * d_k + c] += sum;
+        for (int j = 0; j < T; j++) {
+            const float s = d_scores[i * T + j];
+            for (int c = 0; c < d_k; c++) {
+                d_Q[i * d_k + c] += s * K[j * d_k + c];
+                d_K[j * d_k + c] += s * Q[i * d_k + c];
+            }
         }
     free(d_weights);
     free(d_scores);
