@@ -15,9 +15,10 @@
  * cross-entropy is fused: one pass over each row of logits turns it, in
  * place, into d loss / d logits, and no (B*T, V) array of probabilities
  * is ever stored. The threads are OpenMP's: inside matmul_fast(), over
- * the rows of the cross-entropy, and over the sequences of the
- * attention's backward pass (each sequence's weight gradients apart,
- * summed in order, so the result does not depend on the thread count).
+ * the rows of the cross-entropy, over chunks of rows for d W_te, and
+ * over the sequences of the attention's backward pass (each chunk's and
+ * each sequence's weight gradients apart, summed in order, so the result
+ * does not depend on the thread count).
  *
  * What this file will not do: write a product or an attention of its
  * own, or keep a KV cache for generation. The code follows the maths in
@@ -230,6 +231,14 @@ static void fill_normal(struct rng *r, float *x, int n, float sd)
         x[i] = sd * (float)rng_normal(r);
 }
 
+/* The backward pass splits the N rows of the output layer's d W_te into
+ * chunks of GPT_WTE_ROWS (the last one shorter): how many. */
+#define GPT_WTE_ROWS 512
+static int wte_grad_chunks(int N)
+{
+    return (N + GPT_WTE_ROWS - 1) / GPT_WTE_ROWS;
+}
+
 /* @listing gpt_init */
 /* Check cfg, lay out and allocate, draw GPT-2's starting weights. */
 int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
@@ -259,10 +268,12 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
     m->adam_v = calloc((size_t)P, sizeof(float));
     m->act_block = calloc((size_t)A, sizeof(float));
     m->d_x = calloc(NC * 10, sizeof(float)); /* d_x, d_ln, d_f (2, 4C) */
-    /* W_te^T (C, V) forward; LN_f(X)^T (C, N) and d W_te^T (C, V)
-     * backward */
-    m->scratch =
-        calloc((size_t)cfg->C * (cfg->B * cfg->T + cfg->V), sizeof(float));
+    /* W_te^T (C, V) forward; backward, LN_f(X)^T in chunks (C, N) and
+     * each chunk's d W_te^T (C, V) (wte_grad_chunks()) */
+    m->scratch = calloc((size_t)cfg->C *
+                            (cfg->B * cfg->T +
+                             wte_grad_chunks(cfg->B * cfg->T) * (size_t)cfg->V),
+                        sizeof(float));
     m->d_attn = calloc((size_t)cfg->B * 4 * cfg->C * cfg->C, sizeof(float));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->act_block ||
         !m->d_x || !m->scratch || !m->d_attn) {
@@ -303,12 +314,21 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
 #define GELU_A 0.044715f
 
 /* @listing gelu */
+/* tanh(u) = 1 - 2 / (exp(2u) + 1), with fast_expf() (fast.h), so that the
+ * loops below become vector code (tanhf() is a call per number). Off
+ * by a few units in the last place of 1 near u = 0, where the 1 is
+ * what counts in 1 + tanh(u); fast_expf()'s clamps give +-1 far out. */
+static inline float gelu_tanh(float u)
+{
+    return 1.0f - 2.0f / (fast_expf(2.0f * u) + 1.0f);
+}
+
 /* y = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). */
 void gelu_forward(const float *x, float *y, int n)
 {
     for (int i = 0; i < n; i++) {
         float u = GELU_K * (x[i] + GELU_A * x[i] * x[i] * x[i]);
-        y[i] = 0.5f * x[i] * (1.0f + tanhf(u));
+        y[i] = 0.5f * x[i] * (1.0f + gelu_tanh(u));
     }
 }
 
@@ -318,7 +338,7 @@ void gelu_backward(const float *x, const float *d_y, float *d_x, int n)
 {
     for (int i = 0; i < n; i++) {
         float u = GELU_K * (x[i] + GELU_A * x[i] * x[i] * x[i]);
-        float th = tanhf(u);
+        float th = gelu_tanh(u);
         float du = GELU_K * (1.0f + 3.0f * GELU_A * x[i] * x[i]);
         float dy_dx = 0.5f * (1.0f + th) + 0.5f * x[i] * (1.0f - th * th) * du;
         d_x[i] += dy_dx * d_y[i];
@@ -812,6 +832,48 @@ static int attention_backward_batch(struct gpt_model *m,
 }
 /* @end gpt_attention_backward */
 
+/* @listing gpt_wte_grad */
+/* d_W_te += d_logits^T lnf (V, C), as its transpose lnf^T d_logits (C,
+ * V), so that d_logits is read along its rows. That product has only C
+ * rows of output to share among the threads, too few for matmul_fast()
+ * to share evenly; so the sum over the N rows is cut into chunks of
+ * GPT_WTE_ROWS, one chunk's product per thread at a time (each on its
+ * own thread: the inner matmul_fast() runs on one), each into its own
+ * (C, V), and the chunks are added in their order: the same sums
+ * whatever the thread count.  d_logits (N, V), d_wte (V, C). */
+static int wte_grad(struct gpt_model *m, const float *d_logits, float *d_wte)
+{
+    const int N = m->B * m->T, C = m->cfg.C, V = m->cfg.V;
+    const int chunks = wte_grad_chunks(N);
+    const size_t CV = (size_t)C * V;
+    float *lnf_t = m->scratch;                /* (C, N), chunk by chunk */
+    float *part = m->scratch + (size_t)C * N; /* (chunks, C, V) */
+    int status = KIT_OK;
+#pragma omp parallel for schedule(dynamic)
+    for (int q = 0; q < chunks; q++) {
+        const int r0 = q * GPT_WTE_ROWS;
+        const int rows = N - r0 < GPT_WTE_ROWS ? N - r0 : GPT_WTE_ROWS;
+        float *at = lnf_t + (size_t)C * r0; /* this chunk's (C, rows) */
+        transpose(m->a.lnf + (size_t)r0 * C, at, rows, C);
+        int rc = matmul_fast(at, d_logits + (size_t)r0 * V,
+                             part + (size_t)q * CV, C, rows, V);
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    TRY(status);
+    /* the chunks' sum, in order, into chunk 0, rows of C shared */
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++)
+        for (int q = 1; q < chunks; q++)
+            add_into(part + (size_t)c * V,
+                     part + (size_t)q * CV + (size_t)c * V, (size_t)V);
+    add_transposed(part, d_wte, C, V);
+    return KIT_OK;
+}
+/* @end gpt_wte_grad */
+
 /* @listing gpt_backward */
 /* gpt_forward() backward, step for step in reverse: grads += d loss. */
 static int backward_pass(struct gpt_model *m)
@@ -832,13 +894,9 @@ static int backward_pass(struct gpt_model *m)
     const float *d_logits = a->logits;
     /* 6. logits = LN_f(X) W_te^T:
      *    d_lnf = d_logits W_te (N, C), written into d_ln;
-     *    d_W_te += d_logits^T lnf (V, C), computed as its transpose
-     *    lnf^T d_logits (C, V), so that d_logits is read along its rows */
+     *    d_W_te += d_logits^T lnf (V, C), by wte_grad() above */
     TRY(matmul_fast(d_logits, p->t[GPT_WTE], d_ln, N, V, C));
-    float *lnf_t = m->scratch, *d_wte_t = m->scratch + NC; /* (C, N), (C, V) */
-    transpose(a->lnf, lnf_t, N, C);
-    TRY(matmul_fast(lnf_t, d_logits, d_wte_t, C, N, V));
-    add_transposed(d_wte_t, g->t[GPT_WTE], C, V);
+    TRY(wte_grad(m, d_logits, g->t[GPT_WTE]));
     /* 5. the final LayerNorm: d_x = d X after the last block */
     const float *x_last = a->x_out + (c->L - 1) * N * C;
     memset(d_x, 0, NC * sizeof(float));
