@@ -167,7 +167,7 @@ struct gpt_model {
     float *d_ln;                /* (B, T, C) d of a LayerNorm's output */
     float *d_f;                 /* (2, B, T, F) the MLP's scratch     */
     float *scratch;             /* transposes, products: C (B*T + V
-                                 * ceil(B*T / 512)) floats         */
+                                 * ceil(B*T / 256)) floats         */
     float *d_attn;              /* (B, 4, C, C) each sequence's d W_q,
                                  * d W_k, d W_v, d W_o, then summed   */
     int B, T;                   /* the last forward pass's batch      */
