@@ -146,15 +146,20 @@ int attention_backward(const float *Q, const float *K, const float *V,
         d_scores[i] *= scale;
     /* 1. "matmul_bt(Q, K, weights, T, d_k, T)": score[i][j] = q_i . k_j
      *    d_Q = d_scores K,  d_K = d_scores^T Q */
-    /*    score ij sends d_scores[i][j] times k_j to d_q_i and times q_i
-     *    to d_k_j: row by row, so the inner loops run along rows */
+    for (int i = 0; i < T; i++)
+        for (int c = 0; c < d_k; c++) {
+            float sum = 0.0f;
+            for (int j = 0; j < T; j++)
+                sum += d_scores[i * T + j] * K[j * d_k + c];
+            d_Q[i * d_k + c] += sum;
+        }
+    /*    d_K by rows of d_scores (i outermost), as matmul_backward's d_B,
+     *    so that the inner loop runs along rows of Q and of d_K */
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++) {
             const float s = d_scores[i * T + j];
-            for (int c = 0; c < d_k; c++) {
-                d_Q[i * d_k + c] += s * K[j * d_k + c];
+            for (int c = 0; c < d_k; c++)
                 d_K[j * d_k + c] += s * Q[i * d_k + c];
-            }
         }
     free(d_weights);
     free(d_scores);
