@@ -14,9 +14,11 @@
  * backward products, each as large as the forward one. So the
  * cross-entropy is fused: one pass over each row of logits turns it, in
  * place, into d loss / d logits, and no (B*T, V) array of probabilities
- * is ever stored. The threads are OpenMP's: inside matmul_fast(), over
- * the rows of the cross-entropy, and over the sequences of the
- * attention's backward pass (each sequence's weight gradients apart,
+ * is ever stored, and the output layer works on chunks of rows, one
+ * chunk's logits in the cache from their product to the backward pass.
+ * The threads are OpenMP's: inside matmul_fast() (the blocks' products),
+ * over the chunks of the output layer, and over the sequences of the
+ * attention (each chunk's and each sequence's weight gradients apart,
  * summed in order, so the result does not depend on the thread count).
  *
  * What this file will not do: write a product or an attention of its
@@ -230,6 +232,18 @@ static void fill_normal(struct rng *r, float *x, int n, float sd)
         x[i] = sd * (float)rng_normal(r);
 }
 
+/* The readout (logits = LN_f(X) W_te^T, the loss, and their backward
+ * pass) works on chunks of GPT_OUT_ROWS rows of the N, the last one
+ * shorter: one chunk's logits (at the default V, 8 MB) stay in the
+ * cache from their product through the loss to the two products of the
+ * backward pass, and each chunk's share of d W_te is kept apart
+ * (readout_backward()). How many chunks: */
+#define GPT_OUT_ROWS 256
+static int readout_chunks(int N)
+{
+    return (N + GPT_OUT_ROWS - 1) / GPT_OUT_ROWS;
+}
+
 /* @listing gpt_init */
 /* Check cfg, lay out and allocate, draw GPT-2's starting weights. */
 int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
@@ -259,10 +273,12 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
     m->adam_v = calloc((size_t)P, sizeof(float));
     m->act_block = calloc((size_t)A, sizeof(float));
     m->d_x = calloc(NC * 10, sizeof(float)); /* d_x, d_ln, d_f (2, 4C) */
-    /* W_te^T (C, V) forward; LN_f(X)^T (C, N) and d W_te^T (C, V)
-     * backward */
-    m->scratch =
-        calloc((size_t)cfg->C * (cfg->B * cfg->T + cfg->V), sizeof(float));
+    /* W_te^T (C, V) forward; backward, LN_f(X)^T chunk by chunk (C, N)
+     * and each chunk's d W_te^T (C, V) (readout_chunks()) */
+    m->scratch = calloc((size_t)cfg->C *
+                            (cfg->B * cfg->T +
+                             readout_chunks(cfg->B * cfg->T) * (size_t)cfg->V),
+                        sizeof(float));
     m->d_attn = calloc((size_t)cfg->B * 4 * cfg->C * cfg->C, sizeof(float));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->act_block ||
         !m->d_x || !m->scratch || !m->d_attn) {
@@ -303,12 +319,21 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
 #define GELU_A 0.044715f
 
 /* @listing gelu */
+/* tanh(u) = 1 - 2 / (exp(2u) + 1), with fast_expf() (fast.h), so that the
+ * loops below become vector code (tanhf() is a call per number). Off
+ * by a few units in the last place of 1 near u = 0, where the 1 is
+ * what counts in 1 + tanh(u); fast_expf()'s clamps give +-1 far out. */
+static inline float gelu_tanh(float u)
+{
+    return 1.0f - 2.0f / (fast_expf(2.0f * u) + 1.0f);
+}
+
 /* y = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). */
 void gelu_forward(const float *x, float *y, int n)
 {
     for (int i = 0; i < n; i++) {
         float u = GELU_K * (x[i] + GELU_A * x[i] * x[i] * x[i]);
-        y[i] = 0.5f * x[i] * (1.0f + tanhf(u));
+        y[i] = 0.5f * x[i] * (1.0f + gelu_tanh(u));
     }
 }
 
@@ -318,7 +343,7 @@ void gelu_backward(const float *x, const float *d_y, float *d_x, int n)
 {
     for (int i = 0; i < n; i++) {
         float u = GELU_K * (x[i] + GELU_A * x[i] * x[i] * x[i]);
-        float th = tanhf(u);
+        float th = gelu_tanh(u);
         float du = GELU_K * (1.0f + 3.0f * GELU_A * x[i] * x[i]);
         float dy_dx = 0.5f * (1.0f + th) + 0.5f * x[i] * (1.0f - th * th) * du;
         d_x[i] += dy_dx * d_y[i];
@@ -564,14 +589,6 @@ static void crossentropy_row(float *z, int target, float *loss, float scale,
     z[target] -= scale;
 }
 
-/* Every row, shared among the threads. z (N, V), targets, losses (N). */
-static void crossentropy_fused(float *z, const int *targets, float *losses,
-                               float scale, int N, int V)
-{
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < N; i++)
-        crossentropy_row(z + (size_t)i * V, targets[i], &losses[i], scale, V);
-}
 /* @end crossentropy_fused */
 
 /* ---------------------------------------------------------------------
@@ -684,6 +701,41 @@ static int attention_forward_batch(const struct gpt_model *m,
 }
 /* @end gpt_attention_forward */
 
+/* @listing gpt_readout_forward */
+/* Steps 6 and 7 of gpt_forward(), in chunks of GPT_OUT_ROWS rows, a
+ * chunk per thread at a time: its logits by matmul_fast() (inside, on
+ * that one thread), then, with targets, the fused cross-entropy of its
+ * rows while they are still in the cache. Rows are independent, so the
+ * result does not depend on the thread count or the chunk size; with
+ * fewer chunks than threads the chunks are made smaller.
+ * lnf (N, C), wte_t (C, V), logits (N, V); targets, losses (N). */
+static int readout_forward(const float *lnf, const float *wte_t,
+                           const int *targets, float *logits, float *losses,
+                           int N, int C, int V)
+{
+    const int threads = kit_max_threads();
+    int rows = GPT_OUT_ROWS;
+    if (readout_chunks(N) < threads)
+        rows = (N + threads - 1) / threads;
+    const int chunks = (N + rows - 1) / rows;
+    int status = KIT_OK;
+#pragma omp parallel for schedule(dynamic)
+    for (int q = 0; q < chunks; q++) {
+        const int r0 = q * rows, n = N - r0 < rows ? N - r0 : rows;
+        float *z = logits + (size_t)r0 * V;
+        int rc = matmul_fast(lnf + (size_t)r0 * C, wte_t, z, n, C, V);
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        } else if (targets)
+            for (int i = 0; i < n; i++)
+                crossentropy_row(z + (size_t)i * V, targets[r0 + i],
+                                 &losses[r0 + i], 1.0f / N, V);
+    }
+    return status;
+}
+/* @end gpt_readout_forward */
+
 /* @listing gpt_forward */
 /* logits = LN_f(blocks(W_te[x] + W_pe)) W_te^T; the mean loss if
  * targets.  x, targets (B, T_used). */
@@ -749,16 +801,16 @@ static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
     TRY(layernorm_forward(x_last, p->t[GPT_LNF_G], p->t[GPT_LNF_B], a->lnf,
                           a->lnf_mean, a->lnf_rstd, N, C));
     /* 6. logits = LN_f(X) W_te^T: the output shares the token embedding,
-     *    transposed into scratch for matmul_fast() */
+     *    transposed into scratch for matmul_fast()
+     * 7. loss = mean over the N positions of -log softmax[target]; the
+     *    same pass leaves d loss / d logits = (probs - onehot) / N in
+     *    place of the logits, for the backward pass. Both by
+     *    readout_forward(), a chunk of rows at a time */
     float *wte_t = m->scratch; /* (C, V) */
     transpose(p->t[GPT_WTE], wte_t, V, C);
-    TRY(matmul_fast(a->lnf, wte_t, a->logits, N, C, V));
-    /* 7. loss = mean over the N positions of -log softmax[target]; the
-     *    same pass leaves d loss / d logits = (probs - onehot) / N in
-     *    place of the logits, for the backward pass */
+    TRY(readout_forward(a->lnf, wte_t, targets, a->logits, a->losses, N, C, V));
     if (!targets)
         return KIT_OK;
-    crossentropy_fused(a->logits, targets, a->losses, 1.0f / N, N, V);
     double sum = 0;
     for (int i = 0; i < N; i++)
         sum += a->losses[i];
@@ -812,6 +864,55 @@ static int attention_backward_batch(struct gpt_model *m,
 }
 /* @end gpt_attention_backward */
 
+/* @listing gpt_readout_backward */
+/* Step 6 of gpt_forward() backward, chunk by chunk (GPT_OUT_ROWS rows of
+ * the N, a chunk per thread at a time, each product on that thread):
+ *   d_lnf = d_logits W_te (N, C), the chunk's rows;
+ *   d_W_te += d_logits^T lnf (V, C), as its transpose lnf^T d_logits
+ *   (C, V), so that d_logits is read along its rows.
+ * The second is a sum over all N rows: each chunk's share goes into a
+ * (C, V) of its own, and the shares are added in the chunks' order, so
+ * that the sum does not depend on the thread count. (As one product it
+ * would have C rows of output to share among the threads, too few for
+ * matmul_fast() to share evenly.)  d_logits (N, V), d_lnf (N, C),
+ * d_wte (V, C). */
+static int readout_backward(struct gpt_model *m, const float *d_logits,
+                            float *d_lnf, float *d_wte)
+{
+    const int N = m->B * m->T, C = m->cfg.C, V = m->cfg.V;
+    const int chunks = readout_chunks(N);
+    const size_t CV = (size_t)C * V;
+    const float *wte = m->p.t[GPT_WTE];
+    float *lnf_t = m->scratch;                /* (C, N), chunk by chunk */
+    float *part = m->scratch + (size_t)C * N; /* (chunks, C, V) */
+    int status = KIT_OK;
+#pragma omp parallel for schedule(dynamic)
+    for (int q = 0; q < chunks; q++) {
+        const int r0 = q * GPT_OUT_ROWS;
+        const int n = N - r0 < GPT_OUT_ROWS ? N - r0 : GPT_OUT_ROWS;
+        const float *d_z = d_logits + (size_t)r0 * V;
+        float *at = lnf_t + (size_t)C * r0; /* this chunk's (C, n) */
+        transpose(m->a.lnf + (size_t)r0 * C, at, n, C);
+        int rc = matmul_fast(d_z, wte, d_lnf + (size_t)r0 * C, n, V, C);
+        if (rc == KIT_OK)
+            rc = matmul_fast(at, d_z, part + (size_t)q * CV, C, n, V);
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    TRY(status);
+    /* the chunks' shares, in order, into chunk 0's, rows of C shared */
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++)
+        for (int q = 1; q < chunks; q++)
+            add_into(part + (size_t)c * V,
+                     part + (size_t)q * CV + (size_t)c * V, (size_t)V);
+    add_transposed(part, d_wte, C, V);
+    return KIT_OK;
+}
+/* @end gpt_readout_backward */
+
 /* @listing gpt_backward */
 /* gpt_forward() backward, step for step in reverse: grads += d loss. */
 static int backward_pass(struct gpt_model *m)
@@ -821,7 +922,7 @@ static int backward_pass(struct gpt_model *m)
     if (!m->targets || m->B <= 0 || m->ablated)
         return KIT_E_SIZE; /* no forward pass with targets to undo */
     const struct gpt_config *c = &m->cfg;
-    const int B = m->B, T = m->T, N = B * T, C = c->C, V = c->V;
+    const int B = m->B, T = m->T, N = B * T, C = c->C;
     const struct gpt_params *p = &m->p, *g = &m->g;
     struct gpt_acts *a = &m->a;
     float *d_x = m->d_x, *d_ln = m->d_ln;
@@ -832,13 +933,8 @@ static int backward_pass(struct gpt_model *m)
     const float *d_logits = a->logits;
     /* 6. logits = LN_f(X) W_te^T:
      *    d_lnf = d_logits W_te (N, C), written into d_ln;
-     *    d_W_te += d_logits^T lnf (V, C), computed as its transpose
-     *    lnf^T d_logits (C, V), so that d_logits is read along its rows */
-    TRY(matmul_fast(d_logits, p->t[GPT_WTE], d_ln, N, V, C));
-    float *lnf_t = m->scratch, *d_wte_t = m->scratch + NC; /* (C, N), (C, V) */
-    transpose(a->lnf, lnf_t, N, C);
-    TRY(matmul_fast(lnf_t, d_logits, d_wte_t, C, N, V));
-    add_transposed(d_wte_t, g->t[GPT_WTE], C, V);
+     *    d_W_te += d_logits^T lnf (V, C); both by readout_backward() */
+    TRY(readout_backward(m, d_logits, d_ln, g->t[GPT_WTE]));
     /* 5. the final LayerNorm: d_x = d X after the last block */
     const float *x_last = a->x_out + (c->L - 1) * N * C;
     memset(d_x, 0, NC * sizeof(float));

@@ -166,7 +166,8 @@ struct gpt_model {
     float *d_x;                 /* (B, T, C) the backward pass's d X  */
     float *d_ln;                /* (B, T, C) d of a LayerNorm's output */
     float *d_f;                 /* (2, B, T, F) the MLP's scratch     */
-    float *scratch;             /* (C, B*T + V) transposes, products  */
+    float *scratch;             /* transposes, products: C (B*T + V
+                                 * ceil(B*T / 256)) floats         */
     float *d_attn;              /* (B, 4, C, C) each sequence's d W_q,
                                  * d W_k, d W_v, d W_o, then summed   */
     int B, T;                   /* the last forward pass's batch      */

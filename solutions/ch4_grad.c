@@ -46,14 +46,15 @@ int matmul_backward(const float *A, const float *B, const float *d_C,
                     sum += d_C[i * p + j] * B[k * p + j];
                 d_A[i * n + k] += sum;
             }
-    /* 2. B[k][j] meets A[i][k] in every C[i][j] of column j */
+    /* 2. B[k][j] meets A[i][k] in every C[i][j] of column j. Row i of
+     *    A and of d_C at a time (i outermost), so that the inner loop
+     *    reads d_C and writes d_B along their rows */
     if (d_B)
-        for (int k = 0; k < n; k++)
-            for (int j = 0; j < p; j++) {
-                float sum = 0.0f;
-                for (int i = 0; i < m; i++)
-                    sum += A[i * n + k] * d_C[i * p + j];
-                d_B[k * p + j] += sum;
+        for (int i = 0; i < m; i++)
+            for (int k = 0; k < n; k++) {
+                const float a = A[i * n + k];
+                for (int j = 0; j < p; j++)
+                    d_B[k * p + j] += a * d_C[i * p + j];
             }
     return KIT_OK;
 }
@@ -152,12 +153,13 @@ int attention_backward(const float *Q, const float *K, const float *V,
                 sum += d_scores[i * T + j] * K[j * d_k + c];
             d_Q[i * d_k + c] += sum;
         }
-    for (int j = 0; j < T; j++)
-        for (int c = 0; c < d_k; c++) {
-            float sum = 0.0f;
-            for (int i = 0; i < T; i++)
-                sum += d_scores[i * T + j] * Q[i * d_k + c];
-            d_K[j * d_k + c] += sum;
+    /*    d_K by rows of d_scores (i outermost), as matmul_backward's d_B,
+     *    so that the inner loop runs along rows of Q and of d_K */
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            const float s = d_scores[i * T + j];
+            for (int c = 0; c < d_k; c++)
+                d_K[j * d_k + c] += s * Q[i * d_k + c];
         }
     free(d_weights);
     free(d_scores);

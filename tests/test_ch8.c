@@ -34,6 +34,9 @@
 #include "golden/ch8_golden.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,6 +581,71 @@ KIT_TEST(gpt_overfits_one_batch,
               "%g at the end; expected %g, %g, about %g, %g",
               l0, lw, lmid, lend, tc.lr / tc.warmup, tc.lr,
               (tc.lr + tc.lr_min) / 2, tc.lr_min);
+}
+
+KIT_TEST(gpt_threads_identical,
+         "training: two steps on 1 thread and on 2 give bit for bit the same "
+         "loss, gradient norm and parameters")
+{
+#ifdef _OPENMP
+    /* large enough that gpt.c shares the work among the threads (a pass
+     * of fewer than GPT_THREAD_WORK = 16e6 multiply-adds, about N C (V +
+     * 12 C L), runs on one): here about 21.6e6. B = 15, odd, so that the
+     * threads get unequal shares of the sequences. V is small, so that
+     * the products have few blocks: each is a wait for both threads,
+     * long on a busy machine */
+    enum { V = 1024, T = 32, C = 32, L = 1, H = 4, B = 15, N = B * T };
+    const struct gpt_config c = {V, T, C, L, H, B};
+    static int x[N], y[N];
+    struct rng r;
+    rng_seed(&r, 21);
+    for (int i = 0; i < N; i++)
+        x[i] = rng_int(&r, V), y[i] = rng_int(&r, V);
+    const struct gpt_train_config tc = gpt_default_train(10);
+    struct gpt_model m[2];
+    float loss[2][2], norm[2][2];
+    int made = 0, ok = 1;
+    for (int run = 0; run < 2 && ok; run++) {
+        char call[96];
+        snprintf(call, sizeof call,
+                 "gpt_init(V %d, T %d, C %d, L %d, %d "
+                 "heads, B %d)",
+                 V, T, C, L, H, B);
+        ok = ready(call, gpt_init(&m[run], &c, 3));
+        made += ok;
+        omp_set_num_threads(run + 1);
+        for (int step = 0; step < 2 && ok; step++) {
+            snprintf(call, sizeof call,
+                     "gpt_train_step(step %d) on %d "
+                     "thread%s",
+                     step, run + 1, run ? "s" : "");
+            ok =
+                ready(call, gpt_train_step(&m[run], &tc, step, x, y, B, T,
+                                           &loss[run][step], &norm[run][step]));
+        }
+    }
+    if (ok) {
+        int bad = -1;
+        for (int i = 0; i < m[0].n_params && bad < 0; i++)
+            if (memcmp(&m[0].params[i], &m[1].params[i], sizeof(float)))
+                bad = i;
+        KIT_CHECK(bad < 0 && memcmp(loss[0], loss[1], sizeof loss[0]) == 0 &&
+                      memcmp(norm[0], norm[1], sizeof norm[0]) == 0,
+                  "after two steps on 1 thread and on 2: losses %.9g, %.9g "
+                  "and %.9g, %.9g, norms %.9g, %.9g and %.9g, %.9g, first "
+                  "parameter that differs %d (%.9g and %.9g): a sum in the "
+                  "training step depends on how the work is shared among the "
+                  "threads",
+                  loss[0][0], loss[0][1], loss[1][0], loss[1][1], norm[0][0],
+                  norm[0][1], norm[1][0], norm[1][1], bad,
+                  bad < 0 ? 0.0 : m[0].params[bad],
+                  bad < 0 ? 0.0 : m[1].params[bad]);
+    }
+    for (int run = 0; run < made; run++)
+        gpt_free(&m[run]);
+#else
+    KIT_CHECK(1, "built without OpenMP: one thread only");
+#endif
 }
 
 KIT_TEST(gpt_config_errors,
@@ -1473,6 +1541,7 @@ static const struct kit_test *const ch8_tests[] = {
     &gpt_golden_adamw,
     &gpt_fd_every_tensor,
     &gpt_overfits_one_batch,
+    &gpt_threads_identical,
     &gpt_config_errors,
     &gpt_generate_seeded,
     &offset_profile_hand,
