@@ -212,7 +212,7 @@ else fail "make test CH=7 on the solutions' code (status $rc): $(printf '%s\n' "
 expr=$(awk -F'\t' '$1 == "ch7-fast-shared-index" { print $3 }' tests/mutants/ch7.tsv)
 sed -i -e "$expr" "$kit/starter/ch7_fast.c"
 out=$(m test CH=7); rc=$?
-last=$(printf '%s\n' "$out" | grep -v '^make: \*\*\*' | tail -n 1) # make's own line aside
+last=$(printf '%s\n' "$out" | grep -Ev '^make(\[[0-9]+\])?: \*\*\*' | tail -n 1) # make's own line aside
 if [ $rc -ne 0 ] && has "$out" "Likely mistake: a variable declared outside the parallel loop" &&
    has "$out" "starter/ch7_fast.c:" && [ "$last" != "$n7 passed, 0 failed" ] && [ "$(summary "$out")" = "$last" ]; then
     ok "a shared loop variable in matmul_fast: the race pass fails chapter 7 and names it ($last)"
