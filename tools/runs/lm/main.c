@@ -1129,7 +1129,6 @@ static int compare_reference(FILE *out, const struct lm *lm,
     struct run_sum sums[MAX_CFG];
     memset(sums, 0, sizeof sums);
     char line[512];
-    int rows = 0;
     while (fgets(line, sizeof line, f)) {
         char impl[64];
         int h, g;
@@ -1140,7 +1139,7 @@ static int compare_reference(FILE *out, const struct lm *lm,
         for (int hc = 0; hc < lm->n_cfg; hc++)
             if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g &&
                 (int)tokens == fin[0].tokens)
-                run_sum_add(&sums[hc], test), rows++;
+                run_sum_add(&sums[hc], test);
     }
     fclose(f);
     fprintf(out,
@@ -1174,7 +1173,6 @@ static int compare_reference(FILE *out, const struct lm *lm,
     fprintf(out, "(flagged: a difference larger than the larger sd. The run is "
                  "deterministic, so a flag means your code computes something "
                  "else than the reference; make test CH=N shows where.)\n");
-    (void)rows;
     return flagged;
 }
 
