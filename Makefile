@@ -261,7 +261,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
-  lmodern poppler-utils gdb inotify-tools bubblewrap zip unzip \
+  lmodern poppler-utils gdb inotify-tools bubblewrap libseccomp-dev zip unzip \
   clang-14 libclang-rt-14-dev libomp-14-dev llvm-14
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck
 

@@ -165,6 +165,10 @@ void kit_output_free(float *x);
     kit_expect_in_bounds(__FILE__, __LINE__, call, name, x, n)
 int kit_expect_in_bounds(const char *file, int line, const char *call,
                          const char *name, const float *x, size_t n);
+/* When x points into a live kit_output() buffer: 1, with lead the
+ * floats from the buffer's first guard to x and total the floats of the
+ * buffer, guards included. Else 0. */
+int kit_output_extent(const float *x, size_t *lead, size_t *total);
 
 /* Allocation failure on demand, from the counting allocator that
  * tools/harness/leakcheck.h forces into the student's files (the tests'

@@ -19,6 +19,12 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
 CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
 LDFLAGS=$(cat "$PREP/ldflags")
+# Limits for every process of this submission's build and run (the
+# worker's own are tighter: tools/harness/proxy.c): 4 GiB of address
+# space, files of 64 MiB at most, 900 s of CPU time. Set hard, so that
+# nothing below can raise them.
+ulimit -v $((4 << 20)) -f $((64 << 10)) -t 900 -c 0 ||
+    { echo "the grader could not set its limits" >"$OUT/status.txt"; exit 0; }
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
@@ -66,8 +72,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # OpenMP's (#pragma omp ...: chapter 7 splits its loops across threads).
     # shellcheck disable=SC2086
     timeout 60 $CC $CFLAGS -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
-    bad=$(awk -v s="$src" '/^# [0-9]+ "/ { cur = $3; gsub(/"/, "", cur); next }
-        cur == s && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
+    # The student's own lines are those at the source's own level of
+    # inclusion, whatever file name a line marker gives them: a #line
+    # directive ("#line 1 \"/usr/include/stdio.h\"") renames the lines
+    # that follow but does not enter a header (GCC's markers say "1" on
+    # entering a header and "2" on leaving it).
+    bad=$(awk -v s="$src" '/^# [0-9]+ "/ {
+            rest = $0; sub(/^# [0-9]+ "[^"]*"/, "", rest); nf = split(rest, fl, " ")
+            if (!started) { cur = $0; sub(/^# [0-9]+ "/, "", cur); sub(/".*/, "", cur); if (cur == s) started = 1; next }
+            if (nf > 0 && fl[1] == 1) depth++; else if (nf > 0 && fl[1] == 2) depth--
+            next }
+        started && depth == 0 && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
                      (/^[ \t]*#[ \t]*pragma/ && !/^[ \t]*#[ \t]*pragma[ \t]+omp([ \t]|$)/)) { print NR; exit }' "$OUT/log/$base.i")
     [ -z "$bad" ] || { echo "refused"; echo "it uses inline assembly or a #pragma other than OpenMP's, which a submission may not"; return 1; }
     # No code that runs before main() or after it: no constructors.
@@ -85,6 +100,10 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     defs=$(nm -g --defined-only "$obj" | awk 'NF == 3 { print $3 }' | sort -u)
     bad=$(printf '%s\n' "$defs" | grep -xF -f "$PREP/forbidden.txt" | head -n 3 | tr '\n' ' ')
     [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name the kit or the C library already uses; rename it or make it static"; return 1; }
+    # Names C reserves (__x, _X): the start-up code calls some of them
+    # (__gmon_start__ runs before main when it is defined).
+    bad=$(printf '%s\n' "$defs" | grep -E '^(__|_[A-Z])' | head -n 3 | tr '\n' ' ')
+    [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name reserved for the C library and the start-up code (a name may not start with __ or _ and a capital); rename it or make it static"; return 1; }
     for other in "$PREP"/stub/*.globals; do
         [ "$other" = "$PREP/stub/$base.globals" ] && continue
         bad=$(printf '%s\n' "$defs" | grep -xF -f "$other" | head -n 3 | tr '\n' ' ')
@@ -95,9 +114,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     return 0
 }
 : >"$OUT/files.new"
+# GATE=off skips the gate (tools/checks/75-grade.sh proves with it that
+# the worker's sandbox holds on its own; never set it to grade).
 while IFS=$'\t' read -r f st where why; do
     if [ "$st" = found ]; then
-        if verdict=$(gate "$f"); then
+        if [ "${GATE:-on}" = off ]; then
+            # shellcheck disable=SC2086
+            verdict=$'compile\nit does not compile'
+            timeout 60 $CC $CFLAGS -I"$KIT/include" -fmacro-prefix-map="$OUT/src/=starter/" \
+                -c -o "$OUT/obj/${f%.c}.o" "$OUT/src/$f" >"$OUT/log/${f%.c}.cc" 2>&1 && verdict=""
+        else verdict=$(gate "$f"); fi
+        if [ -z "$verdict" ]; then
             st=ok why=""
         else
             st=$(printf '%s\n' "$verdict" | head -n 1)
@@ -111,26 +138,87 @@ while IFS=$'\t' read -r f st where why; do
 done <"$OUT/files.tsv"
 mv "$OUT/files.new" "$OUT/files.tsv"
 
-# 3. Link and run. The runner's parent writes results.tsv.
-objs=()
-while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
+# 3. Link and run, in two parts.
+#    a. The judged chapters (PREP/judged.txt): the judging process
+#       (kit_judge) links the runner, the tests, the given code, the
+#       kit's stubs for the other chapters and the proxies
+#       (tools/harness/proxy.c), and no student code; the student's files
+#       of those chapters run in a worker (kit_worker, linked statically
+#       with them), sandboxed by the judge: seccomp, limits.
+#    b. The other chapters: their student files linked with the tests, in
+#       one process, as make test does; the judged chapters' functions they
+#       call are proxies there too, so the judged files never run outside
+#       the worker. Their rows of the table come from that run; the judged
+#       chapters' rows only from (a).
+wobjs=() jstubs=() mobjs=()
+while read -r f; do
+    if grep -qxF "$f" "$PREP/judged-files.txt"; then wobjs+=("$OUT/obj/${f%.c}.o")
+    else
+        wobjs+=("$PREP/stub/${f%.c}.o") jstubs+=("$PREP/stub/${f%.c}.o") mobjs+=("$OUT/obj/${f%.c}.o")
+    fi
+done <"$PREP/files.txt"
+cunit=$(pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
-    $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm >"$OUT/log/link" 2>&1; then
+if ! $CC $LDFLAGS -static -o "$OUT/kit_worker" "$PREP/judge/worker.o" "${wobjs[@]}" \
+    "$PREP/kit/leakcheck.o" "$PREP"/kit/lib_*.o -lm >"$OUT/log/link-worker" 2>&1; then
+    { echo -n "the files do not link: "; grep -m1 -E 'error|undefined|multiple' "$OUT/log/link-worker" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o "$PREP"/kit/lib_*.o \
+    "$PREP/judge/proxy.o" "$PREP/judge/leakreport.o" "${jstubs[@]}" $cunit -lseccomp -lm >"$OUT/log/link-judge" 2>&1; then
+    { echo -n "the kit's judge does not link (a fault of the kit, not of the submission): "; grep -m1 -E 'error|undefined' "$OUT/log/link-judge" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "$PREP/judge/proxy-mixed.o" "${mobjs[@]}" \
+    $cunit -lseccomp -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0
 fi
-rm -f "$OUT/results.tsv"
+rm -f "$OUT/results.tsv" "$OUT"/results-*.tsv
 # Run from OUT, where starter/ leads to the student's files, so that a
-# message quoting a line of starter/F finds it.
+# message quoting a line of starter/F finds it. The output is kept up to
+# OUTPUT_CAP bytes per run (and the worker's up to KIT_OUTPUT_CAP per
+# test); the rest is counted, not kept.
 ln -sfn src "$OUT/starter"
-(cd "$OUT" && exec timeout -k 5 "$RUN_TIMEOUT" "$OUT/kit_tests" --impl starter --quiet \
-    --timeout "$TEST_TIMEOUT" --results "$OUT/results.tsv" >"$OUT/log/run" 2>&1)
-rc=$?
+OUTPUT_CAP=${OUTPUT_CAP:-1048576}
+capped() { # capped FILE: stdin to FILE, up to OUTPUT_CAP bytes, and a note
+    LC_ALL=C awk -v cap="$OUTPUT_CAP" '{ n += length($0) + 1; if (n <= cap) print; else cut += length($0) + 1 }
+        END { if (cut) printf "[grade: %d more bytes of output were cut]\n", cut }' >"$1"
+}
+start=$(date +%s)
+rc=0
+run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of RUN_TIMEOUT
+    local left=$((RUN_TIMEOUT - ($(date +%s) - start)))
+    [ "$left" -gt 0 ] || { rc=124; return; }
+    (cd "$OUT" && KIT_WORKER="$OUT/kit_worker" KIT_WORKER_CPU="$((TEST_TIMEOUT * 2 + 1))" \
+        timeout -k 5 "$left" "$2" --impl starter --quiet --chapter "$3" \
+        --timeout "$TEST_TIMEOUT" --results "$OUT/results-$1-$3.tsv" 2>&1 | capped "$OUT/log/run-$1-$3"
+        exit "${PIPESTATUS[0]}")
+    local r=$?
+    [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
+}
+# The chapters whose student code runs in the tests' process go first:
+# their code could write into this folder, and the judged chapters'
+# tables are written after them. (A process of theirs that outlives their
+# run could still do so: see the README.)
+chs=$(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un)
+for c in $chs; do grep -qx "$c" "$PREP/judged.txt" || run inproc "$OUT/kit_tests" "$c"; done
+rm -f "$OUT"/results-judge-*.tsv
+for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge" "$c"; done
+# The table: the header, then each chapter's rows from its own run.
+{
+    head -n 1 "$PREP/tests.tsv"
+    for c in $(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un); do
+        if grep -qx "$c" "$PREP/judged.txt"; then r="$OUT/results-judge-$c.tsv"; else r="$OUT/results-inproc-$c.tsv"; fi
+        [ -e "$r" ] && awk -F'\t' -v c="$c" 'NR > 1 && $1 == c' "$r"
+    done
+} >"$OUT/results.tsv"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     echo "the test run was stopped after $RUN_TIMEOUT s" >"$OUT/status.txt"
-elif [ ! -s "$OUT/results.tsv" ]; then
-    echo "the test runner wrote no results (exit status $rc)" >"$OUT/status.txt"
+elif [ "$(wc -l <"$OUT/results.tsv")" -le 1 ]; then
+    echo "the test runner wrote no results" >"$OUT/status.txt"
 else
     echo ran >"$OUT/status.txt"
 fi

@@ -46,6 +46,18 @@ for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
         "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
 done
+# The judge's side of the worker (tools/harness/proxy.c), the worker's
+# dispatcher (worker.c) and the leak check's message alone: build.sh links
+# the judging process from these and no student code (PREP/judge/).
+mkdir -p "$PREP/judge"
+for w in proxy worker; do
+    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
+        -c -o "$PREP/judge/$w.o" "$KIT/tools/harness/$w.c" &
+done
+$CC $CFLAGS -DKIT_PROXY_NO_LEAK -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
+    -c -o "$PREP/judge/proxy-mixed.o" "$KIT/tools/harness/proxy.c" &
+$CC $CFLAGS -DKIT_LEAK_REPORT_ONLY -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
+    -c -o "$PREP/judge/leakreport.o" "$KIT/tools/harness/leakcheck.c" &
 # The student's files: every chapter's own files (the table's files).
 files=$($chapters sources)
 for f in $files; do
@@ -56,6 +68,11 @@ echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
 printf '%s.c\n' $files >"$PREP/files.txt"
+# The chapters whose tests are judged with the student's code in the
+# worker (the functions proxy.c forwards), and their files: their points
+# come from the judge only, never from a process that holds student code.
+printf '%s\n' 1 2 3 >"$PREP/judged.txt"
+printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c >"$PREP/judged-files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's
@@ -71,13 +88,17 @@ for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # the maths library or CUnit already defines (defining one would replace
 # it in the runner, the process that keeps the score).
 libs=""
-for l in libc.so.6 libm.so.6; do libs="$libs $($CC -print-file-name=$l)"; done
+# (OpenMP's runtime, libgomp, too: chapter 7 links it.)
+for l in libc.so.6 libm.so.6 libgomp.so.1; do libs="$libs $($CC -print-file-name=$l)"; done
 for d in $(pkg-config --variable=libdir cunit 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib /usr/lib64; do
     [ -e "$d/libcunit.so.1" ] && { libs="$libs $d/libcunit.so.1"; break; }
 done
 {
     globals "$PREP"/kit/*.o
     for l in $libs; do nm -D --defined-only "$l" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }'; done
+    # the start-up code's and the linker's names (those starting with __
+    # or _ and a capital are refused by build.sh as reserved names)
+    printf '%s\n' main _start _init _fini data_start _edata _end _dl_relocate_static_pie
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.
