@@ -439,9 +439,9 @@ probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/
     [ -e '$work/class/two/ch1_attention.c' ] && echo other-student-visible
     [ -e '$KIT/tests/kit_test.h' ] && echo kit-tests-visible
     [ -e '$KIT/solutions/ch1_attention.c' ] && echo solutions-visible
-    { [ -s '$KIT/.git' ] || [ -e '$KIT/.git/HEAD' ]; } && echo kit-git-visible
+    { { [ -f '$KIT/.git' ] && [ -s '$KIT/.git' ]; } || [ -e '$KIT/.git/HEAD' ]; } && echo kit-git-visible
     [ -n \"\$(ls -A '$KIT/build' 2>/dev/null)\" ] && echo kit-build-visible
-    [ -n \"\$(ls -A '$(dirname "$KIT")' | grep -vx '$(basename "$KIT")')\" ] && echo beside-the-kit-visible
+    [ -n \"\$(ls -A '$(dirname "$KIT")' | grep -vx -e '$(basename "$KIT")' -e '$(basename "$work")')\" ] && echo beside-the-kit-visible
     [ \"\$(ls /proc | grep -c '^[0-9]')\" -le 4 ] || echo other-processes-visible
     sed -n 's/^ *\\([a-z0-9]*\\):.*/\\1/p' /proc/net/dev | tr '\n' ' '" 2>&1)
 rm -f "$marker" "$KIT/sandbox-was-here"

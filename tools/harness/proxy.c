@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -381,9 +382,30 @@ static struct arg floats(const float *p, long long n, int out)
     return a;
 }
 
+/* One call at a time: the student's code of chapters 4 to 8 may call
+ * these functions from several threads at once (chapter 8's model runs
+ * its sequences on OpenMP threads), and the worker's pipe, the buffers
+ * and seq are shared. Each call is a pure function of its inputs, so
+ * taking them in turn changes no result. */
+static pthread_mutex_t call_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static long long call_locked(uint32_t fn, const long long *ints, int n_ints,
+                             struct arg *args, int n_args, long long *ret_ints,
+                             int n_ret);
+
 static long long call(uint32_t fn, const long long *ints, int n_ints,
                       struct arg *args, int n_args, long long *ret_ints,
                       int n_ret)
+{
+    pthread_mutex_lock(&call_lock);
+    long long r = call_locked(fn, ints, n_ints, args, n_args, ret_ints, n_ret);
+    pthread_mutex_unlock(&call_lock);
+    return r;
+}
+
+static long long call_locked(uint32_t fn, const long long *ints, int n_ints,
+                             struct arg *args, int n_args, long long *ret_ints,
+                             int n_ret)
 {
     if (owner != getpid())
         spawn();
