@@ -127,9 +127,30 @@ cp solutions/*.c "$s/base/"
 mutate ch1-no-scale "$s/base"
 grade "$s/base"
 base=$score
-echo "     baseline (one planted mistake, ch1-no-scale): $base"
+# The points of the judged chapters (chapters 1-3: no student code in the
+# process that judges them), from the last results.json.
+judged_score() {
+    awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" -F'"' '/"name": "ch[0-9]+ / {
+        split($4, c, " "); if (index(list, " " substr(c[1], 3) " ") && match($0, /"score": [0-9.]+/))
+            t += substr($0, RSTART + 9, RLENGTH - 9) } END { printf "%.2f\n", t }' "$json"
+}
+jbase=$(judged_score)
+cp "$AG/grading/work/results.tsv" "$work/base.tsv"
+echo "     baseline (one planted mistake, ch1-no-scale): $base; its slowest tests (seconds, of a $TEST_TIMEOUT s limit):"
+sort -t$'\t' -k5,5gr "$work/base.tsv" | head -n 3 | awk -F'\t' '{ printf "       ch%s %s %s s\n", $1, $3, $5 }'
+# A score that differs from the baseline's is shown test by test: what
+# changed, and how long each side took, so that a verdict that changes
+# from run to run is found, not guessed at.
+differs() { # after a grade of the baseline with a trick
+    awk "BEGIN { exit !($score > $base) }" || return
+    echo "     $1: $score against the baseline's $base; the tests whose status differs (chapter, test, baseline, now):"
+    join -t$'\t' -j1 <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s" }' "$work/base.tsv" | sort) \
+        <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s " substr($6, 1, 90) }' "$AG/grading/work/results.tsv" | sort) |
+        awk -F'\t' '{ split($2, a, " "); split($3, b, " "); if (a[1] != b[1]) print "       " $0 }' | head -n 8
+}
 hostile() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
     grade "$s/$1"
+    differs "$1"
     if awk "BEGIN { exit !($score <= $base) }" && [ "$score" != 100 ] && has "$2"; then
         ok "hostile '$1': $score (baseline $base), says '$2'"
     else fail "hostile '$1' scores $score against the baseline $base, or does not say '$2'"; fi
@@ -288,23 +309,29 @@ stopped_by() { # what the feedback and the logs say stopped the trick
     elif has 'does the code call exit()'; then printf 'worker: it exits; the test fails'
     else printf 'worker: it finds nothing to call'; fi
 }
-printf '     %-5s %-5s %-6s %-9s %-7s %s\n' trick gate on baseline score "what stopped it"
+# Without the gate, only the judged chapters' points are proven: the
+# other chapters' tests run in one process with every student file (see
+# build.sh), and the gate is what protects them.
+jl=$(tr '\n' ',' <"$AG/prep/judged.txt" | sed 's/,$//')
+printf '     %-5s %-5s %-6s %-9s %-7s %s\n' trick gate on "at most" score "what stopped it"
 for t in got gmon asm; do
     for g in on off; do
         for on in base stubs; do
             plant_trick "h-$t-$on" "$on" "$t"
             GATE=$g grade "$s/h-$t-$on"
-            want=$base
+            [ "$on" = stubs ] || [ "$g" = off ] || differs "$t (gate $g)"
+            want=$base got=$score
+            [ "$g" = off ] && want=$jbase got=$(judged_score)
             [ "$on" = stubs ] && want=0
-            leaked=$(cat "$AG/grading/work/log"/run-* 2>/dev/null | grep -c 'TRICK-READ-A-FILE')
-            printf '     %-5s %-5s %-6s %-9s %-7s %s\n' "$t" "$g" "$on" "$want" "$score" "$(stopped_by)$([ "$leaked" -gt 0 ] && echo "; READ $leaked FILES")"
-            if awk "BEGIN { exit !($score <= $want) }" && [ "$leaked" -eq 0 ]; then :; else
-                fail "trick $t (gate $g) on the $on scores $score, more than $want, or read a file ($leaked)"
+            leaked=$(cat "$AG/grading/work/log"/run-judge-* 2>/dev/null | grep -c 'TRICK-READ-A-FILE')
+            printf '     %-5s %-5s %-6s %-9s %-7s %s\n' "$t" "$g" "$on" "$want" "$got$([ "$g" = off ] && echo " (ch$jl; all: $score)")" "$(stopped_by)$([ "$leaked" -gt 0 ] && echo "; READ $leaked FILES")"
+            if awk "BEGIN { exit !($got <= $want) }" && [ "$leaked" -eq 0 ]; then :; else
+                fail "trick $t (gate $g) on the $on scores $got, more than $want, or read a file in the worker ($leaked)"
             fi
         done
     done
 done
-[ $status -eq 0 ] && ok "issue 20's three holes: on the baseline at most $base, on the stubs 0, with the gate and without; nothing read"
+[ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
 # (i) A flood of output: 1,000,000 lines from every call of attention().
 #     The worker's output is kept up to 64 KiB per test, with a note of
 #     how much was cut; the score is the baseline's.
@@ -313,6 +340,7 @@ sed -i '1i #include <stdio.h>' "$s/flood/ch1_attention.c"
 sed -i '/^int attention(/,/^{$/ s|^{$|{\n    for (int k = 0; k < 1000000; k++)\n        printf("flood flood flood flood flood flood flood flood %d\\n", k);|' "$s/flood/ch1_attention.c"
 grep -q 'flood flood' "$s/flood/ch1_attention.c" || fail "the flood was not planted"
 grade "$s/flood"
+differs flood
 logs=$(cat "$AG/grading/work/log"/run-* | wc -c)
 cut=$(cat "$AG/grading/work/log"/run-* | grep -c "output was cut at 65536 bytes")
 if awk "BEGIN { exit !($score <= $base) }" && [ "$cut" -gt 0 ] && [ "$logs" -lt 8000000 ]; then

@@ -54,8 +54,6 @@ for w in proxy worker; do
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
         -c -o "$PREP/judge/$w.o" "$KIT/tools/harness/$w.c" &
 done
-$CC $CFLAGS -DKIT_PROXY_NO_LEAK -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
-    -c -o "$PREP/judge/proxy-mixed.o" "$KIT/tools/harness/proxy.c" &
 $CC $CFLAGS -DKIT_LEAK_REPORT_ONLY -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
     -c -o "$PREP/judge/leakreport.o" "$KIT/tools/harness/leakcheck.c" &
 # The student's files: every chapter's own files (the table's files).

@@ -155,7 +155,10 @@ static void sandbox_limits(void)
         {RLIMIT_NOFILE, 16},
     };
     for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
-        struct rlimit rl = {lim[k].value, lim[k].value};
+        /* CPU time: SIGXCPU first, which the test's process passes on
+         * and the runner reports as a timeout; SIGKILL a second later. */
+        struct rlimit rl = {lim[k].value,
+                            lim[k].value + (lim[k].what == RLIMIT_CPU)};
         if (setrlimit(lim[k].what, &rl) != 0)
             die_setup("setrlimit");
     }
@@ -473,11 +476,7 @@ void kit_worker_end(void)
     fflush(stdout);
 }
 
-/* The leak check of the student's code that runs in the worker. (In
- * the process that runs the other chapters' tests with their student
- * files, KIT_PROXY_NO_LEAK: the leak check there is leakcheck.c's, for
- * those files, and the worker's calls are not counted.) */
-#ifndef KIT_PROXY_NO_LEAK
+/* The leak check of the student's code that runs in the worker. */
 static struct arg bytes_out(void *p, size_t n)
 {
     struct arg a = {p, n, 0, 1};
@@ -585,8 +584,6 @@ void kit_leak_free(void *p)
 {
     free(p);
 }
-
-#endif /* KIT_PROXY_NO_LEAK */
 
 /* ---------------------------------------------------------------------
  * Chapters 1 to 3

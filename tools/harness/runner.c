@@ -19,6 +19,7 @@
  * test files, through kit_test.h.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4(): a test's CPU time */
 
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS /* the runner calls the real allocator */
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,7 +124,9 @@ static struct {
     int progress_only;     /* print only the progress view */
     const char *state;     /* where each chapter's last result is kept */
     const char *book;      /* build/book.html: the rendered book */
-} opt = {0, NULL, 1, 5.0, NULL, NULL, "starter", 1, NULL, NULL, 0, NULL, NULL};
+    int cpu;               /* the timeout counts CPU time (grading) */
+} opt = {0, NULL, 1,    5.0, NULL, NULL, "starter",
+         1, NULL, NULL, 0,   NULL, NULL, 0};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -307,6 +311,14 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
  * every later test the full limit; they get this many seconds instead. */
 #define SHORT_LIMIT 1.0
 static int timeouts_so_far;
+
+/* --cpu-time (grading): the limit counts the CPU time of the test's
+ * process (RLIMIT_CPU: every thread, and each process it starts, the
+ * grading worker among them, has its own), so that a busy machine does
+ * not fail a test that a quiet one passes. A test that waits without
+ * computing is stopped by the wall clock after this many times the
+ * limit. */
+#define WALL_FACTOR 10.0
 
 /* SAN=1: the log every child's stderr goes to, and the part of it that
  * the current test wrote. */
@@ -670,6 +682,8 @@ static void run_forked(const struct kit_test *t)
         assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
         return;
     }
+    double limit =
+        timeouts_so_far ? fmin(opt.timeout, SHORT_LIMIT) : opt.timeout;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -687,6 +701,16 @@ static void run_forked(const struct kit_test *t)
             dprintf(san_fd, "\n==== test %s ====\n", t->name);
             dup2(san_fd, STDERR_FILENO);
         }
+        if (opt.cpu) {
+            struct rlimit r;
+            r.rlim_cur = (rlim_t)ceil(limit);
+            r.rlim_max = r.rlim_cur + 1;
+            char v[32];
+            snprintf(v, sizeof v, "%llu", (unsigned long long)r.rlim_cur);
+            if (setrlimit(RLIMIT_CPU, &r) != 0 ||
+                setenv("KIT_WORKER_CPU", v, 1) != 0) /* the worker's too */
+                _exit(126);
+        }
         kit_leak_reset();
         race_from = KIT_RACE ? san_from : -1;
         t->body();
@@ -702,9 +726,7 @@ static void run_forked(const struct kit_test *t)
     }
     close(fds[1]);
 
-    double limit =
-        timeouts_so_far ? fmin(opt.timeout, SHORT_LIMIT) : opt.timeout;
-    double deadline = now_seconds() + limit;
+    double deadline = now_seconds() + (opt.cpu ? WALL_FACTOR * limit : limit);
     int got_end = 0, timed_out = 0;
     for (;;) {
         struct rec_header h;
@@ -752,12 +774,23 @@ static void run_forked(const struct kit_test *t)
     if (timed_out || !got_end)
         kill(pid, SIGKILL);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
+    /* Its CPU time ran out: it, or the grading worker it started, was
+     * stopped by SIGXCPU (the worker's death is passed on as its own),
+     * or, having caught that, by SIGKILL a second later. */
+    double cpu_used = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    int cpu_out = opt.cpu && !timed_out && WIFSIGNALED(status) &&
+                  (WTERMSIG(status) == SIGXCPU ||
+                   (WTERMSIG(status) == SIGKILL && got_end == 0 &&
+                    cpu_used >= ceil(limit) - 0.05));
 
     char why[1024];
     int n = 0;
-    if (!timed_out && (WIFSIGNALED(status) || !got_end) &&
+    if (!timed_out && !cpu_out && (WIFSIGNALED(status) || !got_end) &&
         san_explain(san_from, why, sizeof why, &n)) {
         /* A sanitizer stopped it: its one line says what and where. */
         cur.san = 1;
@@ -767,13 +800,21 @@ static void run_forked(const struct kit_test *t)
         assert_in_parent(0, t->name, 0, why);
         return;
     }
-    if (timed_out) {
+    if (timed_out && opt.cpu) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
-                     "timed out after %g s%s: the code never finished. Look "
+                     "timed out after %g s of waiting, with its CPU time "
+                     "unused: the code never finished. Does it wait for "
+                     "something, such as input, a pipe or sleep()?",
+                     WALL_FACTOR * limit);
+    } else if (timed_out || cpu_out) {
+        timeouts_so_far++;
+        n = snprintf(why, sizeof why,
+                     "timed out after %g s%s%s: the code never finished. Look "
                      "for a loop whose counter never reaches its bound (a "
                      "wrong variable in the condition, or i-- for i++).",
-                     limit,
+                     cpu_out ? ceil(limit) : limit,
+                     cpu_out ? " of CPU time" : "",
                      limit < opt.timeout ? " (the limit is shortened once a "
                                            "test has timed out)"
                                          : "");
@@ -799,7 +840,7 @@ static void run_forked(const struct kit_test *t)
     if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
         n += snprintf(why + n, sizeof why - (size_t)n,
                       " It happened inside %s.", cur.last_call);
-    if (!timed_out && n > 0 && (size_t)n < sizeof why) {
+    if (!timed_out && !cpu_out && n > 0 && (size_t)n < sizeof why) {
         if (KIT_SAN) /* SAN=1 is on already: only the debugger is left */
             snprintf(why + n, sizeof why - (size_t)n,
                      " To stop at the line: make debug TEST=%s.", t->name);
@@ -919,7 +960,7 @@ static void usage(FILE *f)
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
             "                 [--broken 'N|title|file|tests'] [--progress]\n"
-            "                 [--state DIR] [--book FILE.html]\n");
+            "                 [--state DIR] [--book FILE.html] [--cpu-time]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -972,6 +1013,8 @@ static int parse_args(int argc, char **argv, int *list)
             opt.verbose = 0;
         } else if (strcmp(a, "--no-fork") == 0) {
             opt.fork = 0;
+        } else if (strcmp(a, "--cpu-time") == 0) {
+            opt.cpu = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             opt.verbose = 0;
         } else if (strcmp(a, "--list") == 0) {
