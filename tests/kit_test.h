@@ -212,6 +212,16 @@ void *kit_alloc(size_t bytes);
 
 /* Copy n floats to doubles, and back. */
 void kit_to_double(const float *x, double *y, size_t n);
+
+/* Hidden cases. Each golden test also runs cases drawn at random and
+ * judged by the test's own double-precision reference, so that code that
+ * only replays the published answers fails. The seed is KIT_HIDDEN_SEED
+ * when it is set (grading draws one each time), else a fixed one, so
+ * that make test gives the same verdict on every run. */
+unsigned long long kit_hidden_seed(void);
+/* How many checks of the current test have failed so far. */
+int kit_current_failed(void);
+#define KIT_HIDDEN_CASES 3
 void kit_to_float(const double *x, float *y, size_t n);
 
 #endif

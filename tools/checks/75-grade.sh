@@ -332,6 +332,39 @@ for t in got gmon asm; do
     done
 done
 [ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
+# (h') Memoisation: the published golden values pasted in, and returned
+#      when the inputs match (the rest is the baseline's code). Each
+#      golden test also runs hidden cases drawn from a seed chosen at
+#      grading time and judged by the test's own reference, so the
+#      replayed answers gain nothing, and the feedback names the case.
+sed -e '/^#/d' -e 's/ch1_/memo_/g' -e 's/^static const/const/' "$AG/source/tests/golden/ch1_golden.h" >"$work/p.c"
+cat >>"$work/p.c" <<'EOF'
+static int memo_attention(const float *Q, float *out, float *weights, int T,
+                          int d_k, int d_v)
+{
+    for (unsigned c = 0; c < sizeof memo_golden_cases / sizeof memo_golden_cases[0]; c++) {
+        const struct memo_golden_case *g = &memo_golden_cases[c];
+        int same = g->T == T && g->d_k == d_k && g->d_v == d_v;
+        for (int i = 0; same && i < T * d_k; i++)
+            same = Q[i] == (float)g->Q[i];
+        if (!same)
+            continue;
+        for (int i = 0; i < T * T; i++)
+            weights[i] = (float)g->weights[i];
+        for (int i = 0; i < T * d_v; i++)
+            out[i] = (float)g->out[i];
+        return 1;
+    }
+    return 0;
+}
+EOF
+trick memo "$work/p.c" 'if (memo_attention(Q, out, weights, T, d_k, d_v)) return KIT_OK;'
+grade "$s/memo"
+differs memo
+seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
+if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" && [ -n "$seed" ]; then
+    ok "hostile 'memo' (the published golden values replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded"
+else fail "hostile 'memo' scores $score against the baseline $base, or no hidden case of seed '$seed' is named"; fi
 # (i) A flood of output: 1,000,000 lines from every call of attention().
 #     The worker's output is kept up to 64 KiB per test, with a note of
 #     how much was cut; the score is the baseline's.

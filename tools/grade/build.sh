@@ -190,6 +190,11 @@ capped() { # capped FILE: stdin to FILE, up to OUTPUT_CAP bytes, and a note
     LC_ALL=C awk -v cap="$OUTPUT_CAP" '{ n += length($0) + 1; if (n <= cap) print; else cut += length($0) + 1 }
         END { if (cut) printf "[grade: %d more bytes of output were cut]\n", cut }' >"$1"
 }
+# The hidden cases' seed (tests/kit_test.h): drawn now, kept with the
+# results, so that replaying the published golden values gains nothing.
+KIT_HIDDEN_SEED=${KIT_HIDDEN_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export KIT_HIDDEN_SEED
+echo "$KIT_HIDDEN_SEED" >"$OUT/hidden_seed"
 start=$(date +%s)
 rc=0
 run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of RUN_TIMEOUT

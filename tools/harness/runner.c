@@ -202,6 +202,11 @@ int kit_current_chapter(void)
     return current_chapter;
 }
 
+int kit_current_failed(void)
+{
+    return record_fd >= 0 ? child_failed : cur.failed;
+}
+
 static void assert_in_parent(int ok, const char *file, int line,
                              const char *msg)
 {
