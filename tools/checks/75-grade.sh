@@ -559,4 +559,24 @@ grep -qF '| 1 | a missing 1/sqrt(d_k) scale | 2 of 7 |' "$rep" && ok "report: th
 grep -qF 'W_o forgotten | 1 of 7' "$rep" || fail "report.md does not count W_o forgotten"
 for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || fail "no $B/grade-all/$f"; done
 [ $status -eq 0 ] && ok "class report: report.md and mistakes.png/svg"
+
+# ---------------------------------------------------------------------
+# 7. A hog beside an honest neighbour. One student's matmul_fast() spins
+#    on 16 threads (plain C and an OpenMP pragma, which the gate allows);
+#    grade-all grades it at the same time as the solutions. Timeouts
+#    count each test's own CPU time, so the neighbour keeps full marks.
+# ---------------------------------------------------------------------
+c="$work/class-hog"
+mkdir -p "$c/honest" "$c/hog"
+cp solutions/*.c "$c/honest/"
+cp solutions/*.c "$c/hog/"
+sed -i '/^int matmul_fast(/,/^{$/ s|^{$|{\n#pragma omp parallel num_threads(16)\n    for (volatile int spin = 0;; spin++) {\n    }|' "$c/hog/ch7_fast.c"
+grep -q 'num_threads(16)' "$c/hog/ch7_fast.c" || fail "the hog was not planted"
+start=$(date +%s)
+make --no-print-directory -s B="$B/hog" grade-all SUBMISSIONS="$c" JOBS=2 >"$work/hog.log" 2>&1 || { fail "make grade-all (hog) failed:"; cat "$work/hog.log"; }
+gb="$B/hog/grade-all/gradebook.csv"
+t_honest=$(total honest) t_hog=$(total hog)
+if [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_hog < 100) }" && row hog | grep -q 'timed out'; then
+    ok "a 16-thread hog graded beside the solutions: the neighbour $t_honest, the hog $t_hog (timed out), in $(($(date +%s) - start)) s"
+else fail "hog beside a neighbour: the neighbour $t_honest (not 100.00?), the hog $t_hog: $(row hog | cut -c1-200)"; fi
 exit $status

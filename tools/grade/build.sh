@@ -200,12 +200,20 @@ rc=0
 run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of RUN_TIMEOUT
     local left=$((RUN_TIMEOUT - ($(date +%s) - start)))
     [ "$left" -gt 0 ] || { rc=124; return; }
-    (cd "$OUT" && KIT_WORKER="$OUT/kit_worker" \
+    # ulimit -t: code run before main() (which the gate refuses, but a
+    # process of it would start without a test's limit) gets the run's
+    # CPU time at most.
+    (cd "$OUT" && ulimit -t "$left" && KIT_WORKER="$OUT/kit_worker" \
         timeout -k 5 "$left" "$2" --impl starter --quiet --chapter "$3" --cpu-time \
         --timeout "$TEST_TIMEOUT" --results "$OUT/results-$1-$3.tsv" 2>&1 | capped "$OUT/log/run-$1-$3"
         exit "${PIPESTATUS[0]}")
     local r=$?
     [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
+    # Nothing the run started outlives it: a process it forked still
+    # runs the same program (in grade-all, bubblewrap's namespace ends
+    # the rest).
+    pkill -KILL -f "^$2 " 2>/dev/null
+    return 0
 }
 # The chapters whose student code runs in the tests' process go first:
 # their code could write into this folder, and the judged chapters'

@@ -707,9 +707,14 @@ static void run_forked(const struct kit_test *t)
             dup2(san_fd, STDERR_FILENO);
         }
         if (opt.cpu) {
-            struct rlimit r;
+            struct rlimit r, had;
             r.rlim_cur = (rlim_t)ceil(limit);
             r.rlim_max = r.rlim_cur + 1;
+            if (getrlimit(RLIMIT_CPU, &had) == 0 &&
+                had.rlim_max != RLIM_INFINITY && r.rlim_max > had.rlim_max) {
+                r.rlim_max = had.rlim_max; /* the run's own limit is lower */
+                r.rlim_cur = r.rlim_max > 1 ? r.rlim_max - 1 : r.rlim_max;
+            }
             char v[32];
             snprintf(v, sizeof v, "%llu", (unsigned long long)r.rlim_cur);
             if (setrlimit(RLIMIT_CPU, &r) != 0 ||
