@@ -142,11 +142,11 @@ INOTIFYWAIT ?= inotifywait
 test:
 	@$(LOOP_ENV) sh tools/loop/test.sh run
 
-# The chapters whose student code runs threads. Once all of such a
-# chapter's tests pass, make test runs them again under ThreadSanitizer
-# (the race pass, make races; tools/loop/races.sh), and a data race fails
-# them: a race rarely shows in a result, and never the same way twice.
-RACE_CHAPTERS := 7
+# RACE_CHAPTERS (tools/mk/flags.mk): the chapters whose student code runs
+# threads. Once all of such a chapter's tests pass, make test runs them
+# again under ThreadSanitizer (the race pass, make races;
+# tools/loop/races.sh), and a data race fails them: a race rarely shows
+# in a result, and never the same way twice. Grading runs them so too.
 
 ## races: chapter 7's tests under ThreadSanitizer, which finds data races (CH=N, TEST=name, IMPL=solutions)
 races:

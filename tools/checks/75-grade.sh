@@ -365,6 +365,16 @@ seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
 if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" && [ -n "$seed" ]; then
     ok "hostile 'memo' (the published golden values replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded"
 else fail "hostile 'memo' scores $score against the baseline $base, or no hidden case of seed '$seed' is named"; fi
+# (h'') A data race (tests/mutants/ch7.tsv's ch7-fast-shared-index: the
+#       loop's index shared by every thread). Its output is right on most
+#       runs, so only the race pass (ThreadSanitizer, as make races runs
+#       it) sees it, and it must on every grading.
+mkdir -p "$s/race" && cp solutions/*.c "$s/race/"
+mutate ch7-fast-shared-index "$s/race"
+grade "$s/race"
+if awk "BEGIN { exit !($score < 100) }" && has 'shared by every thread'; then
+    ok "a data race in matmul_fast(): $score, the race named ('a variable declared outside the parallel loop, and so shared by every thread')"
+else fail "a data race in matmul_fast() scores $score, or the race is not named"; fi
 # (i) A flood of output: 1,000,000 lines from every call of attention().
 #     The worker's output is kept up to 64 KiB per test, with a note of
 #     how much was cut; the score is the baseline's.

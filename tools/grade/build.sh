@@ -20,10 +20,12 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
 CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
 LDFLAGS=$(cat "$PREP/ldflags")
 # Limits for every process of this submission's build and run (the
-# worker's own are tighter: tools/harness/proxy.c): 4 GiB of address
-# space, files of 64 MiB at most, 900 s of CPU time. Set hard, so that
-# nothing below can raise them.
-ulimit -v $((4 << 20)) -f $((64 << 10)) -t 900 -c 0 ||
+# worker's own are tighter: tools/harness/proxy.c): files of 64 MiB at
+# most, 900 s of CPU time, set hard, so that nothing below can raise
+# them; and 4 GiB of address space, hard for every run of the tests (see
+# run below) but the race pass, whose ThreadSanitizer reserves terabytes
+# of address space for its shadow memory.
+ulimit -f $((64 << 10)) -t 900 -c 0 && ulimit -S -v $((4 << 20)) ||
     { echo "the grader could not set its limits" >"$OUT/status.txt"; exit 0; }
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
@@ -197,22 +199,29 @@ export KIT_HIDDEN_SEED
 echo "$KIT_HIDDEN_SEED" >"$OUT/hidden_seed"
 start=$(date +%s)
 rc=0
-run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of RUN_TIMEOUT
+run() { # run NAME BINARY CHAPTER [OPTION...]: one chapter's tests, within what is left of RUN_TIMEOUT
     local left=$((RUN_TIMEOUT - ($(date +%s) - start)))
+    local name=$1 bin=$2 ch=$3
+    shift 3
     [ "$left" -gt 0 ] || { rc=124; return; }
     # ulimit -t: code run before main() (which the gate refuses, but a
     # process of it would start without a test's limit) gets the run's
-    # CPU time at most.
-    (cd "$OUT" && ulimit -t "$left" && KIT_WORKER="$OUT/kit_worker" \
-        timeout -k 5 "$left" "$2" --impl starter --quiet --chapter "$3" --cpu-time \
-        --timeout "$TEST_TIMEOUT" --results "$OUT/results-$1-$3.tsv" 2>&1 | capped "$OUT/log/run-$1-$3"
-        exit "${PIPESTATUS[0]}")
+    # CPU time at most. Nothing the run started outlives it: once the
+    # runner has ended, whatever still runs the same program (a process
+    # it forked) is killed, which also closes the log's pipe (in
+    # grade-all, bubblewrap's namespace ends the rest).
+    local as=$((4 << 20))
+    [ "$name" = race ] && as=unlimited
+    (cd "$OUT" && ulimit -t "$left" && { [ "$as" = unlimited ] && ulimit -S -v unlimited || ulimit -v "$as"; } &&
+        KIT_WORKER="$OUT/kit_worker" timeout -k 5 "$left" "$bin" --impl starter --quiet \
+            --chapter "$ch" --cpu-time --timeout "$TEST_TIMEOUT" --results "$OUT/results-$name-$ch.tsv" \
+            "$@" > >(capped "$OUT/log/run-$name-$ch") 2>&1
+        r=$?
+        pkill -KILL -f "^$bin " 2>/dev/null
+        wait $! # the log is whole
+        exit $r)
     local r=$?
     [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
-    # Nothing the run started outlives it: a process it forked still
-    # runs the same program (in grade-all, bubblewrap's namespace ends
-    # the rest).
-    pkill -KILL -f "^$2 " 2>/dev/null
     return 0
 }
 # The chapters whose student code runs in the tests' process go first:
@@ -221,6 +230,33 @@ run() { # run NAME BINARY CHAPTER: one chapter's tests, within what is left of R
 # run could still do so: see the README.)
 chs=$(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un)
 for c in $chs; do grep -qx "$c" "$PREP/judged.txt" || run inproc "$OUT/kit_tests" "$c"; done
+# The race pass (make races): the chapters whose student code runs
+# threads, again under ThreadSanitizer (prepare.sh's PREP/race/); a test
+# that passed but races fails, with the race's message.
+rm -f "$OUT"/results-race-*.tsv
+if [ -s "$PREP/race-cc" ]; then
+    robjs=() rok=true
+    mkdir -p "$OUT/race"
+    while IFS=$'\t' read -r f st _; do
+        if [ "$st" = ok ]; then
+            # shellcheck disable=SC2046
+            timeout 120 "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -I"$KIT/include" \
+                -fmacro-prefix-map="$OUT/src/=starter/" -c -o "$OUT/race/${f%.c}.o" "$OUT/src/$f" \
+                >"$OUT/log/race-${f%.c}.cc" 2>&1 || { rok=false; break; }
+            robjs+=("$OUT/race/${f%.c}.o")
+        else robjs+=("$PREP/race/stub_${f%.c}.o"); fi
+    done <"$OUT/files.tsv"
+    # shellcheck disable=SC2046
+    $rok && "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -o "$OUT/kit_race" $(ls "$PREP"/race/*.o | grep -v '/stub_') \
+        "${robjs[@]}" $cunit -lm >"$OUT/log/link-race" 2>&1 || rok=false
+    if $rok; then
+        for c in $(cat "$PREP/race-chapters.txt"); do
+            grep -qx "$c" "$PREP/judged.txt" || run race "$OUT/kit_race" "$c" --san-log "$OUT/log/race-san-$c.log" --timeout "$((TEST_TIMEOUT * 6))"
+        done
+    else
+        echo "the race pass did not run: clang could not build the files (log/race-*.cc, log/link-race)" >"$OUT/race-note.txt"
+    fi
+fi
 rm -f "$OUT"/results-judge-*.tsv
 for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge" "$c"; done
 # The table: the header, then each chapter's rows from its own run.
@@ -228,7 +264,13 @@ for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge"
     head -n 1 "$PREP/tests.tsv"
     for c in $(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un); do
         if grep -qx "$c" "$PREP/judged.txt"; then r="$OUT/results-judge-$c.tsv"; else r="$OUT/results-inproc-$c.tsv"; fi
-        [ -e "$r" ] && awk -F'\t' -v c="$c" 'NR > 1 && $1 == c' "$r"
+        # a test that passed there and failed the race pass: the race's row
+        [ -e "$r" ] && awk -F'\t' -v c="$c" -v rf="$OUT/results-race-$c.tsv" 'BEGIN {
+                while ((getline line < rf) > 0) {
+                    split(line, f, "\t")
+                    if (f[1] == c && f[4] != "passed" && f[4] != "status") raced[f[3]] = line
+                } }
+            NR > 1 && $1 == c { print ($4 == "passed" && ($3 in raced)) ? raced[$3] : $0 }' "$r"
     done
 } >"$OUT/results.tsv"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then

@@ -46,6 +46,34 @@ for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
         "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
 done
+# The race pass (as make races builds it: tools/mk/flags.mk's RACE_CC
+# and RACE_FLAGS): the same kit objects under ThreadSanitizer, for the
+# chapters whose student code runs threads (RACE_CHAPTERS). Without
+# RACE_CC (make deps installs it) grading says the pass did not run.
+RACE_CC=$(flag RACE_CC)
+if command -v "$RACE_CC" >/dev/null 2>&1; then
+    mkdir -p "$PREP/race"
+    for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
+        name=$(basename "$src" .c)
+        case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
+        defs=()
+        case "$name" in
+        test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
+        test_test_ch*)
+            n=${name#test_test_ch}
+            defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
+                "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
+        esac
+        $RACE_CC $CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
+            "${defs[@]}" -c -o "$PREP/race/$name.o" "$src" &
+    done
+    for f in $($chapters sources); do
+        $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$KIT/starter/$f.c" &
+    done
+    echo "$RACE_CC" >"$PREP/race-cc"
+    echo "$STUDENT_CFLAGS $(flag RACE_FLAGS)" >"$PREP/race-cflags"
+    echo "$(flag RACE_CHAPTERS)" | tr ' ' '\n' >"$PREP/race-chapters.txt"
+fi
 # The judge's side of the worker (tools/harness/proxy.c), the worker's
 # dispatcher (worker.c) and the leak check's message alone: build.sh links
 # the judging process from these and no student code (PREP/judge/).
