@@ -111,22 +111,23 @@ static int by_number(const void *a, const void *b)
  * ------------------------------------------------------------------- */
 
 static struct {
-    int chapter;           /* 0: all                            */
-    const char *test;      /* NULL: all                         */
-    int fork;              /* run each body in a child          */
-    double timeout;        /* seconds per test                  */
-    const char *junit;     /* path of the JUnit XML, or NULL  */
-    const char *table;     /* path of the results TSV, or NULL */
-    const char *impl;      /* "starter" or "solutions", for hints */
-    int verbose;           /* print every test, not only failures */
-    const char *san_log;   /* SAN=1: where the sanitizers' reports go */
-    const char *exercises; /* build/exercises.tsv: the book's exercises */
-    int progress_only;     /* print only the progress view */
-    const char *state;     /* where each chapter's last result is kept */
-    const char *book;      /* build/book.html: the rendered book */
-    int cpu;               /* the timeout counts CPU time (grading) */
-} opt = {0, NULL, 1,    5.0, NULL, NULL, "starter",
-         1, NULL, NULL, 0,   NULL, NULL, 0};
+    int chapter;             /* 0: all                            */
+    const char *test;        /* NULL: all                         */
+    int fork;                /* run each body in a child          */
+    double timeout;          /* seconds per test                  */
+    const char *junit;       /* path of the JUnit XML, or NULL  */
+    const char *table;       /* path of the results TSV, or NULL */
+    const char *impl;        /* "starter" or "solutions", for hints */
+    int verbose;             /* print every test, not only failures */
+    const char *san_log;     /* SAN=1: where the sanitizers' reports go */
+    const char *exercises;   /* build/exercises.tsv: the book's exercises */
+    int progress_only;       /* print only the progress view */
+    const char *state;       /* where each chapter's last result is kept */
+    const char *book;        /* build/book.html: the rendered book */
+    int cpu;                 /* the timeout counts CPU time (grading) */
+    const char *race_failed; /* tests the last race pass failed, or NULL */
+} opt = {0,    NULL, 1, 5.0,  NULL, NULL, "starter", 1,
+         NULL, NULL, 0, NULL, NULL, 0,    NULL};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -970,7 +971,8 @@ static void usage(FILE *f)
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
             "                 [--broken 'N|title|file|tests'] [--progress]\n"
-            "                 [--state DIR] [--book FILE.html] [--cpu-time]\n");
+            "                 [--state DIR] [--book FILE.html] [--cpu-time]\n"
+            "                 [--race-failed FILE]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -1014,6 +1016,9 @@ static int parse_args(int argc, char **argv, int *list)
             i++;
         } else if (strcmp(a, "--state") == 0 && v) {
             opt.state = v;
+            i++;
+        } else if (strcmp(a, "--race-failed") == 0 && v) {
+            opt.race_failed = *v ? v : NULL;
             i++;
         } else if (strcmp(a, "--book") == 0 && v) {
             opt.book = *v ? v : NULL;
@@ -1257,6 +1262,26 @@ static void print_saved(int number)
            number, title, bar, passed, total, passed == total ? "  done" : "");
 }
 
+/* --race-failed FILE: the tests the race pass failed on this same code,
+ * one name per line (tools/loop/races.sh); the progress view counts them
+ * as failed, since the ordinary build may pass a race by chance. */
+static int raced(const char *name)
+{
+    if (!opt.race_failed)
+        return 0;
+    FILE *f = fopen(opt.race_failed, "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        found = strcmp(line, name) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
 static void print_progress(void)
 {
     printf("\nProgress\n");
@@ -1272,11 +1297,13 @@ static void print_progress(void)
             print_broken(number);
             continue;
         }
-        int total = 0, passed = 0;
+        int total = 0, passed = 0, races = 0;
         for (int i = 0; ch && i < n_sel; i++)
             if (sel[i].ch == ch && sel[i].ran) {
                 total++;
-                passed += sel[i].passed;
+                int race = sel[i].passed && raced(sel[i].t->name);
+                races += race;
+                passed += sel[i].passed && !race;
             }
         if (total == 0) {
             print_saved(number);
@@ -1293,8 +1320,11 @@ static void print_progress(void)
                    ch->number, ch->title, bar, passed, total, total,
                    in_chapter);
         else {
-            printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
+            printf("  Chapter %d  %-42s [%s] %3d/%d%s", ch->number, ch->title,
                    bar, passed, total, passed == total ? "  done" : "");
+            if (races)
+                printf(" (%d with a data race: make races)", races);
+            printf("\n");
             save_state(ch, passed, total);
         }
     }
