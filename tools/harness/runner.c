@@ -737,7 +737,8 @@ static void run_forked(const struct kit_test *t)
     }
     close(fds[1]);
 
-    double deadline = now_seconds() + (opt.cpu ? WALL_FACTOR * limit : limit);
+    double deadline =
+        now_seconds() + (opt.cpu ? WALL_FACTOR * ceil(limit) : limit);
     int got_end = 0, timed_out = 0;
     for (;;) {
         struct rec_header h;
@@ -811,13 +812,20 @@ static void run_forked(const struct kit_test *t)
         assert_in_parent(0, t->name, 0, why);
         return;
     }
-    if (timed_out && opt.cpu) {
+    if (timed_out && opt.cpu && cpu_used < 0.5 * ceil(limit)) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
-                     "timed out after %g s of waiting, with its CPU time "
-                     "unused: the code never finished. Does it wait for "
-                     "something, such as input, a pipe or sleep()?",
-                     WALL_FACTOR * limit);
+                     "timed out after %g s by the clock, having used only "
+                     "%.1f s of CPU time: the code never finished. Does it "
+                     "wait for something, such as input, a pipe or sleep()?",
+                     WALL_FACTOR * ceil(limit), cpu_used);
+    } else if (timed_out && opt.cpu) {
+        timeouts_so_far++;
+        n = snprintf(why, sizeof why,
+                     "timed out after %g s by the clock, with %.1f s of CPU "
+                     "time used, of its %g: the machine was too busy to "
+                     "finish it.",
+                     WALL_FACTOR * ceil(limit), cpu_used, ceil(limit));
     } else if (timed_out || cpu_out) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
