@@ -32,27 +32,10 @@ chapters="sh $KIT/tools/mk/chapters.sh"
 nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
 needs=""
 for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
-for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
-    name=$(basename "$src" .c)
-    case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
-    defs=()
-    case "$name" in
-    test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
-    test_test_ch*)
-        n=${name#test_test_ch}
-        defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
-            "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
-    esac
-    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
-        "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
-done
-# The race pass (as make races builds it: tools/mk/flags.mk's RACE_CC
-# and RACE_FLAGS): the same kit objects under ThreadSanitizer, for the
-# chapters whose student code runs threads (RACE_CHAPTERS). Without
-# RACE_CC (make deps installs it) grading says the pass did not run.
-RACE_CC=$(flag RACE_CC)
-if command -v "$RACE_CC" >/dev/null 2>&1; then
-    mkdir -p "$PREP/race"
+# kit_objects DIR CC FLAGS...: the runner, the tests and given/ into DIR
+kit_objects() {
+    local dir=$1 cc=$2 src name n defs
+    shift 2
     for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
         name=$(basename "$src" .c)
         case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
@@ -64,9 +47,22 @@ if command -v "$RACE_CC" >/dev/null 2>&1; then
             defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
                 "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
         esac
-        $RACE_CC $CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
-            "${defs[@]}" -c -o "$PREP/race/$name.o" "$src" &
+        # shellcheck disable=SC2086
+        $cc "$@" -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
+            "${defs[@]}" -c -o "$dir/$name.o" "$src" &
     done
+}
+# shellcheck disable=SC2086
+kit_objects "$PREP/kit" "$CC" $CFLAGS
+# The race pass (as make races builds it: tools/mk/flags.mk's RACE_CC
+# and RACE_FLAGS): the same kit objects under ThreadSanitizer, for the
+# chapters whose student code runs threads (RACE_CHAPTERS). Without
+# RACE_CC (make deps installs it) the pass is skipped.
+RACE_CC=$(flag RACE_CC)
+if command -v "$RACE_CC" >/dev/null 2>&1; then
+    mkdir -p "$PREP/race"
+    # shellcheck disable=SC2086
+    kit_objects "$PREP/race" "$RACE_CC" $CFLAGS $(flag RACE_FLAGS)
     for f in $($chapters sources); do
         $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$KIT/starter/$f.c" &
     done
