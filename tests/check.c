@@ -47,19 +47,50 @@ void kit_poison(float *x, size_t n)
 /* The guard value: unlikely to be computed by any attention code. */
 static const float guard_value = -7777.25f;
 
+/* The live kit_output() buffers, so that the grader's proxies
+ * (tools/harness/proxy.c) send a buffer to the worker with its guards,
+ * and a write past its end is seen there as it is in-process. */
+#define MAX_OUTPUTS 64
+static struct {
+    const float *base;
+    size_t total; /* floats, the guards included */
+} outputs[MAX_OUTPUTS];
+
 float *kit_output(size_t n)
 {
     float *base = kit_alloc((n + 2 * KIT_GUARD) * sizeof *base);
     for (size_t i = 0; i < n + 2 * KIT_GUARD; i++)
         base[i] = guard_value;
     kit_poison(base + KIT_GUARD, n);
+    for (int k = 0; k < MAX_OUTPUTS; k++)
+        if (!outputs[k].base) {
+            outputs[k].base = base;
+            outputs[k].total = n + 2 * KIT_GUARD;
+            break;
+        }
     return base + KIT_GUARD;
 }
 
 void kit_output_free(float *x)
 {
-    if (x)
-        free(x - KIT_GUARD);
+    if (!x)
+        return;
+    for (int k = 0; k < MAX_OUTPUTS; k++)
+        if (outputs[k].base == x - KIT_GUARD)
+            outputs[k].base = NULL;
+    free(x - KIT_GUARD);
+}
+
+int kit_output_extent(const float *x, size_t *lead, size_t *total)
+{
+    for (int k = 0; x && k < MAX_OUTPUTS; k++)
+        if (outputs[k].base && x >= outputs[k].base &&
+            x < outputs[k].base + outputs[k].total) {
+            *lead = (size_t)(x - outputs[k].base);
+            *total = outputs[k].total;
+            return 1;
+        }
+    return 0;
 }
 
 int kit_expect_in_bounds(const char *file, int line, const char *call,
@@ -923,4 +954,16 @@ int kit_expect_tensor(const char *file, int line, const char *call,
 {
     return kit_expect_tensor_shaped(file, line, call, got, want, rows, cols,
                                     NULL, tol, mistakes, n_mistakes);
+}
+
+unsigned long long kit_hidden_seed(void)
+{
+    const char *s = getenv("KIT_HIDDEN_SEED");
+    if (s && *s) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end == '\0')
+            return v;
+    }
+    return 20261201ULL;
 }

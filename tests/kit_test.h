@@ -165,6 +165,10 @@ void kit_output_free(float *x);
     kit_expect_in_bounds(__FILE__, __LINE__, call, name, x, n)
 int kit_expect_in_bounds(const char *file, int line, const char *call,
                          const char *name, const float *x, size_t n);
+/* When x points into a live kit_output() buffer: 1, with lead the
+ * floats from the buffer's first guard to x and total the floats of the
+ * buffer, guards included. Else 0. */
+int kit_output_extent(const float *x, size_t *lead, size_t *total);
 
 /* Allocation failure on demand, from the counting allocator that
  * tools/harness/leakcheck.h forces into the student's files (the tests'
@@ -208,6 +212,16 @@ void *kit_alloc(size_t bytes);
 
 /* Copy n floats to doubles, and back. */
 void kit_to_double(const float *x, double *y, size_t n);
+
+/* Hidden cases. Each golden test also runs cases drawn at random and
+ * judged by the test's own double-precision reference, so that code that
+ * only replays the published answers fails. The seed is KIT_HIDDEN_SEED
+ * when it is set (grading draws one each time), else a fixed one, so
+ * that make test gives the same verdict on every run. */
+unsigned long long kit_hidden_seed(void);
+/* How many checks of the current test have failed so far. */
+int kit_current_failed(void);
+#define KIT_HIDDEN_CASES 3
 void kit_to_float(const double *x, float *y, size_t n);
 
 #endif

@@ -413,12 +413,12 @@ done:
  * PyTorch's golden values
  * ------------------------------------------------------------------- */
 
-/* Every golden case through one forward function, with one mask. */
-static void golden_cases(forward_fn forward, int causal)
+/* One golden case through one forward function, with one mask: 1 when
+ * it passes. */
+static int golden_one(forward_fn forward, int causal,
+                      const struct ch3_golden_case *g)
 {
-    size_t n_cases = sizeof ch3_golden_cases / sizeof ch3_golden_cases[0];
-    for (size_t k = 0; k < n_cases; k++) {
-        const struct ch3_golden_case *g = &ch3_golden_cases[k];
+    {
         const int T = g->T, d = g->d_model, h = g->n_heads;
         struct layer L = {T,      d,      h,      causal, g->X,
                           g->W_q, g->W_k, g->W_v, g->W_o};
@@ -472,6 +472,44 @@ static void golden_cases(forward_fn forward, int causal)
         weights_free(&w);
         free(X);
         kit_output_free(out), kit_output_free(att);
+        return ok;
+    }
+}
+
+/* Every golden case through one forward function, with one mask; then
+ * the hidden cases (kit_test.h), drawn from the seed and judged by
+ * variant_mha(RIGHT, ...). */
+static void golden_cases(forward_fn forward, int causal)
+{
+    size_t n_cases = sizeof ch3_golden_cases / sizeof ch3_golden_cases[0];
+    for (size_t k = 0; k < n_cases; k++)
+        if (!golden_one(forward, causal, &ch3_golden_cases[k]))
+            return;
+    struct rng r;
+    unsigned long long seed = kit_hidden_seed();
+    rng_seed(&r, seed);
+    static const int widths[] = {4, 6, 8, 12};
+    for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
+        int T = 1 + rng_int(&r, 7), d = widths[rng_int(&r, 4)], h;
+        do
+            h = 1 + rng_int(&r, d);
+        while (d % h != 0);
+        struct random_layer R;
+        random_layer(&R, T, d, h, causal, seed + 7919ULL * (unsigned)c);
+        double *o = kit_alloc(sizeof(double) * (size_t)T * d);
+        double *a = kit_alloc(sizeof(double) * (size_t)h * T * T);
+        variant_mha(RIGHT, &R.L, o, a);
+        char name[160];
+        snprintf(name, sizeof name,
+                 "hidden %d of seed %llu; the published cases pass; "
+                 "KIT_HIDDEN_SEED=%llu make test CH=3 runs it again",
+                 c + 1, seed, seed);
+        struct ch3_golden_case g = {name,    T,       d,       h,
+                                    R.L.X,   R.L.W_q, R.L.W_k, R.L.W_v,
+                                    R.L.W_o, {o, o},  {a, a}};
+        int ok = golden_one(forward, causal, &g);
+        free(o), free(a);
+        random_layer_free(&R);
         if (!ok)
             return;
     }

@@ -342,6 +342,8 @@ enum flash_variant {
     F_DIVIDE_INSIDE,    /* p_j / l inside the loop, no final division  */
     F_SKIP_DIAGONAL,    /* causal: stops at the tile on the diagonal   */
     F_RAGGED_SHORT,     /* the last key tile one key short            */
+    F_MAX_FROM_ZERO,    /* m_i started at 0, not -inf (fast_expf's    */
+                        /* clamp at -87 then flattens the row)        */
     N_FLASH
 };
 
@@ -353,6 +355,7 @@ static const char *const flash_name[N_FLASH] = {
     "dividing inside the loop instead of once at the end",
     "the diagonal tile skipped",
     "the ragged last tile off by one (its last key left out)",
+    "the running maximum started at 0 instead of -infinity",
 };
 static const char *const flash_advice[N_FLASH] = {
     "",
@@ -369,6 +372,10 @@ static const char *const flash_advice[N_FLASH] = {
     "the diagonal holds each query's own key and those before it.",
     "The last key tile holds T - j0 keys when that is fewer than Bk: "
     "nk = min(Bk, T - j0), not T - j0 - 1.",
+    "Every score of this row is below -87, so with m_i = 0 every "
+    "exp(s - m_i) is below fast_expf()'s clamp at -87: all come out "
+    "equal, and the row's weights are uniform. Start m_i at -INFINITY, so "
+    "that the first tile's maximum replaces it.",
 };
 
 /* The tiled algorithm in double, as variant v computes it.
@@ -383,7 +390,7 @@ static void flash_model(enum flash_variant v, const double *Q, const double *K,
     double *p = kit_alloc(sizeof(double) * (size_t)bk);
     for (int t = 0; t < T; t++) {
         const int i0 = t / bq * bq, nq = imin(bq, T - i0);
-        double m = -INFINITY, l = 0;
+        double m = v == F_MAX_FROM_ZERO ? 0 : -INFINITY, l = 0;
         for (int c = 0; c < d; c++)
             acc[c] = 0;
         for (int j0 = 0; j0 < T; j0 += bk) {
@@ -401,8 +408,9 @@ static void flash_model(enum flash_variant v, const double *Q, const double *K,
                 p[j] = s * scale;
                 m_new = fmax(m_new, p[j]);
             }
-            for (int j = 0; j < end; j++)
-                sum += p[j] = exp(p[j] - m_new);
+            for (int j = 0; j < end; j++) /* fast_expf() clamps at -87 */
+                sum += p[j] = exp(v == F_MAX_FROM_ZERO ? fmax(p[j] - m_new, -87)
+                                                       : p[j] - m_new);
             const double alpha = exp(m - m_new);
             l = v == F_SUM_NOT_RESCALED ? l + sum : l * alpha + sum;
             for (int c = 0; c < d; c++)
@@ -538,6 +546,23 @@ KIT_TEST(flash_equals_causal_attention,
     flash_against_chapters(1);
 }
 
+/* flash_attention() in tiles of 4, unmasked then causal, against the
+ * double model with one tile (exact where the scores are). */
+static void flash_both_masks(const float *Q, const float *K, const float *V,
+                             int T, int d)
+{
+    const size_t n = (size_t)T * d;
+    double *Qd = to_double(Q, n), *Kd = to_double(K, n), *Vd = to_double(V, n);
+    double *want = kit_alloc(n * sizeof *want);
+    for (int causal = 0; causal <= 1; causal++) {
+        flash_model(F_RIGHT, Qd, Kd, Vd, want, T, d, T, T, causal);
+        if (!expect_flash(Q, K, V, want, T, d, 4, 4, causal,
+                          "softmax(Q K^T / 2) V in double"))
+            break;
+    }
+    free(Qd), free(Kd), free(Vd), free(want);
+}
+
 KIT_TEST(flash_huge_logits,
          "flash_attention: scores near 1e4, the largest in a later tile, "
          "stay finite and right")
@@ -555,16 +580,24 @@ KIT_TEST(flash_huge_logits,
         for (int k = 0; k < d; k++)
             V[t * d + k] = (float)(t + 1) * (k % 2 ? -1.0f : 0.5f);
     }
-    for (int causal = 0; causal <= 1; causal++) {
-        double *Qd = to_double(Q, T * d), *Kd = to_double(K, T * d);
-        double *Vd = to_double(V, T * d), want[T * d];
-        flash_model(F_RIGHT, Qd, Kd, Vd, want, T, d, T, T, causal);
-        int ok = expect_flash(Q, K, V, want, T, d, 4, 4, causal,
-                              "softmax(Q K^T / 2) V in double");
-        free(Qd), free(Kd), free(Vd);
-        if (!ok)
-            return;
+    flash_both_masks(Q, K, V, T, d);
+}
+
+KIT_TEST(flash_very_negative_scores,
+         "flash_attention: a row whose scores are all far below 0 (-200 "
+         "and less) keeps its shape")
+{
+    enum { T = 11, d = 4 };
+    /* Only column 0 is used: every score q . k / 2 = -200 - 12.5 j is a
+     * float computed exactly, so key 0 takes almost all the weight. */
+    float Q[T * d] = {0}, K[T * d] = {0}, V[T * d];
+    for (int t = 0; t < T; t++) {
+        Q[t * d] = -400.0f;
+        K[t * d] = 1.0f + (float)t / 16.0f;
+        for (int k = 0; k < d; k++)
+            V[t * d + k] = (float)(t + 1) * (k % 2 ? -0.25f : 0.5f);
     }
+    flash_both_masks(Q, K, V, T, d);
 }
 
 KIT_TEST(flash_scratch_guarded,
@@ -938,24 +971,15 @@ KIT_TEST(flash_out_of_memory,
 }
 
 static const struct kit_test *const ch7_tests[] = {
-    &matmul_ikj_ragged,
-    &matmul_blocked_ragged,
-    &matmul_tiled_ragged,
-    &matmul_fast_ragged,
-    &matmul_steps_bad_input,
-    &softmax_online_equals_rows,
-    &softmax_online_huge_logits,
-    &softmax_online_bad_input,
-    &flash_equals_attention,
-    &flash_equals_causal_attention,
-    &flash_huge_logits,
-    &flash_scratch_guarded,
-    &flash_bad_input,
-    &mha_flash_golden,
-    &mha_flash_equals_mha_forward,
-    &mha_flash_errors,
-    &fast_threads_identical,
-    &flash_out_of_memory,
-    NULL, /* keep one test per line */
+    &matmul_ikj_ragged,          &matmul_blocked_ragged,
+    &matmul_tiled_ragged,        &matmul_fast_ragged,
+    &matmul_steps_bad_input,     &softmax_online_equals_rows,
+    &softmax_online_huge_logits, &softmax_online_bad_input,
+    &flash_equals_attention,     &flash_equals_causal_attention,
+    &flash_huge_logits,          &flash_very_negative_scores,
+    &flash_scratch_guarded,      &flash_bad_input,
+    &mha_flash_golden,           &mha_flash_equals_mha_forward,
+    &mha_flash_errors,           &fast_threads_identical,
+    &flash_out_of_memory,        NULL, /* keep one test per line */
 };
 KIT_CHAPTER(ch7_tests)

@@ -16,6 +16,13 @@ expect "deliberate failure with a message" "with its message"
 expect "crashed with SIGSEGV (segmentation fault" "a segfault is reported as such"
 expect "timed out after 1 s" "an endless loop is reported as a timeout"
 expect "crashed with SIGABRT" "an abort is reported as such"
+# Grading's --cpu-time: the endless loop is stopped by its CPU time, so a
+# busy machine cannot fail a test that a quiet one passes.
+cpu=$("$B/selftest/kit_selftest" --chapter 99 --timeout 1 --cpu-time --quiet 2>&1)
+if printf '%s\n' "$cpu" | grep -qF "timed out after 1 s of CPU time" &&
+    [ "$(printf '%s\n' "$cpu" | tail -n 1)" = "$(printf '%s\n' "$out" | grep -c '  ok    ch99') passed, 7 failed" ]; then
+    echo "ok   --cpu-time: the endless loop is stopped by its CPU time, and every other verdict is the same"
+else echo "FAIL --cpu-time: $(printf '%s\n' "$cpu" | grep -E 'timed out|passed,' | tr '\n' ' ')"; status=1; fi
 expect "does the code call exit()?" "an early exit(0) is a failure"
 expect "this test made no checks" "a test with no checks is a failure"
 expect "memory leak: forgets_to_free() allocated 32 bytes with malloc() at tools/harness/selftest.c:" "a leak fails its test, naming the function and the line"

@@ -217,6 +217,11 @@ if [ $rc -ne 0 ] && has "$out" "Likely mistake: a variable declared outside the 
    has "$out" "starter/ch7_fast.c:" && [ "$last" != "$n7 passed, 0 failed" ] && [ "$(summary "$out")" = "$last" ]; then
     ok "a shared loop variable in matmul_fast: the race pass fails chapter 7 and names it ($last)"
 else fail "a shared loop variable in matmul_fast (status $rc): $(printf '%s\n' "$out" | grep -E 'Data races|Likely|passed,' | head -n 4)"; fi
+out=$(m progress)
+if printf '%s\n' "$out" | grep 'Chapter 7 ' | grep -q 'with a data race: make races' &&
+    ! printf '%s\n' "$out" | grep 'Chapter 7 ' | grep -q ' done'; then
+    ok "make progress counts the race: $(printf '%s\n' "$out" | grep 'Chapter 7 ' | sed 's/  */ /g')"
+else fail "make progress after the race: $(printf '%s\n' "$out" | grep 'Chapter 7 ')"; fi
 # A race beside a plain mistake (chapter 7 partly passes): a verdict
 # that changed by itself since the last run (planted in the last run's
 # results, the code unchanged) runs the race pass, and a later run of

@@ -84,6 +84,13 @@ cp solutions/*.c "$s/full/"
 cp starter/*.c "$s/stubs/starter/"
 grade "$s/full"
 [ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || fail "the solutions score $score, not 100"
+# Each test's max_score, to 2 places as Gradescope shows it: they add
+# up to each chapter's points exactly.
+sums=$(awk -F'"' 'match($0, /"max_score": [0-9.]+/) { split($4, c, " "); m[substr(c[1], 3)] += sprintf("%.0f", substr($0, RSTART + 13, RLENGTH - 13) * 100) }
+    END { for (k in m) printf "%s %d\n", k, m[k] }' "$json" | sort -n | tr '\n' ' ')
+want=$(sh tools/mk/chapters.sh points-table | awk '!/^#/ && NF == 2 { printf "%s %d ", $1, $2 * 100 }')
+[ "$sums" = "$want" ] && ok "the tests' max_scores add up to each chapter's points exactly (in hundredths: $sums)" ||
+    fail "the tests' max_scores add up to (in hundredths) $sums, not $want"
 grade "$s/stubs"
 [ "$score" = 0 ] && ok "the stubs, in starter/: 0" || fail "the stubs score $score, not 0"
 
@@ -120,9 +127,30 @@ cp solutions/*.c "$s/base/"
 mutate ch1-no-scale "$s/base"
 grade "$s/base"
 base=$score
-echo "     baseline (one planted mistake, ch1-no-scale): $base"
+# The points of the judged chapters (chapters 1-3: no student code in the
+# process that judges them), from the last results.json.
+judged_score() {
+    awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" -F'"' '/"name": "ch[0-9]+ / {
+        split($4, c, " "); if (index(list, " " substr(c[1], 3) " ") && match($0, /"score": [0-9.]+/))
+            t += substr($0, RSTART + 9, RLENGTH - 9) } END { printf "%.2f\n", t }' "$json"
+}
+jbase=$(judged_score)
+cp "$AG/grading/work/results.tsv" "$work/base.tsv"
+echo "     baseline (one planted mistake, ch1-no-scale): $base; its slowest tests (seconds, of a $TEST_TIMEOUT s limit):"
+sort -t$'\t' -k5,5gr "$work/base.tsv" | head -n 3 | awk -F'\t' '{ printf "       ch%s %s %s s\n", $1, $3, $5 }'
+# A score that differs from the baseline's is shown test by test: what
+# changed, and how long each side took, so that a verdict that changes
+# from run to run is found, not guessed at.
+differs() { # after a grade of the baseline with a trick
+    awk "BEGIN { exit !($score > $base) }" || return
+    echo "     $1: $score against the baseline's $base; the tests whose status differs (chapter, test, baseline, now):"
+    join -t$'\t' -j1 <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s" }' "$work/base.tsv" | sort) \
+        <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s " substr($6, 1, 90) }' "$AG/grading/work/results.tsv" | sort) |
+        awk -F'\t' '{ split($2, a, " "); split($3, b, " "); if (a[1] != b[1]) print "       " $0 }' | head -n 8
+}
 hostile() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
     grade "$s/$1"
+    differs "$1"
     if awk "BEGIN { exit !($score <= $base) }" && [ "$score" != 100 ] && has "$2"; then
         ok "hostile '$1': $score (baseline $base), says '$2'"
     else fail "hostile '$1' scores $score against the baseline $base, or does not say '$2'"; fi
@@ -230,6 +258,148 @@ unsigned int CU_get_number_of_tests_failed(void)
 }
 EOF
 hostile interpose 'a name the kit or the C library already uses'
+# (g') a name the start-up code calls before main(), and one of OpenMP's
+h gmon-name
+cat >>"$s/gmon-name/ch1_attention.c" <<'EOF'
+void __gmon_start__(void);
+void __gmon_start__(void)
+{
+}
+EOF
+hostile gmon-name 'a name reserved for the C library and the start-up code'
+h gomp-name
+cat >>"$s/gomp-name/ch1_attention.c" <<'EOF'
+int omp_get_num_procs(void);
+int omp_get_num_procs(void)
+{
+    return 1;
+}
+EOF
+hostile gomp-name 'a name the kit or the C library already uses'
+
+# (h) Issue 20's holes, each of which got past the gate while the
+#     student's code ran in the runner's process: forged records through
+#     the C library's symbol table, reached from printf's address (got);
+#     a function named __gmon_start__, run before main (gmon); system
+#     calls in assembly hidden from the gate by #line, which read files
+#     outside the submission, fork a hog and forge records (asm). The
+#     preludes are tools/grade/tricks/*.c. Each goes on the baseline (at
+#     most its score) and on the stubs (0), through the gate and without
+#     it (GATE=off, build.sh's option for this proof): chapters 1-3 run in
+#     the sandboxed worker, so the sandbox must hold on its own.
+tricks=tools/grade/tricks
+plant_trick() { # plant_trick NAME FROM TRICK GATE: $s/NAME from $s/FROM with TRICK
+    rm -rf "$s/$1" && cp -r "$s/$2" "$s/$1"
+    local f
+    f=$(find "$s/$1" -name ch1_attention.c)
+    case "$3" in
+    got) cat "$tricks/got.c" "$f" >"$f.new" ;;
+    gmon) cat "$tricks/asm.c" "$tricks/gmon.c" "$f" >"$f.new" ;;
+    asm) cat "$tricks/asm.c" "$f" >"$f.new" ;;
+    esac
+    mv "$f.new" "$f"
+    [ "$3" = gmon ] || sed -i "/^int attention(/,/^{\$/ s|^{\$|{\n    trick_$3();|" "$f"
+    [ "$3" = gmon ] || grep -q "trick_$3();" "$f" || fail "the trick $3 was not planted in $1"
+}
+stopped_by() { # what the feedback and the logs say stopped the trick
+    local w="$AG/grading/work"
+    if grep -q $'^ch1_attention.c\trefused' "$w/files.tsv"; then
+        printf 'the gate: %s' "$(awk -F'\t' '$1 == "ch1_attention.c" { print substr($4, 1, 44) }' "$w/files.tsv")"
+    elif has 'garbled reply'; then printf 'worker: its forged records are a garbled reply'
+    elif has 'does the code call exit()'; then printf 'worker: it exits; the test fails'
+    else printf 'worker: it finds nothing to call'; fi
+}
+# Without the gate, only the judged chapters' points are proven: the
+# other chapters' tests run in one process with every student file (see
+# build.sh), and the gate is what protects them.
+jl=$(tr '\n' ',' <"$AG/prep/judged.txt" | sed 's/,$//')
+printf '     %-5s %-5s %-6s %-9s %-7s %s\n' trick gate on "at most" score "what stopped it"
+for t in got gmon asm; do
+    for g in on off; do
+        for on in base stubs; do
+            plant_trick "h-$t-$on" "$on" "$t"
+            GATE=$g grade "$s/h-$t-$on"
+            [ "$on" = stubs ] || [ "$g" = off ] || differs "$t (gate $g)"
+            want=$base got=$score
+            [ "$g" = off ] && want=$jbase got=$(judged_score)
+            [ "$on" = stubs ] && want=0
+            leaked=$(cat "$AG/grading/work/log"/run-judge-* 2>/dev/null | grep -c 'TRICK-READ-A-FILE')
+            printf '     %-5s %-5s %-6s %-9s %-7s %s\n' "$t" "$g" "$on" "$want" "$got$([ "$g" = off ] && echo " (ch$jl; all: $score)")" "$(stopped_by)$([ "$leaked" -gt 0 ] && echo "; READ $leaked FILES")"
+            if awk "BEGIN { exit !($got <= $want) }" && [ "$leaked" -eq 0 ]; then :; else
+                fail "trick $t (gate $g) on the $on scores $got, more than $want, or read a file in the worker ($leaked)"
+            fi
+        done
+    done
+done
+[ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
+# (h') Memoisation: the published golden values pasted in, and returned
+#      when the inputs match (the rest is the baseline's code). Each
+#      golden test also runs hidden cases drawn from a seed chosen at
+#      grading time and judged by the test's own reference, so the
+#      replayed answers gain nothing, and the feedback names the case.
+sed -e '/^#/d' -e 's/ch1_/memo_/g' -e 's/^static const/const/' "$AG/source/tests/golden/ch1_golden.h" >"$work/p.c"
+cat >>"$work/p.c" <<'EOF'
+static int memo_attention(const float *Q, float *out, float *weights, int T,
+                          int d_k, int d_v)
+{
+    for (unsigned c = 0; c < sizeof memo_golden_cases / sizeof memo_golden_cases[0]; c++) {
+        const struct memo_golden_case *g = &memo_golden_cases[c];
+        int same = g->T == T && g->d_k == d_k && g->d_v == d_v;
+        for (int i = 0; same && i < T * d_k; i++)
+            same = Q[i] == (float)g->Q[i];
+        if (!same)
+            continue;
+        for (int i = 0; i < T * T; i++)
+            weights[i] = (float)g->weights[i];
+        for (int i = 0; i < T * d_v; i++)
+            out[i] = (float)g->out[i];
+        return 1;
+    }
+    return 0;
+}
+EOF
+trick memo "$work/p.c" 'if (memo_attention(Q, out, weights, T, d_k, d_v)) return KIT_OK;'
+grade "$s/memo"
+differs memo
+seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
+if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" && [ -n "$seed" ]; then
+    ok "hostile 'memo' (the published golden values replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded"
+else fail "hostile 'memo' scores $score against the baseline $base, or no hidden case of seed '$seed' is named"; fi
+# (h'') A data race (tests/mutants/ch7.tsv's ch7-fast-shared-index: the
+#       loop's index shared by every thread). Its output is right on most
+#       runs, so only the race pass (ThreadSanitizer, as make races runs
+#       it) sees it, and it must on every grading.
+mkdir -p "$s/race" && cp solutions/*.c "$s/race/"
+mutate ch7-fast-shared-index "$s/race"
+grade "$s/race"
+if awk "BEGIN { exit !($score < 100) }" && has 'shared by every thread'; then
+    ok "a data race in matmul_fast(): $score, the race named ('a variable declared outside the parallel loop, and so shared by every thread')"
+else fail "a data race in matmul_fast() scores $score, or the race is not named"; fi
+# (i) A flood of output: 1,000,000 lines from every call of attention().
+#     The worker's output is kept up to 64 KiB per test, with a note of
+#     how much was cut; the score is the baseline's.
+h flood
+sed -i '1i #include <stdio.h>' "$s/flood/ch1_attention.c"
+sed -i '/^int attention(/,/^{$/ s|^{$|{\n    for (int k = 0; k < 1000000; k++)\n        printf("flood flood flood flood flood flood flood flood %d\\n", k);|' "$s/flood/ch1_attention.c"
+grep -q 'flood flood' "$s/flood/ch1_attention.c" || fail "the flood was not planted"
+grade "$s/flood"
+differs flood
+logs=$(cat "$AG/grading/work/log"/run-* | wc -c)
+cut=$(cat "$AG/grading/work/log"/run-* | grep -c "output was cut at 65536 bytes")
+if awk "BEGIN { exit !($score <= $base) }" && [ "$cut" -gt 0 ] && [ "$logs" -lt 8000000 ]; then
+    ok "hostile 'flood': $score (baseline $base); $cut tests' output cut at 64 KiB, with a note; $logs bytes of logs in all"
+else fail "hostile 'flood': $score (baseline $base), $cut notes of a cut, $logs bytes of logs"; fi
+# The same got trick in one process with the runner, as grading was
+# before the worker: it forges its way through chapter 1's attention tests.
+mkdir -p "$work/inproc"
+# shellcheck disable=SC2046
+if cc $(cat "$AG/prep/student-cflags") -I"$AG/source/include" -c -o "$work/inproc/ch1.o" \
+    "$(find "$s/h-got-stubs" -name ch1_attention.c)" 2>/dev/null &&
+    cc -fopenmp -o "$work/inproc/kit_tests" "$AG/prep"/kit/*.o "$work/inproc/ch1.o" \
+        $(ls "$AG/prep"/stub/*.o | grep -v '/ch1_') -lcunit -lm 2>/dev/null; then
+    n=$(cd "$work/inproc" && ./kit_tests --chapter 1 --quiet 2>/dev/null | awk '/ passed, / { print $1 }')
+    echo "     (the got trick on the stubs, linked in one process with the runner: $n of chapter 1's tests pass)"
+fi
 
 # make grade: the working tree's starter/ (the stubs here), in
 # Gradescope's format, every test with the fields Gradescope reads.
@@ -238,6 +408,82 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
     [ "$(grep -c '"name": .*"score": .*"max_score": .*"status": "failed", "output": ".*", "visibility": "visible"' "$B/grade/results.json")" -eq "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" ]; then
     ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
+
+# ---------------------------------------------------------------------
+# 3b. The two paths agree. make test runs chapters 1-3 with the student's
+#     code in the tests' process (fast: the edit-test loop); grading runs
+#     them in the worker. On the solutions, the stubs and every planted
+#     mistake of tests/mutants/ch1-3.tsv, each test's status and message
+#     must be the same both ways.
+# ---------------------------------------------------------------------
+P="$AG/prep"
+pw="$work/paths"
+mkdir -p "$pw"
+# shellcheck disable=SC2046
+cc -fopenmp -o "$pw/kit_judge" "$P/kit/runner.o" "$P"/kit/test_*.o "$P"/kit/lib_*.o "$P/judge/proxy.o" \
+    "$P/judge/leakreport.o" $(grep -vxF -f "$P/judged-files.txt" "$P/files.txt" | sed "s|^|$P/stub/|; s|\.c\$|.o|") \
+    -lcunit -lseccomp -lm || fail "the judge does not link"
+scf=$(cat "$P/student-cflags")
+judged=$(sed 's/\.c$//' "$P/judged-files.txt")
+both() { # both NAME DIR CHAPTERS [status]: DIR holds the judged files;
+    # compare each test's status and message (only its status with status)
+    local d=$2 o="$pw/$1" f objs=() cols=1-4,6
+    [ "${4:-}" = status ] && cols=1-4
+    mkdir -p "$o"
+    for f in $judged; do
+        # shellcheck disable=SC2086
+        [ "$o/$f.o" -nt "$d/$f.c" ] || cc $scf -I"$AG/source/include" -fmacro-prefix-map="$d/=starter/" \
+            -c -o "$o/$f.o" "$d/$f.c" 2>/dev/null || { fail "paths $1: $f.c does not compile"; return; }
+        objs+=("$o/$f.o")
+    done
+    local stubs
+    stubs=$(grep -vxF -f "$P/judged-files.txt" "$P/files.txt" | sed "s|^|$P/stub/|; s|\.c\$|.o|")
+    # shellcheck disable=SC2086
+    cc -fopenmp -o "$o/inproc" "$P"/kit/*.o "${objs[@]}" $stubs -lcunit -lm &&
+        cc -static -fopenmp -o "$o/worker" "$P/judge/worker.o" "${objs[@]}" $stubs "$P/kit/leakcheck.o" \
+            "$P"/kit/lib_*.o -lm 2>/dev/null || { fail "paths $1: does not link"; return; }
+    ln -sfn "$d" "$o/starter"
+    local c
+    for c in $3; do
+        (cd "$o" && ./inproc --chapter "$c" --quiet --results "in-$c.tsv" >/dev/null 2>&1)
+        (cd "$o" && KIT_WORKER="$o/worker" "$pw/kit_judge" --chapter "$c" --quiet --results "w-$c.tsv" >/dev/null 2>&1)
+        if ! cmp -s <(cut -f"$cols" "$o/in-$c.tsv") <(cut -f"$cols" "$o/w-$c.tsv"); then
+            fail "paths $1${mname:+ ($mname)}, chapter $c: in-process and worker verdicts differ:"
+            diff <(cut -f"$cols" "$o/in-$c.tsv") <(cut -f"$cols" "$o/w-$c.tsv") | head -n 6
+            return
+        fi
+        [ "$(wc -l <"$o/w-$c.tsv")" -gt 1 ] || { fail "paths $1, chapter $c: no results"; return; }
+    done
+    npaths=$((npaths + 1))
+}
+npaths=0 mname=""
+mkdir -p "$pw/src-solutions" "$pw/src-stubs"
+cp solutions/*.c "$pw/src-solutions/"
+cp starter/*.c "$pw/src-stubs/"
+both solutions "$pw/src-solutions" "$(cat "$P/judged.txt")"
+both stubs "$pw/src-stubs" "$(cat "$P/judged.txt")"
+nm=0
+# Three mistakes reach outside the arrays the tests keep on their stack,
+# and what lies beside them differs between the two processes. One
+# reads there (ch1-unknown-matmul-stride): its message quotes what it
+# read, so only the status is compared. Two write there: in one process
+# they overwrite the test's own data, in the worker the allocator's,
+# which may abort; a test can pass one way and crash the other, so they
+# are left out.
+beside_read="ch1-unknown-matmul-stride"
+beside_write="ch1-wrong-axis ch1-matmul-overrun"
+for m in $(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' tests/mutants/ch1.tsv tests/mutants/ch2.tsv tests/mutants/ch3.tsv); do
+    how=""
+    case " $beside_read " in *" $m "*) how=status ;; esac
+    case " $beside_write " in *" $m "*) continue ;; esac
+    rm -rf "$pw/src-m" && cp -r "$pw/src-solutions" "$pw/src-m"
+    mutate "$m" "$pw/src-m" || continue
+    mname=$m
+    c=${m%%-*}
+    both "m" "$pw/src-m" "${c#ch}" $how
+    rm -f "$pw/m"/*.o
+done
+[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters 1-3 (the status only for $beside_read, which reads beside a test's array; not $beside_write, which write there)"
 
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
@@ -264,10 +510,14 @@ probe=$(KIT="$KIT" HIDE="$work/out" HIDE_SUB="$work/class" sandbox "$work/class/
     [ -e '$work/class/two/ch1_attention.c' ] && echo other-student-visible
     [ -e '$KIT/tests/kit_test.h' ] && echo kit-tests-visible
     [ -e '$KIT/solutions/ch1_attention.c' ] && echo solutions-visible
+    { { [ -f '$KIT/.git' ] && [ -s '$KIT/.git' ]; } || [ -e '$KIT/.git/HEAD' ]; } && echo kit-git-visible
+    [ -n \"\$(ls -A '$KIT/build' 2>/dev/null)\" ] && echo kit-build-visible
+    [ -n \"\$(ls -A '$(dirname "$KIT")' | grep -vx -e '$(basename "$KIT")' -e '$(basename "$work")')\" ] && echo beside-the-kit-visible
+    [ \"\$(ls /proc | grep -c '^[0-9]')\" -le 4 ] || echo other-processes-visible
     sed -n 's/^ *\\([a-z0-9]*\\):.*/\\1/p' /proc/net/dev | tr '\n' ' '" 2>&1)
 rm -f "$marker" "$KIT/sandbox-was-here"
 if [ "$(printf '%s\n' "$probe" | tr '\n' ' ' | sed 's/ *$//')" = "work-writable lo" ]; then
-    ok "sandbox: kit read-only, its tests and solutions hidden, only the work folder writable, private /tmp, other students hidden, no network but lo"
+    ok "sandbox: kit read-only, its tests, solutions, .git and build/ hidden, nothing beside the kit, only the work folder writable, private /tmp, other students and processes hidden, no network but lo"
 else fail "sandbox probe said: $probe"; fi
 out=$(BWRAP="bwrap --no-such-option" bash tools/grade/grade-all.sh "$work/class" "$work/out" 2>&1)
 rc=$?
@@ -319,4 +569,24 @@ grep -qF '| 1 | a missing 1/sqrt(d_k) scale | 2 of 7 |' "$rep" && ok "report: th
 grep -qF 'W_o forgotten | 1 of 7' "$rep" || fail "report.md does not count W_o forgotten"
 for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || fail "no $B/grade-all/$f"; done
 [ $status -eq 0 ] && ok "class report: report.md and mistakes.png/svg"
+
+# ---------------------------------------------------------------------
+# 7. A hog beside an honest neighbour. One student's matmul_fast() spins
+#    on 16 threads (plain C and an OpenMP pragma, which the gate allows);
+#    grade-all grades it at the same time as the solutions. Timeouts
+#    count each test's own CPU time, so the neighbour keeps full marks.
+# ---------------------------------------------------------------------
+c="$work/class-hog"
+mkdir -p "$c/honest" "$c/hog"
+cp solutions/*.c "$c/honest/"
+cp solutions/*.c "$c/hog/"
+sed -i '/^int matmul_fast(/,/^{$/ s|^{$|{\n#pragma omp parallel num_threads(16)\n    for (volatile int spin = 0;; spin++) {\n    }|' "$c/hog/ch7_fast.c"
+grep -q 'num_threads(16)' "$c/hog/ch7_fast.c" || fail "the hog was not planted"
+start=$(date +%s)
+make --no-print-directory -s B="$B/hog" grade-all SUBMISSIONS="$c" JOBS=2 >"$work/hog.log" 2>&1 || { fail "make grade-all (hog) failed:"; cat "$work/hog.log"; }
+gb="$B/hog/grade-all/gradebook.csv"
+t_honest=$(total honest) t_hog=$(total hog)
+if [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_hog < 100) }" && row hog | grep -q 'timed out'; then
+    ok "a 16-thread hog graded beside the solutions: the neighbour $t_honest, the hog $t_hog (timed out), in $(($(date +%s) - start)) s"
+else fail "hog beside a neighbour: the neighbour $t_honest (not 100.00?), the hog $t_hog: $(row hog | cut -c1-200)"; fi
 exit $status

@@ -19,6 +19,14 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-5}   # seconds per test (the runner's limit)
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}   # seconds for the whole run
 CFLAGS=$(cat "$PREP/student-cflags") # as the Makefile builds a student's file
 LDFLAGS=$(cat "$PREP/ldflags")
+# Limits for every process of this submission's build and run (the
+# worker's own are tighter: tools/harness/proxy.c): files of 64 MiB at
+# most, 900 s of CPU time, set hard, so that nothing below can raise
+# them; and 4 GiB of address space, hard for every run of the tests (see
+# run below) but the race pass, whose ThreadSanitizer reserves terabytes
+# of address space for its shadow memory.
+ulimit -f $((64 << 10)) -t 900 -c 0 && ulimit -S -v $((4 << 20)) ||
+    { echo "the grader could not set its limits" >"$OUT/status.txt"; exit 0; }
 mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
@@ -66,8 +74,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     # OpenMP's (#pragma omp ...: chapter 7 splits its loops across threads).
     # shellcheck disable=SC2086
     timeout 60 $CC $CFLAGS -I"$KIT/include" -E -o "$OUT/log/$base.i" "$src" 2>/dev/null
-    bad=$(awk -v s="$src" '/^# [0-9]+ "/ { cur = $3; gsub(/"/, "", cur); next }
-        cur == s && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
+    # The student's own lines are those at the source's own level of
+    # inclusion, whatever file name a line marker gives them: a #line
+    # directive ("#line 1 \"/usr/include/stdio.h\"") renames the lines
+    # that follow but does not enter a header (GCC's markers say "1" on
+    # entering a header and "2" on leaving it).
+    bad=$(awk -v s="$src" '/^# [0-9]+ "/ {
+            rest = $0; sub(/^# [0-9]+ "[^"]*"/, "", rest); nf = split(rest, fl, " ")
+            if (!started) { cur = $0; sub(/^# [0-9]+ "/, "", cur); sub(/".*/, "", cur); if (cur == s) started = 1; next }
+            if (nf > 0 && fl[1] == 1) depth++; else if (nf > 0 && fl[1] == 2) depth--
+            next }
+        started && depth == 0 && (/(^|[^A-Za-z0-9_])(__asm__|__asm|asm)([^A-Za-z0-9_]|$)/ ||
                      (/^[ \t]*#[ \t]*pragma/ && !/^[ \t]*#[ \t]*pragma[ \t]+omp([ \t]|$)/)) { print NR; exit }' "$OUT/log/$base.i")
     [ -z "$bad" ] || { echo "refused"; echo "it uses inline assembly or a #pragma other than OpenMP's, which a submission may not"; return 1; }
     # No code that runs before main() or after it: no constructors.
@@ -85,6 +102,10 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     defs=$(nm -g --defined-only "$obj" | awk 'NF == 3 { print $3 }' | sort -u)
     bad=$(printf '%s\n' "$defs" | grep -xF -f "$PREP/forbidden.txt" | head -n 3 | tr '\n' ' ')
     [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name the kit or the C library already uses; rename it or make it static"; return 1; }
+    # Names C reserves (__x, _X): the start-up code calls some of them
+    # (__gmon_start__ runs before main when it is defined).
+    bad=$(printf '%s\n' "$defs" | grep -E '^(__|_[A-Z])' | head -n 3 | tr '\n' ' ')
+    [ -z "$bad" ] || { echo "refused"; echo "it defines ${bad% }, a name reserved for the C library and the start-up code (a name may not start with __ or _ and a capital); rename it or make it static"; return 1; }
     for other in "$PREP"/stub/*.globals; do
         [ "$other" = "$PREP/stub/$base.globals" ] && continue
         bad=$(printf '%s\n' "$defs" | grep -xF -f "$other" | head -n 3 | tr '\n' ' ')
@@ -95,9 +116,17 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     return 0
 }
 : >"$OUT/files.new"
+# GATE=off skips the gate (tools/checks/75-grade.sh proves with it that
+# the worker's sandbox holds on its own; never set it to grade).
 while IFS=$'\t' read -r f st where why; do
     if [ "$st" = found ]; then
-        if verdict=$(gate "$f"); then
+        if [ "${GATE:-on}" = off ]; then
+            # shellcheck disable=SC2086
+            verdict=$'compile\nit does not compile'
+            timeout 60 $CC $CFLAGS -I"$KIT/include" -fmacro-prefix-map="$OUT/src/=starter/" \
+                -c -o "$OUT/obj/${f%.c}.o" "$OUT/src/$f" >"$OUT/log/${f%.c}.cc" 2>&1 && verdict=""
+        else verdict=$(gate "$f"); fi
+        if [ -z "$verdict" ]; then
             st=ok why=""
         else
             st=$(printf '%s\n' "$verdict" | head -n 1)
@@ -111,26 +140,143 @@ while IFS=$'\t' read -r f st where why; do
 done <"$OUT/files.tsv"
 mv "$OUT/files.new" "$OUT/files.tsv"
 
-# 3. Link and run. The runner's parent writes results.tsv.
-objs=()
-while read -r f; do objs+=("$OUT/obj/${f%.c}.o"); done <"$PREP/files.txt"
+# 3. Link and run, in two parts.
+#    a. The judged chapters (PREP/judged.txt): the judging process
+#       (kit_judge) links the runner, the tests, the given code, the
+#       kit's stubs for the other chapters and the proxies
+#       (tools/harness/proxy.c), and no student code; the student's files
+#       of those chapters run in a worker (kit_worker, linked statically
+#       with them), sandboxed by the judge: seccomp, limits.
+#    b. The other chapters: every student file linked with the tests, in
+#       one process, as make test does. Their rows of the table come from
+#       that run, and the gate is all that protects them; the judged
+#       chapters' rows come only from (a). (Proxies there as well were
+#       tried: chapter 5's training makes about 180 calls into chapters
+#       1-3 per step, and each pipe round trip cost so much under load that
+#       a 0.2 s test took 0.8-5.5 s and timed out at random.)
+wobjs=() jstubs=() mobjs=()
+while read -r f; do
+    if grep -qxF "$f" "$PREP/judged-files.txt"; then wobjs+=("$OUT/obj/${f%.c}.o")
+    else
+        wobjs+=("$PREP/stub/${f%.c}.o") jstubs+=("$PREP/stub/${f%.c}.o")
+    fi
+    mobjs+=("$OUT/obj/${f%.c}.o")
+done <"$PREP/files.txt"
+cunit=$(pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${objs[@]}" \
-    $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm >"$OUT/log/link" 2>&1; then
+if ! $CC $LDFLAGS -static -o "$OUT/kit_worker" "$PREP/judge/worker.o" "${wobjs[@]}" \
+    "$PREP/kit/leakcheck.o" "$PREP"/kit/lib_*.o -lm >"$OUT/log/link-worker" 2>&1; then
+    { echo -n "the files do not link: "; grep -m1 -E 'error|undefined|multiple' "$OUT/log/link-worker" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o "$PREP"/kit/lib_*.o \
+    "$PREP/judge/proxy.o" "$PREP/judge/leakreport.o" "${jstubs[@]}" $cunit -lseccomp -lm >"$OUT/log/link-judge" 2>&1; then
+    { echo -n "the kit's judge does not link (a fault of the kit, not of the submission): "; grep -m1 -E 'error|undefined' "$OUT/log/link-judge" | one_line; echo; } >"$OUT/status.txt"
+    exit 0
+fi
+# shellcheck disable=SC2086
+if ! $CC $LDFLAGS -o "$OUT/kit_tests" "$PREP"/kit/*.o "${mobjs[@]}" \
+    $cunit -lm >"$OUT/log/link" 2>&1; then
     { echo -n "the files do not link: "; grep -m1 -E 'error|undefined' "$OUT/log/link" | one_line; echo; } >"$OUT/status.txt"
     exit 0
 fi
-rm -f "$OUT/results.tsv"
+rm -f "$OUT/results.tsv" "$OUT"/results-*.tsv
 # Run from OUT, where starter/ leads to the student's files, so that a
-# message quoting a line of starter/F finds it.
+# message quoting a line of starter/F finds it. The output is kept up to
+# OUTPUT_CAP bytes per run (and the worker's up to KIT_OUTPUT_CAP per
+# test); the rest is counted, not kept.
 ln -sfn src "$OUT/starter"
-(cd "$OUT" && exec timeout -k 5 "$RUN_TIMEOUT" "$OUT/kit_tests" --impl starter --quiet \
-    --timeout "$TEST_TIMEOUT" --results "$OUT/results.tsv" >"$OUT/log/run" 2>&1)
-rc=$?
+OUTPUT_CAP=${OUTPUT_CAP:-1048576}
+capped() { # capped FILE: stdin to FILE, up to OUTPUT_CAP bytes, and a note
+    LC_ALL=C awk -v cap="$OUTPUT_CAP" '{ n += length($0) + 1; if (n <= cap) print; else cut += length($0) + 1 }
+        END { if (cut) printf "[grade: %d more bytes of output were cut]\n", cut }' >"$1"
+}
+# The hidden cases' seed (tests/kit_test.h): drawn now, kept with the
+# results, so that replaying the published golden values gains nothing.
+KIT_HIDDEN_SEED=${KIT_HIDDEN_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export KIT_HIDDEN_SEED
+echo "$KIT_HIDDEN_SEED" >"$OUT/hidden_seed"
+start=$(date +%s)
+rc=0
+run() { # run NAME BINARY CHAPTER [OPTION...]: one chapter's tests, within what is left of RUN_TIMEOUT
+    local left=$((RUN_TIMEOUT - ($(date +%s) - start)))
+    local name=$1 bin=$2 ch=$3
+    shift 3
+    [ "$left" -gt 0 ] || { rc=124; return; }
+    # ulimit -t: code run before main() (which the gate refuses, but a
+    # process of it would start without a test's limit) gets the run's
+    # CPU time at most. Nothing the run started outlives it: once the
+    # runner has ended, whatever still runs the same program (a process
+    # it forked) is killed, which also closes the log's pipe (in
+    # grade-all, bubblewrap's namespace ends the rest).
+    local as=$((4 << 20))
+    [ "$name" = race ] && as=unlimited
+    (cd "$OUT" && ulimit -t "$left" && { [ "$as" = unlimited ] && ulimit -S -v unlimited || ulimit -v "$as"; } &&
+        KIT_WORKER="$OUT/kit_worker" timeout -k 5 "$left" "$bin" --impl starter --quiet \
+            --chapter "$ch" --cpu-time --timeout "$TEST_TIMEOUT" --results "$OUT/results-$name-$ch.tsv" \
+            "$@" > >(capped "$OUT/log/run-$name-$ch") 2>&1
+        r=$?
+        pkill -KILL -f "^$bin " 2>/dev/null
+        wait $! # the log is whole
+        exit $r)
+    local r=$?
+    [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
+    return 0
+}
+# The chapters whose student code runs in the tests' process go first:
+# their code could write into this folder, and the judged chapters'
+# tables are written after them. (A process of theirs that outlives their
+# run could still do so: see the README.)
+chs=$(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un)
+for c in $chs; do grep -qx "$c" "$PREP/judged.txt" || run inproc "$OUT/kit_tests" "$c"; done
+# The race pass (make races): the chapters whose student code runs
+# threads, again under ThreadSanitizer (prepare.sh's PREP/race/); a test
+# that passed but races fails, with the race's message.
+rm -f "$OUT"/results-race-*.tsv
+if [ -s "$PREP/race-cc" ]; then
+    robjs=() rok=true
+    mkdir -p "$OUT/race"
+    while IFS=$'\t' read -r f st _; do
+        if [ "$st" = ok ]; then
+            # shellcheck disable=SC2046
+            timeout 120 "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -I"$KIT/include" \
+                -fmacro-prefix-map="$OUT/src/=starter/" -c -o "$OUT/race/${f%.c}.o" "$OUT/src/$f" \
+                >"$OUT/log/race-${f%.c}.cc" 2>&1 || { rok=false; break; }
+            robjs+=("$OUT/race/${f%.c}.o")
+        else robjs+=("$PREP/race/stub_${f%.c}.o"); fi
+    done <"$OUT/files.tsv"
+    # shellcheck disable=SC2046
+    $rok && "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -o "$OUT/kit_race" $(ls "$PREP"/race/*.o | grep -v '/stub_') \
+        "${robjs[@]}" $cunit -lm >"$OUT/log/link-race" 2>&1 || rok=false
+    if $rok; then
+        for c in $(cat "$PREP/race-chapters.txt"); do
+            grep -qx "$c" "$PREP/judged.txt" || run race "$OUT/kit_race" "$c" --san-log "$OUT/log/race-san-$c.log" --timeout "$((TEST_TIMEOUT * 6))"
+        done
+    else
+        echo "the race pass did not run: clang could not build the files (log/race-*.cc, log/link-race)" >"$OUT/race-note.txt"
+    fi
+fi
+rm -f "$OUT"/results-judge-*.tsv
+for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge" "$c"; done
+# The table: the header, then each chapter's rows from its own run.
+{
+    head -n 1 "$PREP/tests.tsv"
+    for c in $(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un); do
+        if grep -qx "$c" "$PREP/judged.txt"; then r="$OUT/results-judge-$c.tsv"; else r="$OUT/results-inproc-$c.tsv"; fi
+        # a test that passed there and failed the race pass: the race's row
+        [ -e "$r" ] && awk -F'\t' -v c="$c" -v rf="$OUT/results-race-$c.tsv" 'BEGIN {
+                while ((getline line < rf) > 0) {
+                    split(line, f, "\t")
+                    if (f[1] == c && f[4] != "passed" && f[4] != "status") raced[f[3]] = line
+                } }
+            NR > 1 && $1 == c { print ($4 == "passed" && ($3 in raced)) ? raced[$3] : $0 }' "$r"
+    done
+} >"$OUT/results.tsv"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     echo "the test run was stopped after $RUN_TIMEOUT s" >"$OUT/status.txt"
-elif [ ! -s "$OUT/results.tsv" ]; then
-    echo "the test runner wrote no results (exit status $rc)" >"$OUT/status.txt"
+elif [ "$(wc -l <"$OUT/results.tsv")" -le 1 ]; then
+    echo "the test runner wrote no results" >"$OUT/status.txt"
 else
     echo ran >"$OUT/status.txt"
 fi

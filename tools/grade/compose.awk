@@ -85,7 +85,15 @@ END {
     total = 0; maxt = 0; out = ""
     for (i = 1; i <= ntest; i++) {
         t = tname[i]; c = tch[t]; f = tfile[c]
-        mx = (t in tpts) ? tpts[t] : (shared[c] ? (chpts[c] - fixed[c]) / shared[c] : 0)
+        # A chapter's shared points are split in whole hundredths, the
+        # first tests taking one more when they do not divide evenly, so
+        # that the max_scores shown (to 2 places) add up to the points.
+        if (t in tpts) mx = tpts[t]
+        else if (shared[c]) {
+            cents = sprintf("%.0f", (chpts[c] - fixed[c]) * 100) + 0
+            k = nshared[c]++
+            mx = (int(cents / shared[c]) + (k < cents % shared[c] ? 1 : 0)) / 100
+        } else mx = 0
         ok = (status == "ran" && rstat[t] == "passed")
         msg = ""
         if (!ok) {

@@ -39,7 +39,8 @@ awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran 
     "$POINTS" "$OUT/prep/tests.tsv" /dev/null /dev/null /dev/null || exit 2
 echo "grade-all: $n submissions, $jobs at a time, each in a sandbox"
 export KIT POINTS BWRAP PREP="$OUT/prep" SANDBOX=bwrap HIDE="$OUT" HIDE_SUB="$SUBS"
-export RUN_TIMEOUT=${RUN_TIMEOUT:-120} TEST_TIMEOUT=${TEST_TIMEOUT:-5}
+# the whole run's clock (each test is bounded by its CPU time, build.sh)
+export RUN_TIMEOUT=${RUN_TIMEOUT:-300} TEST_TIMEOUT=${TEST_TIMEOUT:-5}
 printf '%s\n' "$students" | tr '\n' '\0' |
     xargs -0 -P "$jobs" -I{} bash -c '
         bash "$1/grade.sh" "$2/$4" "$3/students/$4" >/dev/null 2>"$3/students/$4.err" || true

@@ -32,20 +32,54 @@ chapters="sh $KIT/tools/mk/chapters.sh"
 nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
 needs=""
 for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
-for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
-    name=$(basename "$src" .c)
-    case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
-    defs=()
-    case "$name" in
-    test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
-    test_test_ch*)
-        n=${name#test_test_ch}
-        defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
-            "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
-    esac
-    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
-        "${defs[@]}" -c -o "$PREP/kit/$name.o" "$src" &
+# kit_objects DIR CC FLAGS...: the runner, the tests and given/ into DIR
+kit_objects() {
+    local dir=$1 cc=$2 src name n defs
+    shift 2
+    for src in "$KIT"/tools/harness/runner.c "$KIT"/tools/harness/leakcheck.c "$KIT"/tests/*.c "$KIT"/given/*.c; do
+        name=$(basename "$src" .c)
+        case "$src" in */tests/*) name=test_$name ;; */given/*) name=lib_$name ;; esac
+        defs=()
+        case "$name" in
+        test_check) defs=("-DKIT_CH_NEEDS=\"$needs\"") ;;
+        test_test_ch*)
+            n=${name#test_test_ch}
+            defs=("-DKIT_CH_NUM=$n" "-DKIT_CH_TITLE=\"$($chapters title "$n")\""
+                "-DKIT_CH_FILE=\"$($chapters file "$n")\"") ;;
+        esac
+        # shellcheck disable=SC2086
+        $cc "$@" -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" $CUNIT_CFLAGS \
+            "${defs[@]}" -c -o "$dir/$name.o" "$src" &
+    done
+}
+# shellcheck disable=SC2086
+kit_objects "$PREP/kit" "$CC" $CFLAGS
+# The race pass (as make races builds it: tools/mk/flags.mk's RACE_CC
+# and RACE_FLAGS): the same kit objects under ThreadSanitizer, for the
+# chapters whose student code runs threads (RACE_CHAPTERS). Without
+# RACE_CC (make deps installs it) the pass is skipped.
+RACE_CC=$(flag RACE_CC)
+if command -v "$RACE_CC" >/dev/null 2>&1; then
+    mkdir -p "$PREP/race"
+    # shellcheck disable=SC2086
+    kit_objects "$PREP/race" "$RACE_CC" $CFLAGS $(flag RACE_FLAGS)
+    for f in $($chapters sources); do
+        $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$KIT/starter/$f.c" &
+    done
+    echo "$RACE_CC" >"$PREP/race-cc"
+    echo "$STUDENT_CFLAGS $(flag RACE_FLAGS)" >"$PREP/race-cflags"
+    echo "$(flag RACE_CHAPTERS)" | tr ' ' '\n' >"$PREP/race-chapters.txt"
+fi
+# The judge's side of the worker (tools/harness/proxy.c), the worker's
+# dispatcher (worker.c) and the leak check's message alone: build.sh links
+# the judging process from these and no student code (PREP/judge/).
+mkdir -p "$PREP/judge"
+for w in proxy worker; do
+    $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
+        -c -o "$PREP/judge/$w.o" "$KIT/tools/harness/$w.c" &
 done
+$CC $CFLAGS -DKIT_LEAK_REPORT_ONLY -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
+    -c -o "$PREP/judge/leakreport.o" "$KIT/tools/harness/leakcheck.c" &
 # The student's files: every chapter's own files (the table's files).
 files=$($chapters sources)
 for f in $files; do
@@ -56,6 +90,11 @@ echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
 printf '%s.c\n' $files >"$PREP/files.txt"
+# The chapters whose tests are judged with the student's code in the
+# worker (the functions proxy.c forwards), and their files: their points
+# come from the judge only, never from a process that holds student code.
+printf '%s\n' 1 2 3 >"$PREP/judged.txt"
+printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c >"$PREP/judged-files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's
@@ -71,13 +110,17 @@ for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # the maths library or CUnit already defines (defining one would replace
 # it in the runner, the process that keeps the score).
 libs=""
-for l in libc.so.6 libm.so.6; do libs="$libs $($CC -print-file-name=$l)"; done
+# (OpenMP's runtime, libgomp, too: chapter 7 links it.)
+for l in libc.so.6 libm.so.6 libgomp.so.1; do libs="$libs $($CC -print-file-name=$l)"; done
 for d in $(pkg-config --variable=libdir cunit 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib /usr/lib64; do
     [ -e "$d/libcunit.so.1" ] && { libs="$libs $d/libcunit.so.1"; break; }
 done
 {
     globals "$PREP"/kit/*.o
     for l in $libs; do nm -D --defined-only "$l" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }'; done
+    # the start-up code's and the linker's names (those starting with __
+    # or _ and a capital are refused by build.sh as reserved names)
+    printf '%s\n' main _start _init _fini data_start _edata _end _dl_relocate_static_pie
 } | sort -u >"$PREP/forbidden.txt"
 # The list of tests, with each one's chapter and file: the stubs' run
 # (every test fails quickly on them), kept as the template of a full run.

@@ -3,25 +3,38 @@
 #
 #   sandbox SUB WORK PREP COMMAND...
 #
-# Everything is read-only; there is no network (and no other namespace
-# is shared); /tmp is private (a kit that lives under /tmp, as a CI
-# clone may, is bound back read-only); KIT's solutions/ and tests/ are hidden;
-# the folders named by HIDE (all students'
-# results) and HIDE_SUB (all submissions) are replaced by empty ones, and
-# only this student's submission (read-only), the prepared kit
-# (read-only) and WORK (writable) are put back. The sandbox ends with its
-# parent, and every process in it with the sandbox.
+# Only the system's folders (/usr, /etc, and /bin, /lib, /lib64, /sbin as
+# their links into /usr) are there, read-only, and the kit (KIT,
+# read-only) without its tests/, solutions/, .git (whose history holds
+# the solutions) and build/ (golden headers, other students' results):
+# no other folder of the disk, so no other copy of the kit. There is no
+# network (and no other namespace is shared); /tmp is private; the
+# command runs as process 1 of its own process namespace, so /proc shows
+# only the sandbox's processes and /proc/1 is the command itself. The
+# folders named by HIDE (all students' results) and HIDE_SUB (all
+# submissions) are replaced by empty ones, and only this student's
+# submission (read-only), the prepared kit (read-only) and WORK
+# (writable) are put back. The sandbox ends with its parent, and every
+# process in it with the sandbox.
 # BWRAP names the program (default bwrap).
 sandbox() {
     local sub=$1 work=$2 prep=$3 hide_kit=() d
     shift 3
     # The kit's tests (and golden values) and its solutions are not needed
     # once the kit's objects are prepared: they are hidden too.
-    for d in solutions tests; do
+    for d in solutions tests build; do
         [ -n "${KIT:-}" ] && [ -d "$KIT/$d" ] && hide_kit+=(--tmpfs "$KIT/$d")
     done
-    ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session \
-        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+    # (.git is a folder in a clone, a file in a worktree)
+    if [ -n "${KIT:-}" ] && [ -d "$KIT/.git" ]; then hide_kit+=(--tmpfs "$KIT/.git")
+    elif [ -n "${KIT:-}" ] && [ -e "$KIT/.git" ]; then hide_kit+=(--ro-bind /dev/null "$KIT/.git"); fi
+    local sys=(--ro-bind /usr /usr --ro-bind /etc /etc)
+    for d in bin lib lib64 sbin; do
+        if [ -L "/$d" ]; then sys+=(--symlink "$(readlink "/$d")" "/$d")
+        elif [ -d "/$d" ]; then sys+=(--ro-bind "/$d" "/$d"); fi
+    done
+    ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session --as-pid-1 \
+        "${sys[@]}" --dev /dev --proc /proc --tmpfs /tmp \
         ${KIT:+--ro-bind "$KIT" "$KIT"} "${hide_kit[@]}" \
         ${HIDE:+--tmpfs "$HIDE"} ${HIDE_SUB:+--tmpfs "$HIDE_SUB"} \
         --ro-bind "$sub" "$sub" --ro-bind "$prep" "$prep" --bind "$work" "$work" \

@@ -19,6 +19,7 @@
  * test files, through kit_test.h.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4(): a test's CPU time */
 
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS /* the runner calls the real allocator */
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,20 +111,23 @@ static int by_number(const void *a, const void *b)
  * ------------------------------------------------------------------- */
 
 static struct {
-    int chapter;           /* 0: all                            */
-    const char *test;      /* NULL: all                         */
-    int fork;              /* run each body in a child          */
-    double timeout;        /* seconds per test                  */
-    const char *junit;     /* path of the JUnit XML, or NULL  */
-    const char *table;     /* path of the results TSV, or NULL */
-    const char *impl;      /* "starter" or "solutions", for hints */
-    int verbose;           /* print every test, not only failures */
-    const char *san_log;   /* SAN=1: where the sanitizers' reports go */
-    const char *exercises; /* build/exercises.tsv: the book's exercises */
-    int progress_only;     /* print only the progress view */
-    const char *state;     /* where each chapter's last result is kept */
-    const char *book;      /* build/book.html: the rendered book */
-} opt = {0, NULL, 1, 5.0, NULL, NULL, "starter", 1, NULL, NULL, 0, NULL, NULL};
+    int chapter;             /* 0: all                            */
+    const char *test;        /* NULL: all                         */
+    int fork;                /* run each body in a child          */
+    double timeout;          /* seconds per test                  */
+    const char *junit;       /* path of the JUnit XML, or NULL  */
+    const char *table;       /* path of the results TSV, or NULL */
+    const char *impl;        /* "starter" or "solutions", for hints */
+    int verbose;             /* print every test, not only failures */
+    const char *san_log;     /* SAN=1: where the sanitizers' reports go */
+    const char *exercises;   /* build/exercises.tsv: the book's exercises */
+    int progress_only;       /* print only the progress view */
+    const char *state;       /* where each chapter's last result is kept */
+    const char *book;        /* build/book.html: the rendered book */
+    int cpu;                 /* the timeout counts CPU time (grading) */
+    const char *race_failed; /* tests the last race pass failed, or NULL */
+} opt = {0,    NULL, 1, 5.0,  NULL, NULL, "starter", 1,
+         NULL, NULL, 0, NULL, NULL, 0,    NULL};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -144,6 +149,11 @@ struct rec_header {
     int file_len;
     int msg_len;
 };
+
+/* When grading, the student's functions run in a worker process
+ * (proxy.c, linked in place of the student's files), which a test's
+ * process stops at the test's end. */
+void kit_worker_end(void) __attribute__((weak));
 
 static int record_fd = -1; /* write end, in a child; -1 in-process */
 static int child_failed;   /* checks failed so far, in a child */
@@ -191,6 +201,11 @@ static const char *cur_name = ""; /* and its name */
 int kit_current_chapter(void)
 {
     return current_chapter;
+}
+
+int kit_current_failed(void)
+{
+    return record_fd >= 0 ? child_failed : cur.failed;
 }
 
 static void assert_in_parent(int ok, const char *file, int line,
@@ -302,6 +317,14 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
  * every later test the full limit; they get this many seconds instead. */
 #define SHORT_LIMIT 1.0
 static int timeouts_so_far;
+
+/* --cpu-time (grading): the limit counts the CPU time of the test's
+ * process (RLIMIT_CPU: every thread, and each process it starts, the
+ * grading worker among them, has its own), so that a busy machine does
+ * not fail a test that a quiet one passes. A test that waits without
+ * computing is stopped by the wall clock after this many times the
+ * limit. */
+#define WALL_FACTOR 10.0
 
 /* SAN=1: the log every child's stderr goes to, and the part of it that
  * the current test wrote. */
@@ -665,6 +688,8 @@ static void run_forked(const struct kit_test *t)
         assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
         return;
     }
+    double limit =
+        timeouts_so_far ? fmin(opt.timeout, SHORT_LIMIT) : opt.timeout;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -682,6 +707,21 @@ static void run_forked(const struct kit_test *t)
             dprintf(san_fd, "\n==== test %s ====\n", t->name);
             dup2(san_fd, STDERR_FILENO);
         }
+        if (opt.cpu) {
+            struct rlimit r, had;
+            r.rlim_cur = (rlim_t)ceil(limit);
+            r.rlim_max = r.rlim_cur + 1;
+            if (getrlimit(RLIMIT_CPU, &had) == 0 &&
+                had.rlim_max != RLIM_INFINITY && r.rlim_max > had.rlim_max) {
+                r.rlim_max = had.rlim_max; /* the run's own limit is lower */
+                r.rlim_cur = r.rlim_max > 1 ? r.rlim_max - 1 : r.rlim_max;
+            }
+            char v[32];
+            snprintf(v, sizeof v, "%llu", (unsigned long long)r.rlim_cur);
+            if (setrlimit(RLIMIT_CPU, &r) != 0 ||
+                setenv("KIT_WORKER_CPU", v, 1) != 0) /* the worker's too */
+                _exit(126);
+        }
         kit_leak_reset();
         race_from = KIT_RACE ? san_from : -1;
         t->body();
@@ -689,15 +729,16 @@ static void run_forked(const struct kit_test *t)
             lsan_check(san_from);
         if (race_from >= 0)
             race_check(race_from);
+        if (kit_worker_end) /* grading: the student's code ran there */
+            kit_worker_end();
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
     }
     close(fds[1]);
 
-    double limit =
-        timeouts_so_far ? fmin(opt.timeout, SHORT_LIMIT) : opt.timeout;
-    double deadline = now_seconds() + limit;
+    double deadline =
+        now_seconds() + (opt.cpu ? WALL_FACTOR * ceil(limit) : limit);
     int got_end = 0, timed_out = 0;
     for (;;) {
         struct rec_header h;
@@ -745,12 +786,23 @@ static void run_forked(const struct kit_test *t)
     if (timed_out || !got_end)
         kill(pid, SIGKILL);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
+    /* Its CPU time ran out: it, or the grading worker it started, was
+     * stopped by SIGXCPU (the worker's death is passed on as its own),
+     * or, having caught that, by SIGKILL a second later. */
+    double cpu_used = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    int cpu_out = opt.cpu && !timed_out && WIFSIGNALED(status) &&
+                  (WTERMSIG(status) == SIGXCPU ||
+                   (WTERMSIG(status) == SIGKILL && got_end == 0 &&
+                    cpu_used >= ceil(limit) - 0.05));
 
     char why[1024];
     int n = 0;
-    if (!timed_out && (WIFSIGNALED(status) || !got_end) &&
+    if (!timed_out && !cpu_out && (WIFSIGNALED(status) || !got_end) &&
         san_explain(san_from, why, sizeof why, &n)) {
         /* A sanitizer stopped it: its one line says what and where. */
         cur.san = 1;
@@ -760,13 +812,28 @@ static void run_forked(const struct kit_test *t)
         assert_in_parent(0, t->name, 0, why);
         return;
     }
-    if (timed_out) {
+    if (timed_out && opt.cpu && cpu_used < 0.5 * ceil(limit)) {
         timeouts_so_far++;
         n = snprintf(why, sizeof why,
-                     "timed out after %g s%s: the code never finished. Look "
+                     "timed out after %g s by the clock, having used only "
+                     "%.1f s of CPU time: the code never finished. Does it "
+                     "wait for something, such as input, a pipe or sleep()?",
+                     WALL_FACTOR * ceil(limit), cpu_used);
+    } else if (timed_out && opt.cpu) {
+        timeouts_so_far++;
+        n = snprintf(why, sizeof why,
+                     "timed out after %g s by the clock, with %.1f s of CPU "
+                     "time used, of its %g: the machine was too busy to "
+                     "finish it.",
+                     WALL_FACTOR * ceil(limit), cpu_used, ceil(limit));
+    } else if (timed_out || cpu_out) {
+        timeouts_so_far++;
+        n = snprintf(why, sizeof why,
+                     "timed out after %g s%s%s: the code never finished. Look "
                      "for a loop whose counter never reaches its bound (a "
                      "wrong variable in the condition, or i-- for i++).",
-                     limit,
+                     cpu_out ? ceil(limit) : limit,
+                     cpu_out ? " of CPU time" : "",
                      limit < opt.timeout ? " (the limit is shortened once a "
                                            "test has timed out)"
                                          : "");
@@ -792,7 +859,7 @@ static void run_forked(const struct kit_test *t)
     if (*cur.last_call && n > 0 && (size_t)n < sizeof why)
         n += snprintf(why + n, sizeof why - (size_t)n,
                       " It happened inside %s.", cur.last_call);
-    if (!timed_out && n > 0 && (size_t)n < sizeof why) {
+    if (!timed_out && !cpu_out && n > 0 && (size_t)n < sizeof why) {
         if (KIT_SAN) /* SAN=1 is on already: only the debugger is left */
             snprintf(why + n, sizeof why - (size_t)n,
                      " To stop at the line: make debug TEST=%s.", t->name);
@@ -912,7 +979,8 @@ static void usage(FILE *f)
             "                 [--impl starter|solutions] [--quiet] [--list]\n"
             "                 [--san-log FILE] [--exercises FILE.tsv]\n"
             "                 [--broken 'N|title|file|tests'] [--progress]\n"
-            "                 [--state DIR] [--book FILE.html]\n");
+            "                 [--state DIR] [--book FILE.html] [--cpu-time]\n"
+            "                 [--race-failed FILE]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -957,6 +1025,9 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(a, "--state") == 0 && v) {
             opt.state = v;
             i++;
+        } else if (strcmp(a, "--race-failed") == 0 && v) {
+            opt.race_failed = *v ? v : NULL;
+            i++;
         } else if (strcmp(a, "--book") == 0 && v) {
             opt.book = *v ? v : NULL;
             i++;
@@ -965,6 +1036,8 @@ static int parse_args(int argc, char **argv, int *list)
             opt.verbose = 0;
         } else if (strcmp(a, "--no-fork") == 0) {
             opt.fork = 0;
+        } else if (strcmp(a, "--cpu-time") == 0) {
+            opt.cpu = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             opt.verbose = 0;
         } else if (strcmp(a, "--list") == 0) {
@@ -1197,6 +1270,26 @@ static void print_saved(int number)
            number, title, bar, passed, total, passed == total ? "  done" : "");
 }
 
+/* --race-failed FILE: the tests the race pass failed on this same code,
+ * one name per line (tools/loop/races.sh); the progress view counts them
+ * as failed, since the ordinary build may pass a race by chance. */
+static int raced(const char *name)
+{
+    if (!opt.race_failed)
+        return 0;
+    FILE *f = fopen(opt.race_failed, "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        found = strcmp(line, name) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
 static void print_progress(void)
 {
     printf("\nProgress\n");
@@ -1212,11 +1305,13 @@ static void print_progress(void)
             print_broken(number);
             continue;
         }
-        int total = 0, passed = 0;
+        int total = 0, passed = 0, races = 0;
         for (int i = 0; ch && i < n_sel; i++)
             if (sel[i].ch == ch && sel[i].ran) {
                 total++;
-                passed += sel[i].passed;
+                int race = sel[i].passed && raced(sel[i].t->name);
+                races += race;
+                passed += sel[i].passed && !race;
             }
         if (total == 0) {
             print_saved(number);
@@ -1233,8 +1328,11 @@ static void print_progress(void)
                    ch->number, ch->title, bar, passed, total, total,
                    in_chapter);
         else {
-            printf("  Chapter %d  %-42s [%s] %3d/%d%s\n", ch->number, ch->title,
+            printf("  Chapter %d  %-42s [%s] %3d/%d%s", ch->number, ch->title,
                    bar, passed, total, passed == total ? "  done" : "");
+            if (races)
+                printf(" (%d with a data race: make races)", races);
+            printf("\n");
             save_state(ch, passed, total);
         }
     }

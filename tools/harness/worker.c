@@ -1,0 +1,229 @@
+/*
+ * worker.c: the process that runs a student's functions when grading.
+ * It is linked (statically) with the student's files, the kit's given
+ * code and stubs, and the leak check's counting allocator, and with no
+ * test and no runner: it cannot see or write a result. It starts already
+ * sandboxed (proxy.c sets its seccomp filter and limits before it is
+ * executed), reads one request at a time on WORKER_REQ_FD, calls the
+ * function and writes the outputs back on WORKER_REP_FD
+ * (worker_proto.h). It keeps its state between calls until its requests
+ * end, at the end of the test.
+ */
+#include "kit.h"
+#include "kit_test.h"
+#define KIT_LEAKCHECK_NO_MACROS
+#include "leakcheck.h"
+#include "worker_proto.h"
+
+#include "attention.h"
+#include "mha.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Requests are read, and replies written, in large pieces. */
+static char in_buf[1 << 16], out_buf[1 << 16];
+static size_t in_at, in_len, out_len;
+
+static int rd(void *p, size_t n, int at_start)
+{
+    char *c = p;
+    while (n > 0) {
+        if (in_at < in_len) {
+            size_t k = in_len - in_at < n ? in_len - in_at : n;
+            memcpy(c, in_buf + in_at, k);
+            in_at += k;
+            c += k;
+            n -= k;
+            continue;
+        }
+        ssize_t k = read(WORKER_REQ_FD, in_buf, sizeof in_buf);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (at_start && c == p)
+                return 0; /* the test is over */
+            _exit(3);
+        }
+        in_at = 0;
+        in_len = (size_t)k;
+    }
+    return 1;
+}
+
+static void wr_now(const char *c, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(WORKER_REP_FD, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            _exit(3);
+        c += k;
+        n -= (size_t)k;
+    }
+}
+
+static void wr_flush(void)
+{
+    wr_now(out_buf, out_len);
+    out_len = 0;
+}
+
+static void wr(const void *p, size_t n)
+{
+    if (out_len + n > sizeof out_buf)
+        wr_flush();
+    if (n > sizeof out_buf) {
+        wr_now(p, n);
+        return;
+    }
+    memcpy(out_buf + out_len, p, n);
+    out_len += n;
+}
+
+struct buf {
+    struct worker_buf d;
+    char *mem;
+};
+
+static struct buf bufs[WORKER_MAX_BUFS];
+static long long iv[WORKER_MAX_INTS];
+static struct worker_header h;
+
+static float *F(uint32_t k)
+{
+    return k < h.n_bufs && bufs[k].d.present
+               ? (float *)(void *)(bufs[k].mem + bufs[k].d.lead)
+               : NULL;
+}
+
+static char *S(uint32_t k)
+{
+    return k < h.n_bufs && bufs[k].d.present ? bufs[k].mem : NULL;
+}
+
+static size_t SN(uint32_t k)
+{
+    return k < h.n_bufs && bufs[k].d.present ? bufs[k].d.bytes : 0;
+}
+
+static int I(uint32_t k)
+{
+    return k < h.n_ints ? (int)iv[k] : 0;
+}
+
+static void copy_str(uint32_t k, const char *s)
+{
+    if (S(k) && SN(k) > 0)
+        snprintf(S(k), SN(k), "%s", s ? s : "");
+}
+
+int main(void)
+{
+    for (;;) {
+        if (!rd(&h, sizeof h, 1))
+            return 0;
+        if (h.magic != WORKER_MAGIC || h.n_ints > WORKER_MAX_INTS ||
+            h.n_bufs > WORKER_MAX_BUFS)
+            _exit(3);
+        for (uint32_t k = 0; k < h.n_ints; k++) {
+            int64_t v;
+            rd(&v, sizeof v, 0);
+            iv[k] = v;
+        }
+        for (uint32_t k = 0; k < h.n_bufs; k++) {
+            rd(&bufs[k].d, sizeof bufs[k].d, 0);
+            struct worker_buf *d = &bufs[k].d;
+            bufs[k].mem = NULL;
+            if (!d->present)
+                continue;
+            if ((size_t)d->lead + d->bytes > WORKER_MAX_BYTES)
+                _exit(3);
+            bufs[k].mem = malloc((size_t)d->lead + d->bytes + 1);
+            if (!bufs[k].mem)
+                _exit(4);
+            rd(bufs[k].mem, (size_t)d->lead + d->bytes, 0);
+        }
+        long long out[4] = {0};
+        uint32_t n_out = 0;
+        int ret = 0;
+        struct mha_config cfg = {I(1), I(2), I(3)};
+        struct mha_weights w = {F(0), F(1), F(2), F(3)};
+        switch (h.fn) {
+        case W_LEAK_RESET: kit_leak_reset(); break;
+        case W_LEAK_FAIL_NTH: kit_leak_fail_nth((long)iv[0]); break;
+        case W_LEAK_ALLOCATIONS: ret = (int)kit_leak_allocations(); break;
+        case W_LEAK_LIVE: ret = kit_leak_live(); break;
+        case W_LEAK_FAILED_SITE: {
+            const char *file = "", *func = "";
+            int line = 0;
+            ret = kit_leak_failed_site(&file, &line, &func);
+            copy_str(0, ret ? file : "");
+            copy_str(1, ret ? func : "");
+            out[0] = line;
+            n_out = 1;
+            break;
+        }
+        case W_LEAK_OLDEST: {
+            struct kit_leak_info info;
+            ret = kit_leak_oldest(&info);
+            copy_str(0, info.file);
+            copy_str(1, info.func);
+            copy_str(2, info.how);
+            out[0] = info.n_blocks;
+            out[1] = info.line;
+            out[2] = (long long)info.size;
+            out[3] = (long long)info.total;
+            n_out = 4;
+            break;
+        }
+        case W_MATMUL: ret = matmul(F(0), F(1), F(2), I(0), I(1), I(2)); break;
+        case W_MATMUL_BT:
+            ret = matmul_bt(F(0), F(1), F(2), I(0), I(1), I(2));
+            break;
+        case W_SOFTMAX_ROWS: ret = softmax_rows(F(0), I(0), I(1)); break;
+        case W_ATTENTION:
+            ret = attention(F(0), F(1), F(2), F(3), F(4), I(0), I(1), I(2));
+            break;
+        case W_CAUSAL_MASK: ret = causal_mask(F(0), I(0)); break;
+        case W_CAUSAL_ATTENTION:
+            ret = causal_attention(F(0), F(1), F(2), F(3), F(4), I(0), I(1),
+                                   I(2));
+            break;
+        case W_MHA_CHECK_CONFIG:
+            ret = mha_check_config(I(0) ? &cfg : NULL);
+            break;
+        case W_MHA_HEAD_SLICE:
+            ret = mha_head_slice(F(0), F(1), I(0), I(1), I(2));
+            break;
+        case W_MHA_FORWARD:
+        case W_MHA_FORWARD_FUSED:
+            ret = (h.fn == W_MHA_FORWARD ? mha_forward : mha_forward_fused)(
+                I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5), F(6), I(5));
+            break;
+        default: _exit(3);
+        }
+        fflush(stdout);
+        fflush(stderr);
+        struct worker_header r = {WORKER_MAGIC, h.fn, h.seq, ret, n_out, 0};
+        wr(&r, sizeof r);
+        for (uint32_t k = 0; k < n_out; k++) {
+            int64_t v = out[k];
+            wr(&v, sizeof v);
+        }
+        for (uint32_t k = 0; k < h.n_bufs; k++) {
+            if (bufs[k].d.out && bufs[k].d.present) {
+                uint32_t len = bufs[k].d.lead + bufs[k].d.bytes;
+                wr(&len, sizeof len);
+                wr(bufs[k].mem, len);
+            }
+            free(bufs[k].mem);
+            bufs[k].mem = NULL;
+        }
+        wr_flush();
+    }
+}

@@ -1,0 +1,67 @@
+/*
+ * worker_proto.h: how the judging process (proxy.c) and the worker that
+ * runs a student's code (worker.c) talk, when grading.
+ *
+ * The worker reads requests on fd WORKER_REQ_FD and writes replies on
+ * WORKER_REP_FD; its stdout and stderr are a third pipe that the judge
+ * reads and caps. A request is a header, then n_ints 64-bit integers,
+ * then n_bufs buffers, each a struct worker_buf and its bytes. A reply
+ * is a header (ret: the function's status), n_ints integers, and the
+ * buffers the function may write, in the order of the request, each of
+ * exactly the length sent. The judge reads a reply into buffers of the
+ * length it chose, so a worker that writes anything else is caught as a
+ * garbled reply and cannot write outside them.
+ */
+#ifndef WORKER_PROTO_H
+#define WORKER_PROTO_H
+
+#include <stdint.h>
+
+#define WORKER_REQ_FD   3
+#define WORKER_REP_FD   4
+#define WORKER_MAGIC    0x4b495457u /* "KITW" */
+#define WORKER_MAX_INTS 16
+#define WORKER_MAX_BUFS 16
+/* No buffer of the chapters' tests comes near this. */
+#define WORKER_MAX_BYTES (64u << 20)
+
+enum worker_fn {
+    /* the leak check's counting allocator, which lives in the worker */
+    W_LEAK_RESET = 1,
+    W_LEAK_FAIL_NTH,
+    W_LEAK_ALLOCATIONS,
+    W_LEAK_LIVE,
+    W_LEAK_FAILED_SITE,
+    W_LEAK_OLDEST,
+    /* chapter 1 */
+    W_MATMUL = 16,
+    W_MATMUL_BT,
+    W_SOFTMAX_ROWS,
+    W_ATTENTION,
+    /* chapter 2 */
+    W_CAUSAL_MASK = 32,
+    W_CAUSAL_ATTENTION,
+    /* chapter 3 */
+    W_MHA_CHECK_CONFIG = 48,
+    W_MHA_HEAD_SLICE,
+    W_MHA_FORWARD,
+    W_MHA_FORWARD_FUSED,
+};
+
+struct worker_header {
+    uint32_t magic;
+    uint32_t fn;
+    uint32_t seq;
+    int32_t ret;
+    uint32_t n_ints;
+    uint32_t n_bufs;
+};
+
+struct worker_buf {
+    uint32_t present; /* 0: the pointer is NULL */
+    uint32_t out;     /* 1: the function may write it: sent back */
+    uint32_t bytes;
+    uint32_t lead; /* bytes before the pointer (a guard zone) */
+};
+
+#endif
