@@ -209,11 +209,15 @@ static double mm_loss(void *ctx)
     return L;
 }
 
+/* The hidden cases (kit_test.h): while one runs, the cases' seeds come
+ * from kit_hidden_seed() instead of the fixed ones. */
+static unsigned long long hidden_base;
+
 /* Case k: the first is square (m = n = p), the rest random, from seed. */
 static struct mm_case mm_make(int k)
 {
     struct rng r;
-    rng_seed(&r, 4100 + (unsigned long long)k);
+    rng_seed(&r, (hidden_base ? hidden_base : 4100) + (unsigned long long)k);
     struct mm_case c = {4, 4, 4, 0, 0, 0, 0, 0};
     if (k > 0) {
         c.m = 1 + rng_int(&r, 5);
@@ -302,12 +306,37 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
     return ok;
 }
 
+/* After a finite-difference test's own cases pass: KIT_HIDDEN_CASES more,
+ * with random shapes (case numbers 1 and up) and values from the hidden
+ * seed, checked the same way. label gets the seed, for the message. */
+static void hidden_label(char *label, size_t size, const char *call, int c)
+{
+    snprintf(label, size,
+             "%s, hidden case %d of seed %llu (the published cases pass; "
+             "KIT_HIDDEN_SEED=%llu make test CH=4 runs it again)",
+             call, c + 1, kit_hidden_seed(), kit_hidden_seed());
+}
+#define HIDDEN_BASE(c)                                                         \
+    (1000003ULL * (kit_hidden_seed() % 4000037ULL) + 7919ULL * (c) + 1)
+
 KIT_TEST(matmul_backward_fd,
          "matmul_backward: d_A, d_B match finite differences, 6 shapes")
 {
+    const char *call = "matmul_backward(A, B, d_C, d_A, d_B)";
     for (int k = 0; k < 6; k++) {
         struct mm_case c = mm_make(k);
-        int ok = mm_check(&c, 0.0f, "matmul_backward(A, B, d_C, d_A, d_B)");
+        int ok = mm_check(&c, 0.0f, call);
+        mm_free(&c);
+        if (!ok)
+            return;
+    }
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        char label[300];
+        hidden_label(label, sizeof label, call, h);
+        hidden_base = HIDDEN_BASE(h);
+        struct mm_case c = mm_make(1);
+        hidden_base = 0;
+        int ok = mm_check(&c, 0.0f, label);
         mm_free(&c);
         if (!ok)
             return;
@@ -568,7 +597,8 @@ static double att_loss(void *ctx)
 static struct att_case att_make(int k, int causal)
 {
     struct rng r;
-    rng_seed(&r, 4400 + 100 * (unsigned long long)causal + k);
+    rng_seed(&r, (hidden_base ? hidden_base : 4400) +
+                     100 * (unsigned long long)causal + k);
     struct att_case c = {4, 4, 3, causal, 0, 0, 0, 0, 0, 0, 0, 0};
     if (k > 0) {
         c.T = 1 + rng_int(&r, 6);
@@ -719,6 +749,18 @@ KIT_TEST(attention_backward_fd,
         if (!ok)
             return;
     }
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        char label[300];
+        hidden_label(label, sizeof label, "attention_backward(..., causal=0)",
+                     h);
+        hidden_base = HIDDEN_BASE(h);
+        struct att_case c = att_make(1, 0);
+        hidden_base = 0;
+        int ok = att_check(&c, 0.0f, label);
+        att_free(&c);
+        if (!ok)
+            return;
+    }
 }
 
 KIT_TEST(attention_backward_causal_fd,
@@ -727,6 +769,18 @@ KIT_TEST(attention_backward_causal_fd,
     for (int k = 0; k < 6; k++) {
         struct att_case c = att_make(k, 1);
         int ok = att_check(&c, 0.0f, "attention_backward(..., causal=1)");
+        att_free(&c);
+        if (!ok)
+            return;
+    }
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        char label[300];
+        hidden_label(label, sizeof label, "attention_backward(..., causal=1)",
+                     h);
+        hidden_base = HIDDEN_BASE(h);
+        struct att_case c = att_make(1, 1);
+        hidden_base = 0;
+        int ok = att_check(&c, 0.0f, label);
         att_free(&c);
         if (!ok)
             return;
@@ -824,7 +878,7 @@ static struct mha_case mha_make(int k)
                                     {1, 4, 4, 1},
                                     {6, 6, 2, 1}};
     struct rng r;
-    rng_seed(&r, 4500 + (unsigned long long)k);
+    rng_seed(&r, (hidden_base ? hidden_base : 4500) + (unsigned long long)k);
     struct mha_case c;
     memset(&c, 0, sizeof c);
     c.T = shapes[k][0], c.D = shapes[k][1], c.h = shapes[k][2];
@@ -968,6 +1022,18 @@ KIT_TEST(mha_backward_fd,
     for (int k = 0; k < 5; k++) {
         struct mha_case c = mha_make(k);
         int ok = mha_check(&c, 0.0f, "mha_backward(cfg, w, X, d_out)");
+        mha_free(&c);
+        if (!ok)
+            return;
+    }
+    /* the same five shapes, with the hidden seed's values */
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        char label[300];
+        hidden_label(label, sizeof label, "mha_backward(cfg, w, X, d_out)", h);
+        hidden_base = HIDDEN_BASE(h);
+        struct mha_case c = mha_make(h % 5);
+        hidden_base = 0;
+        int ok = mha_check(&c, 0.0f, label);
         mha_free(&c);
         if (!ok)
             return;
