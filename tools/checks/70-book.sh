@@ -267,7 +267,9 @@ done
 
 # ---------------------------------------------------------------------
 # 9. The instructor edition's answers. Every question and exercise holds
-#    a `:::: answer` (a worked answer or a teaching note); no answer's
+#    a `:::: answer` (a worked answer or a teaching note), and every
+#    question's answer a grading note (what a full answer holds, the
+#    common wrong answers, a points split); no answer's
 #    text is in the student edition, and every one is in the instructor
 #    edition; every chapter says, in an instructor-only block starting
 #    "In class:", how long it takes in class.
@@ -279,11 +281,14 @@ n_ans=0
 for ch in $(sh tools/mk/chapters.sh mds); do
     [ -e "$ch" ] || continue
     bad=$(awk -v f="$ch" '
-        /^:::+ *(\{[^}]*\.(question|exercise)[ }]|(question|exercise) *$)/ { inq = 1; has = 0; depth = 0; start = NR; next }
+        /^:::+ *(\{[^}]*\.(question|exercise)[ }]|(question|exercise) *$)/ {
+            inq = 1; has = 0; graded = 0; depth = 0; start = NR; isq = $0 ~ /question/; next }
         inq && /^:::+ *(\{[^}]*\.answer[ }]|answer *$)/ { has = 1; depth++; next }
+        inq && /^\*\*Grading \([0-9]+ points\)\.\*\* Full answer/ { graded = 1 }
         inq && /^:::+ *[^: ]/ { depth++; next }
         inq && /^:::+ *$/ { if (depth > 0) { depth--; next }
             if (!has) print f ":" start ": a question or exercise without a :::: answer inside it (a worked answer or teaching note)"
+            else if (isq && !graded) print f ":" start ": a question whose answer has no grading note (**Grading (N points).** Full answer: ..., the common wrong answers, and a points split)"
             inq = 0 }' "$ch")
     [ -z "$bad" ] || fail "$bad"
     grep -A3 -E '^:::+ *(instructor-only|\{[^}]*\.instructor-only)' "$ch" | grep -q 'In class:' ||
