@@ -914,25 +914,33 @@ static int attention_backward_batch(struct gpt_model *m,
     const int B = m->B, T = m->T, C = m->cfg.C;
     const size_t CC = (size_t)C * C, TC = (size_t)T * C;
     int status = KIT_OK;
-    memset(m->d_attn, 0, (size_t)B * 4 * CC * sizeof(float));
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++) {
-        float *mine = m->d_attn + (size_t)b * 4 * CC;
-        struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
-                                  mine + 3 * CC};
-        int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
-                              d_ln + b * TC, &d_b, T);
-        if (rc != KIT_OK) {
+    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int b = 0; b < B; b++) {
+            float *mine = m->d_attn + (size_t)b * 4 * CC;
+            memset(mine, 0, 4 * CC * sizeof(float));
+            struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
+                                      mine + 3 * CC};
+            int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
+                                  d_ln + b * TC, &d_b, T);
+            if (rc != KIT_OK) {
 #pragma omp critical(gpt_status)
-            status = status == KIT_OK ? rc : status;
+                status = status == KIT_OK ? rc : status;
+            }
+        }
+        /* (every thread waits here, and so sees the same status) then
+         * the four matrices shared among the threads, each summed in the
+         * order of the sequences */
+        if (status == KIT_OK) {
+#pragma omp for schedule(static)
+            for (int k = 0; k < 4; k++)
+                for (int b = 0; b < B; b++)
+                    add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
         }
     }
-    TRY(status);
-    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < 4; k++)
-            add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
-    return KIT_OK;
+    return status;
 }
 /* @end gpt_attention_backward */
 
