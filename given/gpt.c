@@ -449,6 +449,22 @@ int linear_backward(const float *in, const float *W, const float *d_out,
 /* @end linear */
 
 /* @listing mlp */
+/* The MLP works on its rows in chunks of GPT_MLP_ROWS, a chunk per
+ * thread at a time, each chunk's products on that thread: one team of
+ * threads for the whole MLP, where matmul_fast() on all N rows would
+ * wake the team for every block of its sum (about 2 N / 256 times per
+ * backward pass), and every wake-up waits for the slowest thread, for
+ * milliseconds on a busy machine. Rows are independent, so the forward
+ * pass and d_x do not depend on the chunks; the weight gradients are
+ * sums over the rows, so each chunk's share goes into an array of its
+ * own, and the shares are added in the chunks' order: the result does
+ * not depend on the thread count. */
+#define GPT_MLP_ROWS 128
+static int mlp_chunks(int N)
+{
+    return (N + GPT_MLP_ROWS - 1) / GPT_MLP_ROWS;
+}
+
 /* out = GELU(x W_fc + b_fc) W_proj + b_proj.
  * x, out (N, C); fc, gelu (N, F), F = 4C. */
 int mlp_forward(const float *x, const float *W_fc, const float *b_fc,
@@ -457,16 +473,35 @@ int mlp_forward(const float *x, const float *W_fc, const float *b_fc,
 {
     if (!x || !W_fc || !b_fc || !W_proj || !b_proj || !fc || !gelu || !out)
         return KIT_E_NULL;
+    if (N <= 0 || C <= 0)
+        return KIT_E_SIZE;
     const int F = 4 * C;
-    /* 1. fc = x W_fc + b_fc */
-    TRY(linear_forward(x, W_fc, b_fc, fc, N, C, F));
-    /* 2. gelu = GELU(fc) */
-    gelu_forward(fc, gelu, N * F);
-    /* 3. out = gelu W_proj + b_proj */
-    return linear_forward(gelu, W_proj, b_proj, out, N, F, C);
+    int status = KIT_OK;
+#pragma omp parallel for schedule(dynamic)
+    for (int q = 0; q < mlp_chunks(N); q++) {
+        const int r0 = q * GPT_MLP_ROWS;
+        const int n = N - r0 < GPT_MLP_ROWS ? N - r0 : GPT_MLP_ROWS;
+        float *fc_q = fc + (size_t)r0 * F, *gelu_q = gelu + (size_t)r0 * F;
+        /* 1. fc = x W_fc + b_fc */
+        int rc = linear_forward(x + (size_t)r0 * C, W_fc, b_fc, fc_q, n, C, F);
+        if (rc == KIT_OK) {
+            /* 2. gelu = GELU(fc) */
+            gelu_forward(fc_q, gelu_q, n * F);
+            /* 3. out = gelu W_proj + b_proj */
+            rc = linear_forward(gelu_q, W_proj, b_proj, out + (size_t)r0 * C, n,
+                                F, C);
+        }
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    return status;
 }
 
-/* mlp_forward() backward, steps 3 to 1. scratch (2, N, F): d_gelu, d_fc. */
+/* mlp_forward() backward, steps 3 to 1. scratch (2, N, F): d_gelu, d_fc.
+ * With more than one chunk, the chunks' weight gradients go to arrays
+ * of their own first (W_fc, b_fc, W_proj, b_proj in that order). */
 int mlp_backward(const float *x, const float *W_fc, const float *W_proj,
                  const float *fc, const float *gelu, const float *d_out,
                  float *scratch, float *d_x, float *d_W_fc, float *d_b_fc,
@@ -477,16 +512,53 @@ int mlp_backward(const float *x, const float *W_fc, const float *W_proj,
         return KIT_E_NULL;
     if (N <= 0 || C <= 0)
         return KIT_E_SIZE;
-    const int F = 4 * C;
-    float *d_gelu = scratch, *d_fc = scratch + (size_t)N * F; /* (N, F) */
-    memset(scratch, 0, 2 * (size_t)N * F * sizeof(float));
-    /* 3. out = gelu W_proj + b_proj */
-    TRY(linear_backward(gelu, W_proj, d_out, d_gelu, d_W_proj, d_b_proj, N, F,
-                        C));
-    /* 2. gelu = GELU(fc) */
-    gelu_backward(fc, d_gelu, d_fc, N * F);
-    /* 1. fc = x W_fc + b_fc */
-    return linear_backward(x, W_fc, d_fc, d_x, d_W_fc, d_b_fc, N, C, F);
+    const int F = 4 * C, chunks = mlp_chunks(N);
+    const size_t share = 2 * (size_t)C * F + F + C; /* one chunk's */
+    float *parts = NULL;
+    if (chunks > 1 && !(parts = calloc((size_t)chunks * share, sizeof *parts)))
+        return KIT_E_NOMEM;
+    int status = KIT_OK;
+#pragma omp parallel for schedule(dynamic)
+    for (int q = 0; q < chunks; q++) {
+        const int r0 = q * GPT_MLP_ROWS;
+        const int n = N - r0 < GPT_MLP_ROWS ? N - r0 : GPT_MLP_ROWS;
+        float *d_gelu = scratch + (size_t)r0 * F;               /* (n, F) */
+        float *d_fc = scratch + (size_t)N * F + (size_t)r0 * F; /* (n, F) */
+        float *mine = parts ? parts + (size_t)q * share : NULL;
+        float *dW_fc = mine ? mine : d_W_fc;
+        float *db_fc = mine ? mine + (size_t)C * F : d_b_fc;
+        float *dW_proj = mine ? db_fc + F : d_W_proj;
+        float *db_proj = mine ? dW_proj + (size_t)F * C : d_b_proj;
+        memset(d_gelu, 0, (size_t)n * F * sizeof(float));
+        memset(d_fc, 0, (size_t)n * F * sizeof(float));
+        /* 3. out = gelu W_proj + b_proj */
+        int rc = linear_backward(gelu + (size_t)r0 * F, W_proj,
+                                 d_out + (size_t)r0 * C, d_gelu, dW_proj,
+                                 db_proj, n, F, C);
+        if (rc == KIT_OK) {
+            /* 2. gelu = GELU(fc) */
+            gelu_backward(fc + (size_t)r0 * F, d_gelu, d_fc, n * F);
+            /* 1. fc = x W_fc + b_fc */
+            rc = linear_backward(x + (size_t)r0 * C, W_fc, d_fc,
+                                 d_x + (size_t)r0 * C, dW_fc, db_fc, n, C, F);
+        }
+        if (rc != KIT_OK) {
+#pragma omp critical(gpt_status)
+            status = status == KIT_OK ? rc : status;
+        }
+    }
+    if (parts && status == KIT_OK) { /* the shares, in the chunks' order */
+        float *to[4] = {d_W_fc, d_b_fc, d_W_proj, d_b_proj};
+        const size_t at[4] = {0, (size_t)C * F, (size_t)C * F + F,
+                              2 * (size_t)C * F + F};
+        const size_t len[4] = {(size_t)C * F, (size_t)F, (size_t)F * C,
+                               (size_t)C};
+        for (int q = 0; q < chunks; q++)
+            for (int k = 0; k < 4; k++)
+                add_into(to[k], parts + (size_t)q * share + at[k], len[k]);
+    }
+    free(parts);
+    return status;
 }
 /* @end mlp */
 
@@ -842,25 +914,33 @@ static int attention_backward_batch(struct gpt_model *m,
     const int B = m->B, T = m->T, C = m->cfg.C;
     const size_t CC = (size_t)C * C, TC = (size_t)T * C;
     int status = KIT_OK;
-    memset(m->d_attn, 0, (size_t)B * 4 * CC * sizeof(float));
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++) {
-        float *mine = m->d_attn + (size_t)b * 4 * CC;
-        struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
-                                  mine + 3 * CC};
-        int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
-                              d_ln + b * TC, &d_b, T);
-        if (rc != KIT_OK) {
+    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int b = 0; b < B; b++) {
+            float *mine = m->d_attn + (size_t)b * 4 * CC;
+            memset(mine, 0, 4 * CC * sizeof(float));
+            struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
+                                      mine + 3 * CC};
+            int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
+                                  d_ln + b * TC, &d_b, T);
+            if (rc != KIT_OK) {
 #pragma omp critical(gpt_status)
-            status = status == KIT_OK ? rc : status;
+                status = status == KIT_OK ? rc : status;
+            }
+        }
+        /* (every thread waits here, and so sees the same status) then
+         * the four matrices shared among the threads, each summed in the
+         * order of the sequences */
+        if (status == KIT_OK) {
+#pragma omp for schedule(static)
+            for (int k = 0; k < 4; k++)
+                for (int b = 0; b < B; b++)
+                    add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
         }
     }
-    TRY(status);
-    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < 4; k++)
-            add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
-    return KIT_OK;
+    return status;
 }
 /* @end gpt_attention_backward */
 
