@@ -48,6 +48,7 @@ struct exp_config exp_default_config(int n_heads)
     c.d_model = 32;
     c.n_heads = n_heads;
     c.n_kv_heads = 0;     /* every head its own keys and values */
+    c.n_layers = 1;       /* one attention layer */
     c.score_scale = 1.0f; /* scores q.k / sqrt(d_head), as in chapter 1 */
     c.batch = 16;
     c.steps = 1000;
@@ -157,9 +158,97 @@ static int mha_bwd(const struct exp_config *c, const struct mha_weights *w,
 static const struct exp_layer mha_layer = {"multi-head", mha_check,
                                            mha_kv_width, mha_fwd, mha_bwd};
 
+/* L = cfg.n_layers, 0 meaning 1. */
+static int layers_of(const struct exp_config *c)
+{
+    return c->n_layers > 1 ? c->n_layers : 1;
+}
+
+/* @listing exp_stack */
+/* L layers of chapter 3's, each with its own residual: H_0 = X,
+ * H_l = H_{l-1} + MultiHead_l(H_{l-1}). The stack's output is what the
+ * layers add, out = H_L - X, so that exp_forward()'s X + out is H_L.
+ * Layer l's weights are block l of each matrix (L, d_model, d_model).
+ * Hs (L, T, d_model) receives H_0 .. H_{L-1}, the layers' inputs;
+ * weights (h, T, T) the last layer's. */
+static struct mha_weights layer_block(const struct mha_weights *w, int l, int d)
+{
+    struct mha_weights b = {w->W_q + l * d * d, w->W_k + l * d * d,
+                            w->W_v + l * d * d, w->W_o + l * d * d};
+    return b;
+}
+
+static int stack_run(const struct exp_config *c, const struct mha_weights *w,
+                     const float *X, float *out, float *weights, float *Hs,
+                     int T)
+{
+    const int L = layers_of(c), n = T * c->d_model;
+    struct mha_config ac = {c->d_model, c->n_heads, 1};
+    memcpy(Hs, X, (size_t)n * sizeof(float)); /* H_0 = X */
+    for (int l = 0; l < L; l++) {
+        struct mha_weights b = layer_block(w, l, c->d_model);
+        float *H = Hs + l * n, *next = l + 1 < L ? H + n : NULL;
+        TRY(mha_forward(&ac, &b, H, out, weights, T)); /* out = A_l */
+        for (int i = 0; i < n && next; i++)
+            next[i] = H[i] + out[i];
+        for (int i = 0; i < n && !next; i++) /* H_L - X */
+            out[i] = H[i] + out[i] - X[i];
+    }
+    return KIT_OK;
+}
+
+static int stack_fwd(const struct exp_config *c, const struct mha_weights *w,
+                     const float *X, float *out, float *weights, int T)
+{
+    float *Hs = malloc((size_t)(layers_of(c) * T * c->d_model) * sizeof(float));
+    if (!Hs)
+        return KIT_E_NOMEM;
+    int status = stack_run(c, w, X, out, weights, Hs, T);
+    free(Hs);
+    return status;
+}
+
+/* Backward, the layers in reverse: with g = d loss / d H_l,
+ * d loss / d H_{l-1} = g + (layer l's backward of g), which is
+ * mha_backward() adding into a copy of g. The stack's output is
+ * H_L - X, so d_X gets d loss / d H_0 minus d_out. */
+static int stack_bwd(const struct exp_config *c, const struct mha_weights *w,
+                     const float *X, const float *d_out, float *d_X,
+                     struct mha_weights *d_w, int T)
+{
+    const int L = layers_of(c), d = c->d_model, n = T * d;
+    struct mha_config ac = {d, c->n_heads, 1};
+    /* Hs (L, T, d), the layers' inputs again; g, g_prev (T, d) each;
+     * out (T, d) and weights (h, T, T) for the forward pass's outputs */
+    float *Hs =
+        malloc((size_t)(L * n + 3 * n + c->n_heads * T * T) * sizeof(float));
+    if (!Hs)
+        return KIT_E_NOMEM;
+    float *g = Hs + L * n, *g_prev = g + n, *out = g_prev + n,
+          *weights = out + n;
+    int status = stack_run(c, w, X, out, weights, Hs, T);
+    memcpy(g, d_out, (size_t)n * sizeof(float)); /* d loss / d H_L */
+    for (int l = L - 1; l >= 0 && status == KIT_OK; l--) {
+        struct mha_weights b = layer_block(w, l, d),
+                           db = layer_block(d_w, l, d);
+        memcpy(g_prev, g, (size_t)n * sizeof(float)); /* the residual */
+        status = mha_backward(&ac, &b, Hs + l * n, g, g_prev, &db, T);
+        memcpy(g, g_prev, (size_t)n * sizeof(float));
+    }
+    for (int i = 0; i < n && status == KIT_OK; i++)
+        d_X[i] += g[i] - d_out[i];
+    free(Hs);
+    return status;
+}
+/* @end exp_stack */
+
+static const struct exp_layer stack_layer = {
+    "stacked multi-head", mha_check, mha_kv_width, stack_fwd, stack_bwd};
+
+/* The layer cfg names; chapter 3's, or a stack of it when L > 1. */
 static const struct exp_layer *layer_of(const struct exp_config *c)
 {
-    return c->layer ? c->layer : &mha_layer;
+    return c->layer ? c->layer : layers_of(c) > 1 ? &stack_layer : &mha_layer;
 }
 
 /* @listing exp_layout */
@@ -179,12 +268,13 @@ static int lay_out(float *block, const struct exp_config *c, float **E_tok,
 {
     int P = 0, d = c->d_model, RS = exp_task_relations(c->task) * c->n_symbols;
     int kv = layer_of(c)->kv_width(c); /* d_model for multi-head attention */
+    int L = layers_of(c);              /* 1 but in the depth control */
     *E_tok = take(block, &P, c->n_symbols * d);
     *E_pos = take(block, &P, c->T * d);
-    w->W_q = take(block, &P, d * d); /* the same for every n_heads */
-    w->W_k = take(block, &P, d * kv);
-    w->W_v = take(block, &P, d * kv);
-    w->W_o = take(block, &P, d * d);
+    w->W_q = take(block, &P, L * d * d); /* the same for every n_heads */
+    w->W_k = take(block, &P, L * d * kv);
+    w->W_v = take(block, &P, L * d * kv);
+    w->W_o = take(block, &P, L * d * d);
     *W_r = take(block, &P, d * RS);
     *b_r = take(block, &P, RS);
     return P;
@@ -217,6 +307,9 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     if (cfg->task == EXP_TASK_CONTENT &&
         (cfg->n_classes <= 0 || cfg->n_symbols % cfg->n_classes != 0))
         return KIT_E_SIZE;
+    if (cfg->n_layers < 0 ||
+        (cfg->n_layers > 1 && (cfg->layer != NULL || cfg->score_scale != 1.0f)))
+        return KIT_E_SIZE; /* a stack is of chapter 3's layer, as it is */
     TRY(layer_of(cfg)->check(cfg)); /* mha_check_config() by default */
     m->cfg = *cfg;
     m->attn_cfg = (struct mha_config){cfg->d_model, cfg->n_heads, 1};
@@ -263,12 +356,13 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     rng_seed(&r, cfg->seed);
     const float e = cfg->emb_init, s = 1.0f / sqrtf((float)d);
     const float qk = cfg->qk_init * s, vo = cfg->vo_init * s;
+    const int L = layers_of(cfg);
     rng_fill(&r, m->E_tok, cfg->n_symbols * d, -e, e);
     rng_fill(&r, m->E_pos, T * d, -e, e);
-    rng_fill(&r, m->attn.W_q, d * d, -qk, qk);
-    rng_fill(&r, m->attn.W_k, d * kv, -qk, qk);
-    rng_fill(&r, m->attn.W_v, d * kv, -vo, vo);
-    rng_fill(&r, m->attn.W_o, d * d, -vo, vo);
+    rng_fill(&r, m->attn.W_q, L * d * d, -qk, qk);
+    rng_fill(&r, m->attn.W_k, L * d * kv, -qk, qk);
+    rng_fill(&r, m->attn.W_v, L * d * kv, -vo, vo);
+    rng_fill(&r, m->attn.W_o, L * d * d, -vo, vo);
     rng_fill(&r, m->W_r, d * RS, -s, s); /* b_r stays 0 */
     return KIT_OK;
 }
@@ -312,6 +406,8 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
 {
     if (!m || !x)
         return KIT_E_NULL;
+    if (m->heads_off && layers_of(&m->cfg) > 1)
+        return KIT_E_SIZE; /* knocking out heads: one layer only */
     const int T = m->cfg.T, d = m->cfg.d_model, S = m->cfg.n_symbols;
     const int R = m->n_relations, RS = R * S;
     /* 1. X = E_tok[x] + E_pos */
