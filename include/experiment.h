@@ -309,6 +309,10 @@ struct exp_result {
      * (by the sum of lost[i][.]) knocked out, prune_order[k] the k-th
      * head removed */
     double lost[EXP_MAX_HEADS][EXP_R];
+    /* the same with head i's output mean-ablated instead of zeroed:
+     * replaced, at each position t, by its mean at t over the n_abl
+     * sequences (so the readout's input keeps its average) */
+    double lost_mean[EXP_MAX_HEADS][EXP_R];
     /* content task, at the distinct positions: the accuracy per relation
      * where x[t-1] is of another class than x[t] (cue[r][1]: the class
      * tells the two tokens apart) and where it is of the same (cue[r][0]),

@@ -664,6 +664,20 @@ KIT_TEST(exp_ablation_known_heatmap,
                            res.lost[i][r], want, r))
                 return;
         }
+    /* mean-ablation: head i's output replaced by its mean touches no
+     * other relation's logits (exactly nothing lost), and leaves its own
+     * relation one guess per position (well over half of it lost) */
+    for (int i = 0; i < EXP_R; i++)
+        for (int r = 0; r < EXP_R; r++)
+            if (!KIT_CHECK(i == r ? res.lost_mean[i][r] > 0.5
+                                  : res.lost_mean[i][r] == 0.0,
+                           "mean-ablating head %d costs relation '%s' %.4f "
+                           "of its accuracy; expected %s (head %d alone "
+                           "carries that relation)",
+                           i, exp_relation_name(EXP_TASK_POSITION, r),
+                           res.lost_mean[i][r],
+                           i == r ? "more than 0.5" : "exactly 0", r))
+                return;
     /* pruning: the least important head first, the one whose relation
      * loses least, that is whose target is most often symbol 0 */
     int order[EXP_R] = {0, 1, 2, 3}, off[EXP_R] = {0};
