@@ -165,12 +165,13 @@ static int layers_of(const struct exp_config *c)
 }
 
 /* @listing exp_stack */
-/* L layers of chapter 3's, each with its own residual: H_0 = X,
- * H_l = H_{l-1} + MultiHead_l(H_{l-1}). The stack's output is what the
- * layers add, out = H_L - X, so that exp_forward()'s X + out is H_L.
- * Layer l's weights are block l of each matrix (L, d_model, d_model).
- * Hs (L, T, d_model) receives H_0 .. H_{L-1}, the layers' inputs;
- * weights (h, T, T) the last layer's. */
+/* The depth control: L layers of chapter 3's, each with its own residual,
+ *   H_0 = X,  H_l = H_{l-1} + MultiHead_l(H_{l-1}),  l = 1 .. L.
+ * The stack's output A is what the layers add, H_L - X, so that
+ * exp_forward()'s H = X + A is H_L. Layer l's weights are block l of
+ * each matrix (L, d_model, d_model). The layers' inputs H_0 .. H_{L-1}
+ * stay in m->layer_in (L, T, d_model) for the backward pass; m->weights
+ * gets the last layer's. */
 static struct mha_weights layer_block(const struct mha_weights *w, int l, int d)
 {
     struct mha_weights b = {w->W_q + l * d * d, w->W_k + l * d * d,
@@ -178,77 +179,49 @@ static struct mha_weights layer_block(const struct mha_weights *w, int l, int d)
     return b;
 }
 
-static int stack_run(const struct exp_config *c, const struct mha_weights *w,
-                     const float *X, float *out, float *weights, float *Hs,
-                     int T)
+static int stack_forward(struct exp_model *m)
 {
-    const int L = layers_of(c), n = T * c->d_model;
-    struct mha_config ac = {c->d_model, c->n_heads, 1};
-    memcpy(Hs, X, (size_t)n * sizeof(float)); /* H_0 = X */
+    const int L = m->cfg.n_layers, n = m->cfg.T * m->cfg.d_model;
+    memcpy(m->layer_in, m->X, (size_t)n * sizeof(float)); /* H_0 = X */
     for (int l = 0; l < L; l++) {
-        struct mha_weights b = layer_block(w, l, c->d_model);
-        float *H = Hs + l * n, *next = l + 1 < L ? H + n : NULL;
-        TRY(mha_forward(&ac, &b, H, out, weights, T)); /* out = A_l */
-        for (int i = 0; i < n && next; i++)
-            next[i] = H[i] + out[i];
-        for (int i = 0; i < n && !next; i++) /* H_L - X */
-            out[i] = H[i] + out[i] - X[i];
+        struct mha_weights b = layer_block(&m->used, l, m->cfg.d_model);
+        float *H = m->layer_in + l * n, *next = H + n;
+        TRY(mha_forward(&m->attn_cfg, &b, H, m->A, m->weights, m->cfg.T));
+        for (int i = 0; i < n; i++) /* H_l, or at the end A = H_L - X */
+            if (l + 1 < L)
+                next[i] = H[i] + m->A[i];
+            else
+                m->A[i] = H[i] + m->A[i] - m->X[i];
     }
     return KIT_OK;
 }
 
-static int stack_fwd(const struct exp_config *c, const struct mha_weights *w,
-                     const float *X, float *out, float *weights, int T)
-{
-    float *Hs = malloc((size_t)(layers_of(c) * T * c->d_model) * sizeof(float));
-    if (!Hs)
-        return KIT_E_NOMEM;
-    int status = stack_run(c, w, X, out, weights, Hs, T);
-    free(Hs);
-    return status;
-}
-
 /* Backward, the layers in reverse: with g = d loss / d H_l,
  * d loss / d H_{l-1} = g + (layer l's backward of g), which is
- * mha_backward() adding into a copy of g. The stack's output is
- * H_L - X, so d_X gets d loss / d H_0 minus d_out. */
-static int stack_bwd(const struct exp_config *c, const struct mha_weights *w,
-                     const float *X, const float *d_out, float *d_X,
-                     struct mha_weights *d_w, int T)
+ * mha_backward() adding into a copy of g. d_X holds d_H already (the
+ * residual's copy), and A = H_L - X: so d_X += d loss / d H_0 - d_H. */
+static int stack_backward(struct exp_model *m)
 {
-    const int L = layers_of(c), d = c->d_model, n = T * d;
-    struct mha_config ac = {d, c->n_heads, 1};
-    /* Hs (L, T, d), the layers' inputs again; g, g_prev (T, d) each;
-     * out (T, d) and weights (h, T, T) for the forward pass's outputs */
-    float *Hs =
-        malloc((size_t)(L * n + 3 * n + c->n_heads * T * T) * sizeof(float));
-    if (!Hs)
-        return KIT_E_NOMEM;
-    float *g = Hs + L * n, *g_prev = g + n, *out = g_prev + n,
-          *weights = out + n;
-    int status = stack_run(c, w, X, out, weights, Hs, T);
-    memcpy(g, d_out, (size_t)n * sizeof(float)); /* d loss / d H_L */
-    for (int l = L - 1; l >= 0 && status == KIT_OK; l--) {
-        struct mha_weights b = layer_block(w, l, d),
-                           db = layer_block(d_w, l, d);
+    const int L = m->cfg.n_layers, d = m->cfg.d_model, n = m->cfg.T * d;
+    float *g = m->layer_in + L * n, *g_prev = g + n; /* (T, d) each */
+    memcpy(g, m->d_H, (size_t)n * sizeof(float));    /* d loss / d H_L */
+    for (int l = L - 1; l >= 0; l--) {
+        struct mha_weights b = layer_block(&m->used, l, d);
+        struct mha_weights db = layer_block(&m->d_used, l, d);
         memcpy(g_prev, g, (size_t)n * sizeof(float)); /* the residual */
-        status = mha_backward(&ac, &b, Hs + l * n, g, g_prev, &db, T);
+        TRY(mha_backward(&m->attn_cfg, &b, m->layer_in + l * n, g, g_prev, &db,
+                         m->cfg.T));
         memcpy(g, g_prev, (size_t)n * sizeof(float));
     }
-    for (int i = 0; i < n && status == KIT_OK; i++)
-        d_X[i] += g[i] - d_out[i];
-    free(Hs);
-    return status;
+    for (int i = 0; i < n; i++)
+        m->d_X[i] += g[i] - m->d_H[i];
+    return KIT_OK;
 }
 /* @end exp_stack */
 
-static const struct exp_layer stack_layer = {
-    "stacked multi-head", mha_check, mha_kv_width, stack_fwd, stack_bwd};
-
-/* The layer cfg names; chapter 3's, or a stack of it when L > 1. */
 static const struct exp_layer *layer_of(const struct exp_config *c)
 {
-    return c->layer ? c->layer : layers_of(c) > 1 ? &stack_layer : &mha_layer;
+    return c->layer ? c->layer : &mha_layer;
 }
 
 /* @listing exp_layout */
@@ -326,6 +299,8 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     int d = cfg->d_model, T = cfg->T, RS = R * cfg->n_symbols;
     int kv = layer_of(cfg)->kv_width(cfg);
     int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T + 4 * d * d;
+    int L = layers_of(cfg); /* a stack keeps its layers' inputs, and two */
+    scratch += L > 1 ? (L + 2) * T * d : 0; /* rows of gradients */
     m->params = calloc((size_t)P, sizeof(float));
     m->grads = calloc((size_t)P, sizeof(float));
     m->adam_m = calloc((size_t)P, sizeof(float));
@@ -349,6 +324,7 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->W_o_used = m->W_q_used + d * d;
     m->d_W_q_used = m->W_o_used + d * d;
     m->d_W_o_used = m->d_W_q_used + d * d;
+    m->layer_in = L > 1 ? m->d_W_o_used + d * d : NULL;
 
     /* 3. starting weights, uniform in [-a, a]; they do not depend on
      *    n_heads, so the runs being compared start from the same numbers */
@@ -356,7 +332,6 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     rng_seed(&r, cfg->seed);
     const float e = cfg->emb_init, s = 1.0f / sqrtf((float)d);
     const float qk = cfg->qk_init * s, vo = cfg->vo_init * s;
-    const int L = layers_of(cfg);
     rng_fill(&r, m->E_tok, cfg->n_symbols * d, -e, e);
     rng_fill(&r, m->E_pos, T * d, -e, e);
     rng_fill(&r, m->attn.W_q, L * d * d, -qk, qk);
@@ -416,8 +391,11 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
             m->X[t * d + c] = m->E_tok[x[t] * d + c] + m->E_pos[t * d + c];
     /* 2. A = MultiHead(X), causal: mha_forward() unless cfg.layer says */
     use_weights(m);
-    TRY(layer_of(&m->cfg)->forward(&m->cfg, &m->used, m->X, m->A, m->weights,
-                                   T));
+    if (layers_of(&m->cfg) > 1) /* the depth control: L layers */
+        TRY(stack_forward(m));
+    else
+        TRY(layer_of(&m->cfg)->forward(&m->cfg, &m->used, m->X, m->A,
+                                       m->weights, T));
     /* 3. H = X + A: the residual connection */
     for (int i = 0; i < T * d; i++)
         m->H[i] = m->X[i] + m->A[i];
@@ -493,8 +471,11 @@ int exp_backward(struct exp_model *m, const int *x, float scale)
         memset(m->d_W_o_used, 0, (size_t)(d * d) * sizeof(float));
         m->d_used.W_o = m->d_W_o_used;
     }
-    TRY(layer_of(&m->cfg)->backward(&m->cfg, &m->used, m->X, m->d_H, m->d_X,
-                                    &m->d_used, T));
+    if (layers_of(&m->cfg) > 1) /* the depth control: L layers */
+        TRY(stack_backward(m));
+    else
+        TRY(layer_of(&m->cfg)->backward(&m->cfg, &m->used, m->X, m->d_H, m->d_X,
+                                        &m->d_used, T));
     if (m->d_used.W_q != m->d_attn.W_q) /* W_q used = score_scale * W_q */
         for (int i = 0; i < d * d; i++)
             m->d_attn.W_q[i] += m->cfg.score_scale * m->d_W_q_used[i];

@@ -165,6 +165,9 @@ struct exp_model {
     float *d_logits;  /* (T, R*S) */
     float *d_H, *d_X; /* (T, d_model) each */
     float *weights;   /* (h, T, T) the heads' weights */
+    float *layer_in;  /* (L, T, d_model) a stack's layers' inputs, and two
+                         rows of gradients (2, T, d_model); NULL for one
+                         layer */
     /* the weights the layer saw: attn, or copies changed by score_scale
      * and heads_off; and their gradients */
     struct mha_weights used, d_used;
