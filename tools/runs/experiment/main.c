@@ -1028,9 +1028,10 @@ static void write_data(const struct run *run, const char *dir,
                    mean = r->lost_mean[weak][EXP_PREV];
             fprintf(v,
                     "ch5.abl2_strong_head=%d\nch5.abl2_strong_previous=%.2f\n"
-                    "ch5.abl2_strong_two_back=%.2f\n",
+                    "ch5.abl2_strong_two_back=%.2f\nch5.abl2_weak_two_back="
+                    "%.2f\n",
                     1 - weak, r->role[1 - weak][EXP_PREV],
-                    r->role[1 - weak][EXP_BACK2]);
+                    r->role[1 - weak][EXP_BACK2], r->role[weak][EXP_BACK2]);
             fprintf(v, "ch5.abl2_verdict=%s\n",
                     zero < 0.05 ? "Neither ablation finds much there"
                     : mean < zero / 2
