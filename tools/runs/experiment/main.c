@@ -926,6 +926,9 @@ static void write_data(const struct run *run, const char *dir,
                             gap = fmax(gap, fabs(res[q].lost[i][j] -
                                                  res[q].lost_mean[i][j]));
             fprintf(v, "ch5.abl_gap_max_%s=%.1f\n", tag, 100 * gap);
+            fprintf(v, "ch5.abl_both_%s=%s\n", tag,
+                    om >= 0.1 ? "some relations depend on more than one head"
+                              : "each relation depends on one head");
             for (int keep = 1; keep <= h; keep++) {
                 st = over_seeds(res, n, c->task, h, sc_, get_prune_keep, keep);
                 if (keep == 1 || keep == R || keep == h / 2)
@@ -1019,6 +1022,25 @@ static void write_data(const struct run *run, const char *dir,
         /* the first seed's two-head network, relation by relation: the
          * head that gives the relation's token the least weight, and what
          * zeroing it and mean-ablating it cost */
+        if (c->task == EXP_TASK_POSITION && c->heads == 4) {
+            /* is the first seed's four-head heatmap a permutation, zeroed
+             * and mean-ablated: each relation one head that costs it at
+             * least half its accuracy, every other cell under 10 points,
+             * four different heads */
+            int perm = exp_owners_distinct(r, 0) > 0.5 &&
+                       get_distinct_mean(r, 0) > 0.5;
+            for (int j = 0; j < EXP_R; j++)
+                perm = perm && exp_owner_loss(r, j) >= 0.5 &&
+                       get_owner_mean(r, j) >= 0.5 &&
+                       get_other_zero(r, j) < 0.1 && get_other_mean(r, j) < 0.1;
+            fprintf(v, "ch5.abl4_shape=%s\n",
+                    perm ? "are permutations under both ablations: each "
+                           "relation has one head whose removal costs it "
+                           "most of its accuracy, and the other cells are "
+                           "small"
+                         : "are not clean permutations: some relation loses "
+                           "to more than one head, or to none by much");
+        }
         if (c->task == EXP_TASK_POSITION && c->heads == 2) {
             /* the previous token's case, the issue's: the other head's
              * weights on the previous token and the one two back, and
