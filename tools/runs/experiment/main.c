@@ -781,6 +781,44 @@ static double get_distinct_mean(const struct exp_result *r, int j)
     return 1;
 }
 
+/* The two ablations side by side, for stdout and table.txt: per head
+ * count of the position task, over the seeds, what the owner of each
+ * relation costs it zeroed and mean-ablated, and the most any other
+ * head costs any relation in any seed. */
+static void print_ablation(FILE *f, const struct exp_result *res, int n,
+                           const struct config *cf, int n_cf)
+{
+    fprintf(f, "\nAblation, zeroed / mean-ablated (points lost, mean over the "
+               "seeds; owner: the head that costs the relation most):\n");
+    fprintf(f, "%-10s", "network");
+    for (int r = 0; r < EXP_R; r++)
+        fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
+    fprintf(f, " %15s\n", "any other head");
+    for (int k = 0; k < n_cf; k++) {
+        const struct config *c = &cf[k];
+        if (c->task != EXP_TASK_POSITION || c->heads < 2 ||
+            c->score_scale != 1.0f)
+            continue;
+        fprintf(f, "%-10s", c->label);
+        for (int j = 0; j < EXP_R; j++) {
+            struct run_stats z = over_seeds(res, n, c->task, c->heads, 1.0f,
+                                            exp_owner_loss, j),
+                             m = over_seeds(res, n, c->task, c->heads, 1.0f,
+                                            get_owner_mean, j);
+            fprintf(f, "   %5.1f/%5.1f", 100 * z.mean, 100 * m.mean);
+        }
+        double oz = -1, om = -1;
+        for (int q = 0; q < n; q++)
+            if (res[q].task == c->task && res[q].n_heads == c->heads &&
+                res[q].score_scale == 1.0f)
+                for (int j = 0; j < EXP_R; j++) {
+                    oz = fmax(oz, get_other_zero(&res[q], j));
+                    om = fmax(om, get_other_mean(&res[q], j));
+                }
+        fprintf(f, "     %5.1f/%5.1f\n", 100 * oz, 100 * om);
+    }
+}
+
 static double get_loss_drop(const struct exp_result *r, int j)
 {
     (void)j; /* the last tenth's mean loss over the tenth before it */
@@ -1415,6 +1453,7 @@ int main(int argc, char **argv)
                     EXP_TASK_CONTENT, sc, n_con);
         fprintf(out, "\n");
         print_protocol(out);
+        print_ablation(out, res, n, cf, n_cf);
     }
     int flagged = 0;
     if (reference) {
