@@ -526,7 +526,7 @@ static void write_depth(const char *dir, FILE *v)
     if (g_n_depth < 3)
         return;
     FILE *f = data_open(PROG, dir, "ch5_depth.md");
-    fprintf(f, "| network | layers (steps) | parameters | KV cache per token "
+    fprintf(f, "| network | layers | params | KV floats "
                "| previous | two back | first | second | mean |\n"
                "|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     const struct depth *one = NULL, *four = NULL;
@@ -544,9 +544,8 @@ static void write_depth(const char *dir, FILE *v)
         fprintf(f, "| %s | %d | %d | %d |",
                 name_of(q->heads, q->layers, name, sizeof name), q->layers,
                 q->params, kv_floats(q->layers, 32));
-        for (int r = 0; r < EXP_R; r++)
-            fprintf(f, " %.1f ± %.1f |", 100 * q->acc[r].mean,
-                    100 * q->acc[r].sd);
+        for (int r = 0; r < EXP_R; r++) /* the means; the sd is the mean's */
+            fprintf(f, " %.1f |", 100 * q->acc[r].mean);
         fprintf(f, " **%.1f ± %.1f** |\n", 100 * q->acc[EXP_R].mean,
                 100 * q->acc[EXP_R].sd);
         fprintf(v,
