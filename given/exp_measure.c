@@ -14,7 +14,9 @@
  *     R tokens, and the accuracy on that relation then and otherwise;
  *   - ablation: each head knocked out in turn (its rows of W_o zeroed, the
  *     same as zeroing its columns of the concatenation), the accuracy lost
- *     per relation; and a pruning curve, the least important head first.
+ *     per relation; the same with the head's output replaced by its mean
+ *     (mean-ablation); and a pruning curve, the least important head
+ *     first.
  *
  * Dimension letters: T = tokens, S = symbols, R = relations, h = heads,
  * d = d_model, N = sequences, F = d + 1 probe features.
@@ -305,24 +307,95 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
     return KIT_OK;
 }
 
-/* Ablation and pruning, on the first n_abl evaluation sequences. */
+/* @listing exp_mean_ablate */
+/* Mean-ablation of head i, on the n sequences x (n, T): the accuracy per
+ * relation, into acc (R), when head i's output o_i (its columns of the
+ * concatenation) is replaced at each position t by its mean at t over
+ * the n sequences. The logits are linear in o_i (o_i W_o's rows of head
+ * i, then the residual sum, then W_r), so replacing o_i by its mean adds
+ * to the logits of the zeroed network the mean of what o_i added:
+ *   logits_mean = logits_zeroed + mean over sequences of
+ *                                 (logits_all - logits_zeroed)   (T, R*S)
+ * base (n, T, R*S) holds every sequence's logits with all heads on;
+ * zeroed (n, T, R*S) and shift (T, R*S) are scratch. */
+static int mean_ablate(struct exp_model *m, const int *x, int n, int i,
+                       const float *base, float *zeroed, double *shift,
+                       double *acc)
+{
+    const int T = m->cfg.T, S = m->cfg.n_symbols, R = m->n_relations;
+    const int TRS = T * R * S;
+    long right[EXP_R] = {0}, counted[EXP_R] = {0};
+    memset(shift, 0, (size_t)TRS * sizeof(double));
+    /* 1. the zeroed network's logits, and the mean of what head i adds */
+    m->heads_off = 1ULL << i;
+    for (int k = 0; k < n; k++) {
+        int status = exp_forward(m, x + k * T, NULL, NULL, NULL);
+        if (status != KIT_OK)
+            return status;
+        memcpy(zeroed + k * TRS, m->logits, (size_t)TRS * sizeof(float));
+        for (int j = 0; j < TRS; j++)
+            shift[j] += (base[k * TRS + j] - zeroed[k * TRS + j]) / n;
+    }
+    /* 2. score the zeroed logits plus the mean, as exp_evaluate() does */
+    for (int k = 0; k < n; k++)
+        for (int t = 0; t < T; t++)
+            for (int r = 0; r < R; r++) {
+                int src = exp_source_in(&m->cfg, x + k * T, r, t);
+                if (src < 0)
+                    continue;
+                const int at = (t * R + r) * S;
+                int best = 0;
+                double top = zeroed[k * TRS + at] + shift[at];
+                for (int s = 1; s < S; s++) {
+                    double z = zeroed[k * TRS + at + s] + shift[at + s];
+                    if (z > top)
+                        top = z, best = s;
+                }
+                right[r] += best == x[k * T + src];
+                counted[r]++;
+            }
+    for (int r = 0; r < R; r++)
+        acc[r] = counted[r] ? (double)right[r] / (double)counted[r] : 0;
+    return KIT_OK;
+}
+/* @end exp_mean_ablate */
+
+/* Ablation (zeroed and mean-ablated) and pruning, on the first n_abl
+ * evaluation sequences. */
 static int ablate(struct exp_model *m, const struct exp_eval_set *e,
                   struct exp_result *res)
 {
-    const int h = m->cfg.n_heads, R = m->n_relations;
+    const int h = m->cfg.n_heads, R = m->n_relations, T = m->cfg.T;
+    const int TRS = T * R * m->cfg.n_symbols, n = e->n_abl;
     struct exp_score base, cut;
-    double importance[EXP_MAX_HEADS];
+    double importance[EXP_MAX_HEADS] = {0}, acc[EXP_R] = {0};
+    float *logits = malloc((size_t)(2 * n * TRS) * sizeof(float));
+    double *shift = malloc((size_t)TRS * sizeof(double));
+    if (!logits || !shift) {
+        free(logits), free(shift);
+        return KIT_E_NOMEM;
+    }
     m->heads_off = 0;
-    int status = exp_evaluate(m, e->eval, e->n_abl, &base);
+    int status = exp_evaluate(m, e->eval, n, &base);
+    for (int k = 0; k < n && status == KIT_OK; k++) { /* all heads on */
+        status = exp_forward(m, e->eval + k * T, NULL, NULL, NULL);
+        memcpy(logits + k * TRS, m->logits, (size_t)TRS * sizeof(float));
+    }
     for (int i = 0; i < h && status == KIT_OK; i++) {
         m->heads_off = 1ULL << i;
-        status = exp_evaluate(m, e->eval, e->n_abl, &cut);
+        status = exp_evaluate(m, e->eval, n, &cut);
         importance[i] = 0;
         for (int r = 0; r < R; r++) {
             res->lost[i][r] = base.accuracy[r] - cut.accuracy[r];
             importance[i] += res->lost[i][r];
         }
+        if (status == KIT_OK)
+            status = mean_ablate(m, e->eval, n, i, logits, logits + n * TRS,
+                                 shift, acc);
+        for (int r = 0; r < R && status == KIT_OK; r++)
+            res->lost_mean[i][r] = base.accuracy[r] - acc[r];
     }
+    free(logits), free(shift);
     /* the least important first; ties by head number */
     for (int i = 0; i < h; i++)
         res->prune_order[i] = i;

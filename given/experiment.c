@@ -48,6 +48,7 @@ struct exp_config exp_default_config(int n_heads)
     c.d_model = 32;
     c.n_heads = n_heads;
     c.n_kv_heads = 0;     /* every head its own keys and values */
+    c.n_layers = 1;       /* one attention layer */
     c.score_scale = 1.0f; /* scores q.k / sqrt(d_head), as in chapter 1 */
     c.batch = 16;
     c.steps = 1000;
@@ -157,6 +158,67 @@ static int mha_bwd(const struct exp_config *c, const struct mha_weights *w,
 static const struct exp_layer mha_layer = {"multi-head", mha_check,
                                            mha_kv_width, mha_fwd, mha_bwd};
 
+/* L = cfg.n_layers, 0 meaning 1. */
+static int layers_of(const struct exp_config *c)
+{
+    return c->n_layers > 1 ? c->n_layers : 1;
+}
+
+/* @listing exp_stack */
+/* The depth control: L layers of chapter 3's, each with its own residual,
+ *   H_0 = X,  H_l = H_{l-1} + MultiHead_l(H_{l-1}),  l = 1 .. L.
+ * The stack's output A is what the layers add, H_L - X, so that
+ * exp_forward()'s H = X + A is H_L. Layer l's weights are block l of
+ * each matrix (L, d_model, d_model). The layers' inputs H_0 .. H_{L-1}
+ * stay in m->layer_in (L, T, d_model) for the backward pass; m->weights
+ * gets the last layer's. */
+static struct mha_weights layer_block(const struct mha_weights *w, int l, int d)
+{
+    struct mha_weights b = {w->W_q + l * d * d, w->W_k + l * d * d,
+                            w->W_v + l * d * d, w->W_o + l * d * d};
+    return b;
+}
+
+static int stack_forward(struct exp_model *m)
+{
+    const int L = m->cfg.n_layers, n = m->cfg.T * m->cfg.d_model;
+    memcpy(m->layer_in, m->X, (size_t)n * sizeof(float)); /* H_0 = X */
+    for (int l = 0; l < L; l++) {
+        struct mha_weights b = layer_block(&m->used, l, m->cfg.d_model);
+        float *H = m->layer_in + l * n, *next = H + n;
+        TRY(mha_forward(&m->attn_cfg, &b, H, m->A, m->weights, m->cfg.T));
+        for (int i = 0; i < n; i++) /* H_l, or at the end A = H_L - X */
+            if (l + 1 < L)
+                next[i] = H[i] + m->A[i];
+            else
+                m->A[i] = H[i] + m->A[i] - m->X[i];
+    }
+    return KIT_OK;
+}
+
+/* Backward, the layers in reverse: with g = d loss / d H_l,
+ * d loss / d H_{l-1} = g + (layer l's backward of g), which is
+ * mha_backward() adding into a copy of g. d_X holds d_H already (the
+ * residual's copy), and A = H_L - X: so d_X += d loss / d H_0 - d_H. */
+static int stack_backward(struct exp_model *m)
+{
+    const int L = m->cfg.n_layers, d = m->cfg.d_model, n = m->cfg.T * d;
+    float *g = m->layer_in + L * n, *g_prev = g + n; /* (T, d) each */
+    memcpy(g, m->d_H, (size_t)n * sizeof(float));    /* d loss / d H_L */
+    for (int l = L - 1; l >= 0; l--) {
+        struct mha_weights b = layer_block(&m->used, l, d);
+        struct mha_weights db = layer_block(&m->d_used, l, d);
+        memcpy(g_prev, g, (size_t)n * sizeof(float)); /* the residual */
+        TRY(mha_backward(&m->attn_cfg, &b, m->layer_in + l * n, g, g_prev, &db,
+                         m->cfg.T));
+        memcpy(g, g_prev, (size_t)n * sizeof(float));
+    }
+    for (int i = 0; i < n; i++)
+        m->d_X[i] += g[i] - m->d_H[i];
+    return KIT_OK;
+}
+/* @end exp_stack */
+
 static const struct exp_layer *layer_of(const struct exp_config *c)
 {
     return c->layer ? c->layer : &mha_layer;
@@ -179,12 +241,13 @@ static int lay_out(float *block, const struct exp_config *c, float **E_tok,
 {
     int P = 0, d = c->d_model, RS = exp_task_relations(c->task) * c->n_symbols;
     int kv = layer_of(c)->kv_width(c); /* d_model for multi-head attention */
+    int L = layers_of(c);              /* 1 but in the depth control */
     *E_tok = take(block, &P, c->n_symbols * d);
     *E_pos = take(block, &P, c->T * d);
-    w->W_q = take(block, &P, d * d); /* the same for every n_heads */
-    w->W_k = take(block, &P, d * kv);
-    w->W_v = take(block, &P, d * kv);
-    w->W_o = take(block, &P, d * d);
+    w->W_q = take(block, &P, L * d * d); /* the same for every n_heads */
+    w->W_k = take(block, &P, L * d * kv);
+    w->W_v = take(block, &P, L * d * kv);
+    w->W_o = take(block, &P, L * d * d);
     *W_r = take(block, &P, d * RS);
     *b_r = take(block, &P, RS);
     return P;
@@ -217,6 +280,9 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     if (cfg->task == EXP_TASK_CONTENT &&
         (cfg->n_classes <= 0 || cfg->n_symbols % cfg->n_classes != 0))
         return KIT_E_SIZE;
+    if (cfg->n_layers < 0 ||
+        (cfg->n_layers > 1 && (cfg->layer != NULL || cfg->score_scale != 1.0f)))
+        return KIT_E_SIZE; /* a stack is of chapter 3's layer, as it is */
     TRY(layer_of(cfg)->check(cfg)); /* mha_check_config() by default */
     m->cfg = *cfg;
     m->attn_cfg = (struct mha_config){cfg->d_model, cfg->n_heads, 1};
@@ -233,6 +299,8 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     int d = cfg->d_model, T = cfg->T, RS = R * cfg->n_symbols;
     int kv = layer_of(cfg)->kv_width(cfg);
     int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T + 4 * d * d;
+    int L = layers_of(cfg); /* a stack keeps its layers' inputs, and two */
+    scratch += L > 1 ? (L + 2) * T * d : 0; /* rows of gradients */
     m->params = calloc((size_t)P, sizeof(float));
     m->grads = calloc((size_t)P, sizeof(float));
     m->adam_m = calloc((size_t)P, sizeof(float));
@@ -256,6 +324,7 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->W_o_used = m->W_q_used + d * d;
     m->d_W_q_used = m->W_o_used + d * d;
     m->d_W_o_used = m->d_W_q_used + d * d;
+    m->layer_in = L > 1 ? m->d_W_o_used + d * d : NULL;
 
     /* 3. starting weights, uniform in [-a, a]; they do not depend on
      *    n_heads, so the runs being compared start from the same numbers */
@@ -265,10 +334,10 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     const float qk = cfg->qk_init * s, vo = cfg->vo_init * s;
     rng_fill(&r, m->E_tok, cfg->n_symbols * d, -e, e);
     rng_fill(&r, m->E_pos, T * d, -e, e);
-    rng_fill(&r, m->attn.W_q, d * d, -qk, qk);
-    rng_fill(&r, m->attn.W_k, d * kv, -qk, qk);
-    rng_fill(&r, m->attn.W_v, d * kv, -vo, vo);
-    rng_fill(&r, m->attn.W_o, d * d, -vo, vo);
+    rng_fill(&r, m->attn.W_q, L * d * d, -qk, qk);
+    rng_fill(&r, m->attn.W_k, L * d * kv, -qk, qk);
+    rng_fill(&r, m->attn.W_v, L * d * kv, -vo, vo);
+    rng_fill(&r, m->attn.W_o, L * d * d, -vo, vo);
     rng_fill(&r, m->W_r, d * RS, -s, s); /* b_r stays 0 */
     return KIT_OK;
 }
@@ -312,6 +381,8 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
 {
     if (!m || !x)
         return KIT_E_NULL;
+    if (m->heads_off && layers_of(&m->cfg) > 1)
+        return KIT_E_SIZE; /* knocking out heads: one layer only */
     const int T = m->cfg.T, d = m->cfg.d_model, S = m->cfg.n_symbols;
     const int R = m->n_relations, RS = R * S;
     /* 1. X = E_tok[x] + E_pos */
@@ -320,8 +391,11 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
             m->X[t * d + c] = m->E_tok[x[t] * d + c] + m->E_pos[t * d + c];
     /* 2. A = MultiHead(X), causal: mha_forward() unless cfg.layer says */
     use_weights(m);
-    TRY(layer_of(&m->cfg)->forward(&m->cfg, &m->used, m->X, m->A, m->weights,
-                                   T));
+    if (layers_of(&m->cfg) > 1) /* the depth control: L layers */
+        TRY(stack_forward(m));
+    else
+        TRY(layer_of(&m->cfg)->forward(&m->cfg, &m->used, m->X, m->A,
+                                       m->weights, T));
     /* 3. H = X + A: the residual connection */
     for (int i = 0; i < T * d; i++)
         m->H[i] = m->X[i] + m->A[i];
@@ -397,8 +471,11 @@ int exp_backward(struct exp_model *m, const int *x, float scale)
         memset(m->d_W_o_used, 0, (size_t)(d * d) * sizeof(float));
         m->d_used.W_o = m->d_W_o_used;
     }
-    TRY(layer_of(&m->cfg)->backward(&m->cfg, &m->used, m->X, m->d_H, m->d_X,
-                                    &m->d_used, T));
+    if (layers_of(&m->cfg) > 1) /* the depth control: L layers */
+        TRY(stack_backward(m));
+    else
+        TRY(layer_of(&m->cfg)->backward(&m->cfg, &m->used, m->X, m->d_H, m->d_X,
+                                        &m->d_used, T));
     if (m->d_used.W_q != m->d_attn.W_q) /* W_q used = score_scale * W_q */
         for (int i = 0; i < d * d; i++)
             m->d_attn.W_q[i] += m->cfg.score_scale * m->d_W_q_used[i];

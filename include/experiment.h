@@ -41,6 +41,16 @@
  * r. The layer is chapter 3's mha_forward() unless cfg.layer says
  * otherwise (chapter 6 plugs in grouped-query attention there).
  *
+ * Depth, the control of chapter 5 (cfg.n_layers = L > 1, the default
+ * layer only): L multi-head layers, each with its own W_q, W_k, W_v, W_o
+ * and its own residual,
+ *   H_0 = X,  H_l = H_{l-1} + MultiHead_l(H_{l-1}),  l = 1 .. L,
+ * and the readout reads H_L. In the formulas above, A is then the sum of
+ * what the L layers add, H_L - X. Each of the four attention matrices
+ * holds the L layers' blocks one after the other, (L, d_model, d_model).
+ * A stack takes no score_scale other than 1 and no heads_off
+ * (KIT_E_SIZE): the ablations are of one layer's heads.
+ *
  * Two switches change the layer without changing its parameters:
  *   cfg.score_scale  W_q enters the layer multiplied by this number, so
  *                    the scores are score_scale * q.k / sqrt(d_head):
@@ -110,6 +120,8 @@ struct exp_config {
     int d_model;             /* embedding width */
     int n_heads;             /* h, must divide d_model */
     int n_kv_heads;          /* for a layer that shares K/V heads; 0 = h */
+    int n_layers;            /* L attention layers stacked, each with its
+                                own residual (below); 0 or 1: one */
     float score_scale;       /* W_q enters the layer times this; 1 = as is */
     int batch;               /* N, sequences per training step */
     int steps;               /* training steps */
@@ -140,7 +152,8 @@ struct exp_model {
     float *E_tok;            /* (S, d_model) token embeddings */
     float *E_pos;            /* (T, d_model) position embeddings */
     struct mha_weights attn; /* W_q, W_o (d_model, d_model), W_k, W_v
-                                (d_model, kv_width) */
+                                (d_model, kv_width); (L, ...) for L
+                                stacked layers */
     float *W_r;              /* (d_model, R*S) readout */
     float *b_r;              /* (R*S) readout bias */
     /* the same views into grads */
@@ -152,6 +165,9 @@ struct exp_model {
     float *d_logits;  /* (T, R*S) */
     float *d_H, *d_X; /* (T, d_model) each */
     float *weights;   /* (h, T, T) the heads' weights */
+    float *layer_in;  /* (L, T, d_model) a stack's layers' inputs, and two
+                         rows of gradients (2, T, d_model); NULL for one
+                         layer */
     /* the weights the layer saw: attn, or copies changed by score_scale
      * and heads_off; and their gradients */
     struct mha_weights used, d_used;
@@ -296,6 +312,10 @@ struct exp_result {
      * (by the sum of lost[i][.]) knocked out, prune_order[k] the k-th
      * head removed */
     double lost[EXP_MAX_HEADS][EXP_R];
+    /* the same with head i's output mean-ablated instead of zeroed:
+     * replaced, at each position t, by its mean at t over the n_abl
+     * sequences (so the readout's input keeps its average) */
+    double lost_mean[EXP_MAX_HEADS][EXP_R];
     /* content task, at the distinct positions: the accuracy per relation
      * where x[t-1] is of another class than x[t] (cue[r][1]: the class
      * tells the two tokens apart) and where it is of the same (cue[r][0]),

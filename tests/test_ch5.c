@@ -228,12 +228,13 @@ static void gradient_check(struct exp_config c, unsigned long long heads_off,
     rng_seed(&r, 5);
     exp_make_batch(&r, x, 1, c.T, c.n_symbols);
     const int d = c.d_model, RS = m.n_relations * c.n_symbols;
-    const int kv = (int)(m.attn.W_v - m.attn.W_k) / d; /* W_k's width */
+    const int L = c.n_layers > 1 ? c.n_layers : 1; /* stacked layers */
+    const int kv = (int)(m.attn.W_v - m.attn.W_k) / (L * d); /* W_k's width */
     const float *start[KINDS] = {
         m.E_tok + x[2] * d, m.E_pos,    m.attn.W_q, m.attn.W_k,
         m.attn.W_v,         m.attn.W_o, m.W_r,      m.b_r};
-    const int size[KINDS] = {d,      c.T * d, d * d,  d * kv,
-                             d * kv, d * d,   d * RS, RS};
+    const int size[KINDS] = {d,          c.T * d,   L * d * d, L * d * kv,
+                             L * d * kv, L * d * d, d * RS,    RS};
     int at[N];
     for (int k = 0; k < KINDS; k++)
         for (int j = 0; j < PER; j++) /* scattered: rows and heads differ */
@@ -312,6 +313,72 @@ KIT_TEST(exp_gradient_scaled_and_ablated,
     c.score_scale = 2.0f;
     gradient_check(c, 1ULL << 2,
                    "4 heads, d_model 8, score_scale 2, head 2 off");
+}
+
+KIT_TEST(exp_stack_gradient_matches_finite_differences,
+         "experiment: with 2 and 3 stacked layers (the depth control) the "
+         "gradient matches finite differences")
+{
+    struct exp_config c = exp_default_config(1);
+    c.T = 5;
+    c.d_model = 8;
+    c.qk_init = c.vo_init = 1.0f;
+    c.n_layers = 2;
+    gradient_check(c, 0, "1 head in 2 layers, d_model 8");
+    c = exp_default_config(2);
+    c.T = 5;
+    c.d_model = 8;
+    c.qk_init = c.vo_init = 1.0f;
+    c.n_layers = 3;
+    gradient_check(c, 0, "2 heads in 3 layers, d_model 8");
+}
+
+KIT_TEST(exp_stack_params_and_one_layer,
+         "experiment: a stack of L layers has L times the attention "
+         "parameters, and n_layers 1 is the one-layer network, bit for bit")
+{
+    struct exp_config c = exp_default_config(1);
+    c.T = 5;
+    c.d_model = 8;
+    struct exp_model one, also, four;
+    c.n_layers = 0;
+    if (!ready("exp_model_init(n_layers 0)", exp_model_init(&one, &c)))
+        return;
+    c.n_layers = 1;
+    if (!ready("exp_model_init(n_layers 1)", exp_model_init(&also, &c))) {
+        exp_model_free(&one);
+        return;
+    }
+    c.n_layers = 4;
+    if (!ready("exp_model_init(n_layers 4)", exp_model_init(&four, &c))) {
+        exp_model_free(&one);
+        exp_model_free(&also);
+        return;
+    }
+    const int d = 8;
+    int x[5] = {1, 4, 2, 9, 3};
+    double a = 0, b = 0;
+    int status = exp_forward(&one, x, &a, NULL, NULL);
+    if (status == KIT_OK)
+        status = exp_forward(&also, x, &b, NULL, NULL);
+    KIT_EXPECT_STATUS("exp_forward(one layer)", status, KIT_OK);
+    KIT_CHECK(a == b,
+              "n_layers 0 and 1 should be the same network, but "
+              "their losses are %.9g and %.9g",
+              a, b);
+    KIT_CHECK(four.n_params == one.n_params + 3 * 4 * d * d,
+              "4 layers should add 3 x 4 d_model^2 = %d parameters to the "
+              "one layer's %d, but the count is %d",
+              3 * 4 * d * d, one.n_params, four.n_params);
+    four.heads_off = 1;
+    KIT_EXPECT_STATUS("exp_forward(4 layers, a head knocked out)",
+                      exp_forward(&four, x, NULL, NULL, NULL), KIT_E_SIZE);
+    exp_model_free(&one);
+    exp_model_free(&also);
+    exp_model_free(&four);
+    c.score_scale = 2.0f;
+    KIT_EXPECT_STATUS("exp_model_init(4 layers, score_scale 2)",
+                      exp_model_init(&four, &c), KIT_E_SIZE);
 }
 
 KIT_TEST(exp_gqa_gradient_matches_finite_differences,
@@ -597,6 +664,20 @@ KIT_TEST(exp_ablation_known_heatmap,
                            res.lost[i][r], want, r))
                 return;
         }
+    /* mean-ablation: head i's output replaced by its mean touches no
+     * other relation's logits (exactly nothing lost), and leaves its own
+     * relation one guess per position (well over half of it lost) */
+    for (int i = 0; i < EXP_R; i++)
+        for (int r = 0; r < EXP_R; r++)
+            if (!KIT_CHECK(i == r ? res.lost_mean[i][r] > 0.5
+                                  : res.lost_mean[i][r] == 0.0,
+                           "mean-ablating head %d costs relation '%s' %.4f "
+                           "of its accuracy; expected %s (head %d alone "
+                           "carries that relation)",
+                           i, exp_relation_name(EXP_TASK_POSITION, r),
+                           res.lost_mean[i][r],
+                           i == r ? "more than 0.5" : "exactly 0", r))
+                return;
     /* pruning: the least important head first, the one whose relation
      * loses least, that is whose target is most often symbol 0 */
     int order[EXP_R] = {0, 1, 2, 3}, off[EXP_R] = {0};
@@ -670,6 +751,8 @@ static const struct kit_test *const ch5_tests[] = {
     &exp_gradient_matches_finite_differences,
     &exp_gradient_scaled_and_ablated,
     &exp_backward_twice_agrees,
+    &exp_stack_gradient_matches_finite_differences,
+    &exp_stack_params_and_one_layer,
     &exp_gqa_gradient_matches_finite_differences,
     &exp_gqa_equals_mha,
     &exp_content_targets,

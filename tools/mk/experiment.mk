@@ -12,8 +12,10 @@
 # tools/runs/experiment/ is built against the reference solutions with its own
 # flags (EXP_CFLAGS: -O3, and sums the compiler may reorder, which makes
 # the training about twice as fast as -O2), trains 1, 2, 4, 8 and 16
-# heads, a 1-head control with the 4-head score scale and the content
-# task, one worker process per core, and prints the mean +- sd tables.
+# heads, a 1-head control with the 4-head score scale, the content
+# task, and the protocol's controls (the grid, 4x longer training, 1 head
+# in 2 and 4 stacked layers), one worker process per core, and prints
+# the mean +- sd tables.
 # The run is a file target: it happens again only when the program, the
 # library or the arguments changed. The figures of chapter 5 read what it
 # writes into $(B)/plots/data/, so the plots' data stamp depends on it.

@@ -8,7 +8,11 @@
  *   - on the position task, with each head count of --heads, all with the
  *     same parameters, and a control: 1 head whose scores are scaled as
  *     4 heads' are (1/sqrt(d_model/4) instead of 1/sqrt(d_model));
- *   - on the content task, with 1 and 2 heads.
+ *   - on the content task, with 1 and 2 heads;
+ *   - the protocol's controls: the grid each head count chooses its
+ *     learning rate and vo_init from, 1 and 2 heads trained 4x longer,
+ *     and depth: 1 head in 2 and in 4 stacked layers (experiment.h's
+ *     n_layers), each with the same grid, scored on the same sequences.
  * Every network is trained by one worker process from its own seed, so
  * the numbers do not depend on W. Then it writes:
  *   RESULTS_DIR/results.csv   one row per network of the position task
@@ -17,10 +21,12 @@
  * and, when DATA_DIR is given, the book's data (computed from the two
  * CSV files as written, and from the measurements of experiment.h):
  *   ch5_results.md, ch5_content.md   mean +- sd tables
+ *   ch5_grid.md, ch5_depth.md        the grid, the depth control
  *   ch5.values                       key=value numbers for the prose
  *   ch5_accuracy.dat                 the error-bar figure's data
  *   ch5_loss.dat                     mean loss curves
- *   ch5_ablation_hH.dat              head x relation accuracy lost
+ *   ch5_ablation_hH.dat              head x relation accuracy lost,
+ *   ch5_ablation_mean_hH.dat         zeroed and mean-ablated
  *   ch5_prune.dat                    the pruning curves
  *   ch5_heads_hH_iI.dat, ch5_heads.gpi           trained heads' maps
  *   ch5_content_hH_iI.dat, ch5_content.gpi       the content task's maps
@@ -79,15 +85,17 @@ struct summary {
 #define VAL_SEED    54321ULL /* added to the config's seed */
 #define LONG_FACTOR 4
 #define LONG_SEEDS  1
+#define N_DEPTH     2 /* the depth control: 1 head in ... */
+static const int depth_layers[N_DEPTH] = {2, 4}; /* ... this many layers */
 
 /* 0.01 was in the grid too, and the poorest for every head count; it was
  * dropped to keep the run within its time (see the chapter) */
 static const float grid_lr[N_LR] = {2e-2f, 4e-2f};
 static const float grid_vo[N_VO] = {1.0f, 8.0f};
 
-/* one row per position-task head count */
+/* one row per position-task head count, then one per depth */
 struct choice {
-    int heads;
+    int heads, layers;
     double val_acc[N_GRID], val_loss[N_GRID]; /* grid g = lr * N_VO + vo */
     int chosen;
 };
@@ -140,8 +148,11 @@ static void scored_name(int k, char *buf, size_t n, void *ctx)
 {
     const struct scored *sc = ctx;
     const struct exp_config *c = &sc->cfg[k];
-    snprintf(buf, n, "%d head%s, lr %g, vo_init %g, %d steps, seed %llu",
-             c->n_heads, c->n_heads > 1 ? "s" : "", (double)c->lr,
+    char layers[32] = "";
+    if (c->n_layers > 1)
+        snprintf(layers, sizeof layers, " in %d layers", c->n_layers);
+    snprintf(buf, n, "%d head%s%s, lr %g, vo_init %g, %d steps, seed %llu",
+             c->n_heads, c->n_heads > 1 ? "s" : "", layers, (double)c->lr,
              (double)c->vo_init, c->steps, c->seed);
 }
 
@@ -170,11 +181,40 @@ struct longrun {
     double acc_short, acc_long, loss_short, loss_long;
 };
 
+/* the depth control, one row per network the table compares: 1 head
+ * and 4 heads in one layer (the test run's), 1 head in 2 and 4 layers */
+struct depth {
+    int heads, layers, params;
+    struct run_stats acc[EXP_R + 1]; /* the R relations, the mean */
+    double lo, hi;                   /* the worst and best seed's mean */
+    int solved;                      /* seeds at 99.5 % or more */
+    double lr;                       /* the learning rate it trained with */
+};
+
 /* what main() found, for the tables and the book's data */
 static const struct choice *g_choice;
 static int g_n_choice;
 static const struct longrun *g_long;
 static int g_n_long;
+static const struct depth *g_depth;
+static int g_n_depth;
+
+/* "1 head", "1 head, 4 layers" */
+static const char *name_of(int heads, int layers, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d head%s", heads, heads > 1 ? "s" : "");
+    if (layers > 1)
+        snprintf(buf + strlen(buf), n - strlen(buf), ", %d layers", layers);
+    return buf;
+}
+
+/* The depth control's costs: the KV cache a layer keeps per token at
+ * inference is a key and a value of d_model floats each, whatever the
+ * head count; the layers run one after the other. */
+static int kv_floats(int layers, int d_model)
+{
+    return 2 * d_model * layers;
+}
 
 /* ---------------------------------------------------------------------
  * The CSV files: written through a temporary file and a rename, so a
@@ -351,7 +391,7 @@ static void print_protocol(FILE *f)
 {
     fprintf(f,
             "The grid: mean accuracy on the validation sequences, seed "
-            "%llu, * the chosen setting:\n%-10s",
+            "%llu, * the chosen setting:\n%-16s",
             GRID_SEED, "network");
     for (int g = 0; g < N_GRID; g++) {
         char cell[32];
@@ -363,9 +403,7 @@ static void print_protocol(FILE *f)
     for (int i = 0; i < g_n_choice; i++) {
         const struct choice *c = &g_choice[i];
         char name[32];
-        snprintf(name, sizeof name, "%d head%s", c->heads,
-                 c->heads > 1 ? "s" : "");
-        fprintf(f, "%-10s", name);
+        fprintf(f, "%-16s", name_of(c->heads, c->layers, name, sizeof name));
         for (int g = 0; g < N_GRID; g++)
             fprintf(f, "         %5.1f%%%c", 100 * c->val_acc[g],
                     g == c->chosen ? '*' : ' ');
@@ -383,10 +421,29 @@ static void print_protocol(FILE *f)
                 g_long[k].heads, g_long[k].heads > 1 ? "s" : " ",
                 100 * g_long[k].acc_short, 1, 100 * g_long[k].acc_long,
                 LONG_FACTOR, g_long[k].loss_short, g_long[k].loss_long);
+    if (g_n_depth)
+        fprintf(f,
+                "\nDepth as a control (test sequences, mean +- sd over "
+                "the seeds; KV cache: floats per token):\n%-16s %6s %6s "
+                "%6s %8s %8s %8s %8s %15s\n",
+                "network", "layers", "params", "KV", "previous", "two back",
+                "first", "second", "mean");
+    for (int k = 0; k < g_n_depth; k++) {
+        const struct depth *q = &g_depth[k];
+        char name[32];
+        fprintf(f, "%-16s %6d %6d %6d",
+                name_of(q->heads, q->layers, name, sizeof name), q->layers,
+                q->params, kv_floats(q->layers, 32));
+        for (int r = 0; r < EXP_R; r++)
+            fprintf(f, " %7.1f%%", 100 * q->acc[r].mean);
+        fprintf(f, " %6.1f +- %4.1f%%\n", 100 * q->acc[EXP_R].mean,
+                100 * q->acc[EXP_R].sd);
+    }
 }
 
 /* The book's grid table and the protocol's values. */
-static void write_protocol(const char *dir, FILE *v, int steps, int n)
+static void write_protocol(const char *dir, FILE *v, int steps, int n,
+                           int seeds)
 {
     FILE *f = data_open(PROG, dir, "ch5_grid.md");
     fprintf(f, "| network |");
@@ -399,14 +456,17 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n)
     fprintf(f, "\n");
     for (int i = 0; i < g_n_choice; i++) {
         const struct choice *c = &g_choice[i];
-        fprintf(f, "| %d head%s |", c->heads, c->heads > 1 ? "s" : "");
+        char name[32], tag[32] = "";
+        if (c->layers > 1)
+            snprintf(tag, sizeof tag, "_%dlayer", c->layers);
+        fprintf(f, "| %s |", name_of(c->heads, c->layers, name, sizeof name));
         for (int g = 0; g < N_GRID; g++)
             fprintf(f, g == c->chosen ? " **%.1f** |" : " %.1f |",
                     100 * c->val_acc[g]);
         fprintf(f, " $\\eta$ %g, %g |\n", (double)grid_lr[c->chosen / N_VO],
                 (double)grid_vo[c->chosen % N_VO]);
-        fprintf(v, "ch5.chosen_lr_%dhead=%g\nch5.chosen_vo_%dhead=%g\n",
-                c->heads, (double)grid_lr[c->chosen / N_VO], c->heads,
+        fprintf(v, "ch5.chosen_lr_%dhead%s=%g\nch5.chosen_vo_%dhead%s=%g\n",
+                c->heads, tag, (double)grid_lr[c->chosen / N_VO], c->heads, tag,
                 (double)grid_vo[c->chosen % N_VO]);
     }
     data_close(PROG, f);
@@ -418,7 +478,7 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n)
     fprintf(v, "ch5.grid_seed=%llu\nch5.grid_networks=%d\n", GRID_SEED,
             g_n_choice * N_GRID);
     fprintf(v, "ch5.networks_total=%d\n",
-            n + g_n_choice * N_GRID + g_n_long * LONG_SEEDS);
+            n + g_n_choice * N_GRID + g_n_long * LONG_SEEDS + N_DEPTH * seeds);
     fprintf(v, "ch5.long_factor=%d\nch5.long_steps=%d\nch5.long_seed=%llu\n",
             LONG_FACTOR, LONG_FACTOR * steps, RUN_FIRST_SEED);
     for (int k = 0; k < g_n_long; k++)
@@ -433,6 +493,96 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n)
         fprintf(v, "ch5.long_gap_short=%.1f\nch5.long_gap_long=%.1f\n",
                 100 * (g_long[1].acc_short - g_long[0].acc_short),
                 100 * (g_long[1].acc_long - g_long[0].acc_long));
+}
+
+/* What a stack q gives against one head and four heads in one layer,
+ * as a phrase the prose can take whichever way the numbers fall: the gap
+ * to four heads closed (every seed within a point of them), narrowed in
+ * every seed (its worst seed above one head's best), narrowed on average
+ * only (its mean above one head's by more than one head's spread, at
+ * least 1 point), or not narrowed. */
+static const char *depth_verdict(const struct depth *one, const struct depth *q,
+                                 const struct depth *four)
+{
+    const double spread = fmax(one->acc[EXP_R].sd, 0.01);
+    const double gain = q->acc[EXP_R].mean - one->acc[EXP_R].mean;
+    if (q->lo >= four->acc[EXP_R].mean - 0.01)
+        return "close the gap to four heads in one layer";
+    if (q->lo > one->hi)
+        return "narrow the gap to four heads in one layer in every seed, but "
+               "do not close it";
+    if (gain > spread)
+        return "narrow the gap to four heads in one layer on average, but not "
+               "in every seed, and do not close it";
+    if (gain < -spread)
+        return "do worse than one head in one layer";
+    return "do no better than one head in one layer";
+}
+
+/* The book's depth table and its values: rows in g_depth's order, 1 head
+ * and 4 heads in one layer first. */
+static void write_depth(const char *dir, FILE *v)
+{
+    if (g_n_depth < 3)
+        return;
+    FILE *f = data_open(PROG, dir, "ch5_depth.md");
+    fprintf(f, "| network | layers | params | KV floats "
+               "| previous | two back | first | second | mean |\n"
+               "|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    const struct depth *one = NULL, *four = NULL;
+    for (int k = 0; k < g_n_depth; k++) {
+        const struct depth *q = &g_depth[k];
+        if (q->layers == 1 && q->heads == 1)
+            one = q;
+        if (q->layers == 1 && q->heads == 4)
+            four = q;
+    }
+    for (int k = 0; k < g_n_depth; k++) {
+        const struct depth *q = &g_depth[k];
+        char name[32], tag[32];
+        snprintf(tag, sizeof tag, "%dhead_%dlayer", q->heads, q->layers);
+        fprintf(f, "| %s | %d | %d | %d |",
+                name_of(q->heads, q->layers, name, sizeof name), q->layers,
+                q->params, kv_floats(q->layers, 32));
+        for (int r = 0; r < EXP_R; r++) /* the means; the sd is the mean's */
+            fprintf(f, " %.1f |", 100 * q->acc[r].mean);
+        fprintf(f, " **%.1f ± %.1f** |\n", 100 * q->acc[EXP_R].mean,
+                100 * q->acc[EXP_R].sd);
+        fprintf(v,
+                "ch5.depth_pct_%s=%.1f\nch5.depth_sd_%s=%.1f\n"
+                "ch5.depth_params_%s=%d\nch5.depth_kv_%s=%d\n",
+                tag, 100 * q->acc[EXP_R].mean, tag, 100 * q->acc[EXP_R].sd, tag,
+                q->params, tag, kv_floats(q->layers, 32));
+        for (int r = 0; r < EXP_R; r++)
+            fprintf(v, "ch5.depth_pct_%s_%s=%.1f\n", tag, csv_key[0][r],
+                    100 * q->acc[r].mean);
+        fprintf(v,
+                "ch5.depth_lo_%s=%.1f\nch5.depth_hi_%s=%.1f\n"
+                "ch5.depth_solved_%s=%d\n",
+                tag, 100 * q->lo, tag, 100 * q->hi, tag, q->solved);
+        if (q->layers > 1 && one && four)
+            fprintf(v, "ch5.depth_verdict_%dlayer=%s\n", q->layers,
+                    depth_verdict(one, q, four));
+    }
+    data_close(PROG, f);
+    /* where the stacks' chosen learning rate sits in the grid */
+    int low = 0, high = 0, stacks = 0;
+    for (int k = 0; k < g_n_depth; k++)
+        if (g_depth[k].layers > 1) {
+            stacks++;
+            low += g_depth[k].lr == (double)grid_lr[0];
+            high += g_depth[k].lr == (double)grid_lr[N_LR - 1];
+        }
+    fprintf(v, "ch5.depth_lr_note=%s\n",
+            low == stacks
+                ? "Both stacks chose the grid's smaller learning rate, where "
+                  "a smaller one still, which the grid does not try, might "
+                  "suit them better"
+            : high == stacks
+                ? "Both stacks chose the grid's larger learning rate, where a "
+                  "larger one still, which the grid does not try, might suit "
+                  "them better"
+                : "The stacks chose different learning rates from the grid");
 }
 
 /* ---------------------------------------------------------------------
@@ -586,6 +736,88 @@ static double get_prune_keep(const struct exp_result *r, int k)
 {
     return r->prune[r->n_heads - k];
 }
+/* the ablation, zeroed (lost) or mean-ablated (lost_mean), per relation
+ * j: what the head that matters most costs (its owner), and the most any
+ * other head costs */
+static int owner_of(const double lost[][EXP_R], int h, int j)
+{
+    int o = 0;
+    for (int i = 1; i < h; i++)
+        if (lost[i][j] > lost[o][j])
+            o = i;
+    return o;
+}
+static double other_max(const double lost[][EXP_R], int h, int j)
+{
+    int o = owner_of(lost, h, j);
+    double m = -1;
+    for (int i = 0; i < h; i++)
+        if (i != o)
+            m = fmax(m, lost[i][j]);
+    return m;
+}
+static double get_owner_mean(const struct exp_result *r, int j)
+{
+    return r->lost_mean[owner_of(r->lost_mean, r->n_heads, j)][j];
+}
+static double get_other_zero(const struct exp_result *r, int j)
+{
+    return other_max(r->lost, r->n_heads, j);
+}
+static double get_other_mean(const struct exp_result *r, int j)
+{
+    return other_max(r->lost_mean, r->n_heads, j);
+}
+/* 1 when the R relations have R different owners under mean-ablation */
+static double get_distinct_mean(const struct exp_result *r, int j)
+{
+    (void)j;
+    for (int q = 0; q < r->n_relations; q++)
+        for (int p = 0; p < q; p++)
+            if (owner_of(r->lost_mean, r->n_heads, p) ==
+                owner_of(r->lost_mean, r->n_heads, q))
+                return 0;
+    return 1;
+}
+
+/* The two ablations side by side, for stdout and table.txt: per head
+ * count of the position task, over the seeds, what the owner of each
+ * relation costs it zeroed and mean-ablated, and the most any other
+ * head costs any relation in any seed. */
+static void print_ablation(FILE *f, const struct exp_result *res, int n,
+                           const struct config *cf, int n_cf)
+{
+    fprintf(f, "\nAblation, zeroed / mean-ablated (points lost, mean over the "
+               "seeds; owner: the head that costs the relation most):\n");
+    fprintf(f, "%-10s", "network");
+    for (int r = 0; r < EXP_R; r++)
+        fprintf(f, " %13s", exp_relation_name(EXP_TASK_POSITION, r));
+    fprintf(f, " %15s\n", "any other head");
+    for (int k = 0; k < n_cf; k++) {
+        const struct config *c = &cf[k];
+        if (c->task != EXP_TASK_POSITION || c->heads < 2 ||
+            c->score_scale != 1.0f)
+            continue;
+        fprintf(f, "%-10s", c->label);
+        for (int j = 0; j < EXP_R; j++) {
+            struct run_stats z = over_seeds(res, n, c->task, c->heads, 1.0f,
+                                            exp_owner_loss, j),
+                             m = over_seeds(res, n, c->task, c->heads, 1.0f,
+                                            get_owner_mean, j);
+            fprintf(f, "   %5.1f/%5.1f", 100 * z.mean, 100 * m.mean);
+        }
+        double oz = -1, om = -1;
+        for (int q = 0; q < n; q++)
+            if (res[q].task == c->task && res[q].n_heads == c->heads &&
+                res[q].score_scale == 1.0f)
+                for (int j = 0; j < EXP_R; j++) {
+                    oz = fmax(oz, get_other_zero(&res[q], j));
+                    om = fmax(om, get_other_mean(&res[q], j));
+                }
+        fprintf(f, "     %5.1f/%5.1f\n", 100 * oz, 100 * om);
+    }
+}
+
 static double get_loss_drop(const struct exp_result *r, int j)
 {
     (void)j; /* the last tenth's mean loss over the tenth before it */
@@ -633,7 +865,8 @@ static void write_data(const struct run *run, const char *dir,
             d * RS + RS);
     fprintf(v, "ch5.scale_1head=1/sqrt(%d)\nch5.scale_4head=1/sqrt(%d)\n", d,
             d / 4);
-    write_protocol(dir, v, c0->steps, n);
+    write_protocol(dir, v, c0->steps, n, seeds);
+    write_depth(dir, v);
 
     for (int k = 0; k < n_cf; k++) {
         const struct config *c = &cf[k];
@@ -684,6 +917,9 @@ static void write_data(const struct run *run, const char *dir,
                 st = over_seeds(res, n, c->task, h, sc_, exp_owner_loss, j);
                 fprintf(v, "ch5.owner_loss_%s_%s=%.1f\n", tag, key[c->task][j],
                         100 * st.mean);
+                st = over_seeds(res, n, c->task, h, sc_, get_owner_mean, j);
+                fprintf(v, "ch5.owner_loss_mean_%s_%s=%.1f\n", tag,
+                        key[c->task][j], 100 * st.mean);
             }
         }
         st = over_seeds(res, n, c->task, h, sc_, get_late_mean, 0);
@@ -698,6 +934,38 @@ static void write_data(const struct run *run, const char *dir,
         if (h > 1) {
             st = over_seeds(res, n, c->task, h, sc_, exp_owners_distinct, 0);
             fprintf(v, "ch5.owners_distinct_%s=%.0f\n", tag, st.mean * seeds);
+            st = over_seeds(res, n, c->task, h, sc_, get_distinct_mean, 0);
+            fprintf(v, "ch5.owners_distinct_mean_%s=%.0f\n", tag,
+                    st.mean * seeds);
+            /* the most a head other than a relation's owner costs it, over
+             * the relations and the seeds (the mean over seeds of the
+             * largest over relations would hide a seed's exception) */
+            double oz = -1, om = -1;
+            for (int q = 0; q < n; q++)
+                if (res[q].task == c->task && res[q].n_heads == h &&
+                    res[q].score_scale == sc_)
+                    for (int j = 0; j < R; j++) {
+                        oz = fmax(oz, get_other_zero(&res[q], j));
+                        om = fmax(om, get_other_mean(&res[q], j));
+                    }
+            fprintf(
+                v,
+                "ch5.other_loss_max_%s=%.1f\nch5.other_loss_max_mean_%s=%.1f\n",
+                tag, 100 * oz, tag, 100 * om);
+            /* how far the two ablations ever part, any head, relation
+             * and seed */
+            double gap = 0;
+            for (int q = 0; q < n; q++)
+                if (res[q].task == c->task && res[q].n_heads == h &&
+                    res[q].score_scale == sc_)
+                    for (int i = 0; i < h; i++)
+                        for (int j = 0; j < R; j++)
+                            gap = fmax(gap, fabs(res[q].lost[i][j] -
+                                                 res[q].lost_mean[i][j]));
+            fprintf(v, "ch5.abl_gap_max_%s=%.1f\n", tag, 100 * gap);
+            fprintf(v, "ch5.abl_both_%s=%s\n", tag,
+                    om >= 0.1 ? "some relations depend on more than one head"
+                              : "each relation depends on one head");
             for (int keep = 1; keep <= h; keep++) {
                 st = over_seeds(res, n, c->task, h, sc_, get_prune_keep, keep);
                 if (keep == 1 || keep == R || keep == h / 2)
@@ -726,7 +994,6 @@ static void write_data(const struct run *run, const char *dir,
                     key[task][j], 100 * q->mean[j], tag, key[task][j],
                     100 * q->sd[j]);
     }
-    data_close(PROG, v);
 
     /* the loss curves: the mean over seeds, one column per configuration
      * of the position task */
@@ -768,21 +1035,89 @@ static void write_data(const struct run *run, const char *dir,
         char name[64];
         snprintf(name, sizeof name, "ch5_ablation_%s%d.dat",
                  c->task == EXP_TASK_CONTENT ? "content_h" : "h", c->heads);
-        f = data_open(PROG, dir, name);
         static const char *const tic[2][EXP_R] = {{"t-1", "t-2", "x0", "x1"},
                                                   {"t-1", "class", "", ""}};
-        fprintf(f, "head\\relation");
-        for (int j = 0; j < r->n_relations; j++)
-            fprintf(f, " %s", tic[c->task][j]);
-        fprintf(f, "\n");
-        for (int i = 0; i < r->n_heads; i++) {
-            fprintf(f, "%d", i);
+        for (int mean = 0; mean < 2; mean++) {
+            if (mean) /* ch5_ablation_mean_h4.dat */
+                snprintf(name, sizeof name, "ch5_ablation_mean_%s%d.dat",
+                         c->task == EXP_TASK_CONTENT ? "content_h" : "h",
+                         c->heads);
+            f = data_open(PROG, dir, name);
+            fprintf(f, "head\\relation");
             for (int j = 0; j < r->n_relations; j++)
-                fprintf(f, " %.2f", 100 * r->lost[i][j]);
+                fprintf(f, " %s", tic[c->task][j]);
             fprintf(f, "\n");
+            for (int i = 0; i < r->n_heads; i++) {
+                fprintf(f, "%d", i);
+                for (int j = 0; j < r->n_relations; j++)
+                    fprintf(f, " %.2f",
+                            100 * (mean ? r->lost_mean[i][j] : r->lost[i][j]));
+                fprintf(f, "\n");
+            }
+            data_close(PROG, f);
         }
-        data_close(PROG, f);
+        /* the first seed's two-head network, relation by relation: the
+         * head that gives the relation's token the least weight, and what
+         * zeroing it and mean-ablating it cost */
+        if (c->task == EXP_TASK_POSITION && c->heads == 4) {
+            /* is the first seed's four-head heatmap a permutation, zeroed
+             * and mean-ablated: each relation one head that costs it at
+             * least half its accuracy, every other cell under 10 points,
+             * four different heads */
+            int perm = exp_owners_distinct(r, 0) > 0.5 &&
+                       get_distinct_mean(r, 0) > 0.5;
+            for (int j = 0; j < EXP_R; j++)
+                perm = perm && exp_owner_loss(r, j) >= 0.5 &&
+                       get_owner_mean(r, j) >= 0.5 &&
+                       get_other_zero(r, j) < 0.1 && get_other_mean(r, j) < 0.1;
+            fprintf(v, "ch5.abl4_shape=%s\n",
+                    perm ? "are permutations under both ablations: each "
+                           "relation has one head whose removal costs it "
+                           "most of its accuracy, and the other cells are "
+                           "small"
+                         : "are not clean permutations: some relation loses "
+                           "to more than one head, or to none by much");
+        }
+        if (c->task == EXP_TASK_POSITION && c->heads == 2) {
+            /* the previous token's case, the issue's: the other head's
+             * weights on the previous token and the one two back, and
+             * whether mean-ablation removes the weak head's cost */
+            int weak = r->role[0][EXP_PREV] <= r->role[1][EXP_PREV] ? 0 : 1;
+            double zero = r->lost[weak][EXP_PREV],
+                   mean = r->lost_mean[weak][EXP_PREV];
+            fprintf(v,
+                    "ch5.abl2_strong_head=%d\nch5.abl2_strong_previous=%.2f\n"
+                    "ch5.abl2_strong_two_back=%.2f\nch5.abl2_weak_two_back="
+                    "%.2f\n",
+                    1 - weak, r->role[1 - weak][EXP_PREV],
+                    r->role[1 - weak][EXP_BACK2], r->role[weak][EXP_BACK2]);
+            fprintf(v, "ch5.abl2_verdict=%s\n",
+                    zero < 0.05 ? "Neither ablation finds much there"
+                    : mean < zero / 2
+                        ? "Mean-ablation removes most of that cost: it was "
+                          "mostly the shift of the readout's input that "
+                          "zeroing causes, not the head's part in the "
+                          "relation"
+                        : "Mean-ablation leaves most of that cost in place: "
+                          "it is not an artefact of zeroing, and the "
+                          "readout needs that head's output to name the "
+                          "previous token, although the head hardly looks "
+                          "at it");
+        }
+        if (c->task == EXP_TASK_POSITION && c->heads == 2)
+            for (int j = 0; j < EXP_R; j++) {
+                int weak = r->role[0][j] <= r->role[1][j] ? 0 : 1;
+                fprintf(v,
+                        "ch5.abl2_%s_weak_head=%d\nch5.abl2_%s_weak_weight="
+                        "%.2f\nch5.abl2_%s_weak_zero=%.0f\nch5.abl2_%s_weak_"
+                        "mean=%.0f\n",
+                        key[0][j], weak, key[0][j], r->role[weak][j], key[0][j],
+                        100 * r->lost[weak][j], key[0][j],
+                        100 * r->lost_mean[weak][j]);
+            }
     }
+
+    data_close(PROG, v); /* the last values: the two-head ablation's */
 
     /* pruning curves: mean accuracy (mean, sd over seeds) with k heads
      * kept, the least important removed first; one block per head count
@@ -930,12 +1265,16 @@ int main(int argc, char **argv)
                exp_eval_set_init(&val, c0.T, c0.n_symbols, RUN_N_EVAL,
                                  RUN_N_PROBE, RUN_N_ABL, c0.seed + VAL_SEED),
                "drawing the validation sequences");
-    const int n_grid = n_heads * N_GRID;
+    /* the grid's rows: each head count in one layer, then 1 head in
+     * each of depth_layers, the same cells for all */
+    const int n_rows = n_heads + N_DEPTH, n_grid = n_rows * N_GRID;
     struct exp_config *gcfg = run_calloc(&run, n_grid, sizeof *gcfg);
     struct exp_score *gres = run_calloc(&run, n_grid, sizeof *gres);
     for (int j = 0; j < n_grid; j++) {
-        const int g = j % N_GRID;
-        gcfg[j] = exp_default_config(heads[j / N_GRID]);
+        const int g = j % N_GRID, row = j / N_GRID;
+        gcfg[j] = exp_default_config(row < n_heads ? heads[row] : 1);
+        if (row >= n_heads)
+            gcfg[j].n_layers = depth_layers[row - n_heads];
         gcfg[j].lr = grid_lr[g / N_VO];
         gcfg[j].vo_init = grid_vo[g % N_VO];
         gcfg[j].seed = GRID_SEED;
@@ -947,9 +1286,10 @@ int main(int argc, char **argv)
     run.seeds = 1;
     run_scored(&run, n_grid, gcfg, val.eval, val.n_eval, gres);
     run.seeds = seeds;
-    static struct choice ch[MAX_CONFIG];
-    for (int i = 0; i < n_heads; i++) {
-        ch[i].heads = heads[i];
+    static struct choice ch[MAX_CONFIG + N_DEPTH];
+    for (int i = 0; i < n_rows; i++) {
+        ch[i].heads = gcfg[i * N_GRID].n_heads;
+        ch[i].layers = gcfg[i * N_GRID].n_layers;
         for (int g = 0; g < N_GRID; g++) {
             ch[i].val_acc[g] = gres[i * N_GRID + g].mean_accuracy;
             ch[i].val_loss[g] = gres[i * N_GRID + g].loss;
@@ -1003,20 +1343,85 @@ int main(int argc, char **argv)
         }
         lr_[n_long++].heads = h;
     }
-    if (n_long) {
-        struct exp_score *lres =
-            run_calloc(&run, n_long * LONG_SEEDS, sizeof *lres);
-        fprintf(stderr, "  training %dx longer:\n", LONG_FACTOR);
-        run.seeds = LONG_SEEDS;
-        run_scored(&run, n_long, lcfg, e.eval, e.n_eval, lres);
-        run.seeds = seeds;
-        for (int k = 0; k < n_long * LONG_SEEDS; k++) {
-            lr_[k / LONG_SEEDS].acc_long += lres[k].mean_accuracy / LONG_SEEDS;
-            lr_[k / LONG_SEEDS].loss_long += lres[k].loss / LONG_SEEDS;
-        }
-        free(lres);
+    /* ... and the depth control: 1 head in each of depth_layers, its
+     * chosen setting, the test seeds; all of these in one batch of jobs
+     * (the longest first), on the test sequences */
+    const int n_x = n_long * LONG_SEEDS + N_DEPTH * seeds;
+    struct exp_config *xcfg = run_calloc(&run, n_x, sizeof *xcfg);
+    struct exp_score *xres = run_calloc(&run, n_x, sizeof *xres);
+    memcpy(xcfg, lcfg, (size_t)(n_long * LONG_SEEDS) * sizeof *xcfg);
+    for (int k = 0; k < N_DEPTH * seeds; k++) {
+        const struct choice *c = &ch[n_heads + N_DEPTH - 1 - k / seeds];
+        struct exp_config *x = &xcfg[n_long * LONG_SEEDS + k];
+        *x = exp_default_config(1);
+        x->n_layers = c->layers;
+        x->lr = grid_lr[c->chosen / N_VO];
+        x->vo_init = grid_vo[c->chosen % N_VO];
+        x->seed = RUN_FIRST_SEED + (unsigned long long)(k % seeds);
     }
-    g_choice = ch, g_n_choice = n_heads, g_long = lr_, g_n_long = n_long;
+    fprintf(stderr, "  trained %dx longer, and 1 head in %d and %d layers:\n",
+            LONG_FACTOR, depth_layers[0], depth_layers[1]);
+    run.seeds = 1;
+    run_scored(&run, n_x, xcfg, e.eval, e.n_eval, xres);
+    run.seeds = seeds;
+    for (int k = 0; k < n_long * LONG_SEEDS; k++) {
+        lr_[k / LONG_SEEDS].acc_long += xres[k].mean_accuracy / LONG_SEEDS;
+        lr_[k / LONG_SEEDS].loss_long += xres[k].loss / LONG_SEEDS;
+    }
+    /* the depth table: 1 head and 4 heads in one layer (the test run's
+     * networks), then 1 head in each of depth_layers */
+    static struct depth dp[2 + N_DEPTH];
+    int n_depth = 0;
+    static const int one_layer[2] = {1, 4};
+    for (int q = 0; q < 2 + N_DEPTH; q++) {
+        struct depth *t = &dp[n_depth];
+        struct run_sum sum[EXP_R + 1];
+        memset(sum, 0, sizeof sum);
+        struct exp_config pc = exp_default_config(q < 2 ? one_layer[q] : 1);
+        pc.n_layers = q < 2 ? 1 : depth_layers[q - 2];
+        t->heads = pc.n_heads, t->layers = pc.n_layers;
+        int found = 0;
+        for (int j = 0; j < n; j++) { /* one layer: the test run's */
+            if (q >= 2 || cfg[j].task != EXP_TASK_POSITION ||
+                cfg[j].n_heads != t->heads || cfg[j].score_scale != 1.0f)
+                continue;
+            for (int r = 0; r < EXP_R; r++)
+                run_sum_add(&sum[r], res[j].score.accuracy[r]);
+            run_sum_add(&sum[EXP_R], res[j].score.mean_accuracy);
+            t->params = res[j].n_params, t->lr = cfg[j].lr;
+            double a = res[j].score.mean_accuracy;
+            t->lo = found ? fmin(t->lo, a) : a;
+            t->hi = found ? fmax(t->hi, a) : a;
+            t->solved += a >= 0.995;
+            found = 1;
+        }
+        for (int k = n_long * LONG_SEEDS; k < n_x && q >= 2; k++) {
+            if (xcfg[k].n_layers != t->layers)
+                continue;
+            for (int r = 0; r < EXP_R; r++)
+                run_sum_add(&sum[r], xres[k].accuracy[r]);
+            run_sum_add(&sum[EXP_R], xres[k].mean_accuracy);
+            t->lr = xcfg[k].lr;
+            double a = xres[k].mean_accuracy;
+            t->lo = found ? fmin(t->lo, a) : a;
+            t->hi = found ? fmax(t->hi, a) : a;
+            t->solved += a >= 0.995;
+            found = 1;
+        }
+        if (q >= 2) { /* the count, from the model itself */
+            struct exp_model pm;
+            data_check(PROG, exp_model_init(&pm, &pc), "counting parameters");
+            t->params = pm.n_params;
+            exp_model_free(&pm);
+        }
+        for (int r = 0; r <= EXP_R; r++)
+            t->acc[r] = run_sum_stats(&sum[r]);
+        n_depth += found;
+    }
+    free(xcfg);
+    free(xres);
+    g_choice = ch, g_n_choice = n_rows, g_long = lr_, g_n_long = n_long;
+    g_depth = dp, g_n_depth = n_depth;
     write_csv(&run, results_dir, "results.csv", impl, EXP_TASK_POSITION, res,
               n);
     write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
@@ -1047,6 +1452,7 @@ int main(int argc, char **argv)
                     EXP_TASK_CONTENT, sc, n_con);
         fprintf(out, "\n");
         print_protocol(out);
+        print_ablation(out, res, n, cf, n_cf);
     }
     int flagged = 0;
     if (reference) {
