@@ -668,8 +668,11 @@ KIT_TEST(attention_golden, "attention: four shapes against PyTorch, "
     unsigned long long seed = kit_hidden_seed();
     rng_seed(&r, seed);
     for (int c = 0; c < KIT_HIDDEN_CASES && !kit_current_failed(); c++) {
-        int T = 1 + rng_int(&r, 9), d_k = 1 + rng_int(&r, 16),
-            d_v = 1 + rng_int(&r, 8);
+        /* Every size at least 2: a case with one
+         * position or d_k = 1 cannot tell a missing scale from a right
+         * one, and a hidden case must catch what a published one does. */
+        int T = 2 + rng_int(&r, 8), d_k = 2 + rng_int(&r, 15),
+            d_v = 2 + rng_int(&r, 7);
         size_t nq = (size_t)T * d_k, nv = (size_t)T * d_v;
         float *Q = kit_alloc(nq * sizeof *Q), *K = kit_alloc(nq * sizeof *K);
         float *V = kit_alloc(nv * sizeof *V);

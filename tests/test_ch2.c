@@ -630,8 +630,9 @@ KIT_TEST(causal_golden,
     unsigned long long seed = kit_hidden_seed();
     rng_seed(&r, seed);
     for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
-        int T = 1 + rng_int(&r, 9), d_k = 1 + rng_int(&r, 16),
-            d_v = 1 + rng_int(&r, 8);
+        /* Every size at least 2, as in chapter 1's hidden cases. */
+        int T = 2 + rng_int(&r, 8), d_k = 2 + rng_int(&r, 15),
+            d_v = 2 + rng_int(&r, 7);
         size_t nq = (size_t)T * d_k, nv = (size_t)T * d_v;
         float *f = kit_alloc((2 * nq + nv) * sizeof *f);
         double *q = kit_alloc((2 * nq + nv + (size_t)T * T + nv) * sizeof *q);

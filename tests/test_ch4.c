@@ -212,6 +212,12 @@ static double mm_loss(void *ctx)
 /* The hidden cases (kit_test.h): while one runs, the cases' seeds come
  * from kit_hidden_seed() instead of the fixed ones. */
 static unsigned long long hidden_base;
+/* The smallest size a case draws: 1 in the published cases, 2 in the
+ * hidden ones, where a size of 1 could hide a mistake. */
+static int hidden_min(void)
+{
+    return hidden_base ? 2 : 1;
+}
 
 /* Case k: the first is square (m = n = p), the rest random, from seed. */
 static struct mm_case mm_make(int k)
@@ -219,10 +225,10 @@ static struct mm_case mm_make(int k)
     struct rng r;
     rng_seed(&r, (hidden_base ? hidden_base : 4100) + (unsigned long long)k);
     struct mm_case c = {4, 4, 4, 0, 0, 0, 0, 0};
-    if (k > 0) {
-        c.m = 1 + rng_int(&r, 5);
-        c.n = 1 + rng_int(&r, 5);
-        c.p = 1 + rng_int(&r, 5);
+    if (k > 0) { /* hidden cases: every size at least 2 */
+        c.m = hidden_min() + rng_int(&r, 6 - hidden_min());
+        c.n = hidden_min() + rng_int(&r, 6 - hidden_min());
+        c.p = hidden_min() + rng_int(&r, 6 - hidden_min());
     }
     c.A = random_double(&r, c.m * c.n, -1, 1);
     c.B = random_double(&r, c.n * c.p, -1, 1);
@@ -601,9 +607,9 @@ static struct att_case att_make(int k, int causal)
                      100 * (unsigned long long)causal + k);
     struct att_case c = {4, 4, 3, causal, 0, 0, 0, 0, 0, 0, 0, 0};
     if (k > 0) {
-        c.T = 1 + rng_int(&r, 6);
-        c.d_k = 1 + rng_int(&r, 8);
-        c.d_v = 1 + rng_int(&r, 5);
+        c.T = hidden_min() + rng_int(&r, 7 - hidden_min());
+        c.d_k = hidden_min() + rng_int(&r, 9 - hidden_min());
+        c.d_v = hidden_min() + rng_int(&r, 6 - hidden_min());
     }
     int T = c.T;
     c.Q = random_double(&r, T * c.d_k, -2, 2);

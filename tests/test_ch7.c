@@ -536,7 +536,8 @@ static void flash_against_chapters(int causal)
     const unsigned long long seed = kit_hidden_seed();
     rng_seed(&r, seed + 7 * (unsigned long long)causal);
     for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
-        const int T = 1 + rng_int(&r, 40), d = 1 + rng_int(&r, 16);
+        /* At least 2 positions and 2 columns, as in chapter 1. */
+        const int T = 2 + rng_int(&r, 39), d = 2 + rng_int(&r, 15);
         const int Bq = 1 + rng_int(&r, 16), Bk = 1 + rng_int(&r, 16);
         const size_t n = (size_t)T * d;
         const unsigned long long s0 = (unsigned long long)rng_int(&r, 1 << 30);
