@@ -1132,6 +1132,42 @@ void gpt_adamw_step(struct gpt_model *m, const struct gpt_train_config *tc,
     }
 }
 
+/* @listing gpt_kv_share */
+int gpt_kv_share(struct gpt_model *m, int g, int mode)
+{
+    if (!m || !m->params || !m->grads)
+        return KIT_E_NULL;
+    const int C = m->cfg.C, h = m->cfg.n_heads;
+    if (g <= 0 || g > h || h % g != 0)
+        return KIT_E_HEADS;
+    if (mode != GPT_KV_GATHER && mode != GPT_KV_COPY)
+        return KIT_E_SIZE;
+    const int d = C / h, group = h / g;
+    const int tensors[2] = {GPT_W_K, GPT_W_V};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < m->cfg.L; l++) {
+            const size_t at = (size_t)l * C * C;
+            float *w = (mode == GPT_KV_GATHER ? m->g.t[tensors[k]]
+                                              : m->p.t[tensors[k]]) +
+                       at;
+            for (int r = 0; r < C; r++) /* row r of the (C, C) matrix */
+                for (int i = 0; i < h; i++) {
+                    if (i % group == 0)
+                        continue; /* the group's first head keeps its own */
+                    float *mine = w + (size_t)r * C + i * d;
+                    float *first = w + (size_t)r * C + (i - i % group) * d;
+                    for (int j = 0; j < d; j++) {
+                        if (mode == GPT_KV_GATHER)
+                            first[j] += mine[j], mine[j] = 0;
+                        else
+                            mine[j] = first[j];
+                    }
+                }
+        }
+    return KIT_OK;
+}
+/* @end gpt_kv_share */
+
 /* @listing gpt_train_step */
 /* forward, backward, clip, one AdamW step at the schedule's rate. */
 int gpt_train_step(struct gpt_model *m, const struct gpt_train_config *tc,

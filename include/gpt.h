@@ -252,6 +252,23 @@ float gpt_clip_grads(struct gpt_model *m, float clip);
 void gpt_adamw_step(struct gpt_model *m, const struct gpt_train_config *tc,
                     float lr);
 
+/* Grouped-query attention (chapter 6) on the model's full-size W_k and
+ * W_v: with g K/V heads (g divides n_heads), query head i reads the keys
+ * and values of the first head of its group, i - i % (n_heads / g). The
+ * model keeps a copy of those columns for every head; gpt_kv_share()
+ * keeps the copies equal and counts each shared number once:
+ *   GPT_KV_GATHER (after gpt_backward()): each copy's gradient is added
+ *     into the group's first head's columns and zeroed, so that clipping
+ *     and AdamW see one gradient per shared number: the sum over the
+ *     heads that read it, d loss / d (the shared number);
+ *   GPT_KV_COPY (after gpt_init() and after every AdamW step): the first
+ *     head's columns are copied into the others'.
+ * With g = n_heads it changes nothing. KIT_E_NULL for a NULL model,
+ * KIT_E_HEADS when g is not a divisor of n_heads (g <= 0 included),
+ * KIT_E_SIZE for a mode that is neither; nothing is changed then. */
+enum { GPT_KV_GATHER, GPT_KV_COPY };
+int gpt_kv_share(struct gpt_model *m, int g, int mode);
+
 /* One training step on x, targets (B, T_used): forward, zero the
  * gradients, backward, clip, AdamW at gpt_lr_at(tc, step). *loss gets the
  * loss before the step, *norm (may be NULL) the gradients' norm. */

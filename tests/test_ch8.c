@@ -530,6 +530,96 @@ done:
     gpt_free(&m);
 }
 
+/* Grouped-query sharing (gpt_kv_share): with 4 heads in 2 or 1 K/V
+ * groups, the gathered gradient of a shared number is d loss / d that
+ * number when every head's copy moves with it; the other copies hold no
+ * gradient and, after GPT_KV_COPY, equal their group's first head. */
+static int kv_share_case(int g)
+{
+    struct gpt_config c = golden_config();
+    c.n_heads = 4; /* C 8: 2 columns per head */
+    struct gpt_model m;
+    if (!ready("gpt_init(V 11, T 5, C 8, L 2, 4 heads)", gpt_init(&m, &c, 5)))
+        return 0;
+    int ok =
+        ready("gpt_kv_share(GPT_KV_COPY)", gpt_kv_share(&m, g, GPT_KV_COPY)) &&
+        ready("gpt_forward()",
+              gpt_forward(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T));
+    if (ok) {
+        gpt_zero_grad(&m);
+        ok = ready("gpt_backward()", gpt_backward(&m)) &&
+             ready("gpt_kv_share(GPT_KV_GATHER)",
+                   gpt_kv_share(&m, g, GPT_KV_GATHER));
+    }
+    const int C = c.C, d = C / c.n_heads, group = c.n_heads / g;
+    const int tensors[2] = {GPT_W_K, GPT_W_V};
+    for (int k = 0; ok && k < 2; k++)
+        for (int l = 0; ok && l < c.L; l++)
+            for (int r = 0; ok && r < C; r++)
+                for (int col = 0; ok && col < C; col++) {
+                    const int head = col / d, at = l * C * C + r * C + col;
+                    float *p = m.p.t[tensors[k]] + at;
+                    const float grad = m.g.t[tensors[k]][at];
+                    if (head % group != 0) { /* a copy */
+                        ok = KIT_CHECK(grad == 0.0f,
+                                       "g = %d: %s[%d][%d] (head %d, a copy "
+                                       "of head %d's column) keeps the "
+                                       "gradient %.6g after the gather, "
+                                       "not 0",
+                                       g, gpt_tensor_name(tensors[k]),
+                                       l * C + r, col, head,
+                                       head - head % group, (double)grad);
+                        continue;
+                    }
+                    if ((r + col + l + k) % 3 != 0)
+                        continue; /* a third of the shared numbers */
+                    const float keep = *p;
+                    double loss[2];
+                    for (int s = 0; s < 2; s++) {
+                        *p = keep + (s ? -1e-2f : 1e-2f);
+                        gpt_kv_share(&m, g, GPT_KV_COPY);
+                        gpt_forward(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T);
+                        loss[s] = m.loss;
+                    }
+                    *p = keep;
+                    gpt_kv_share(&m, g, GPT_KV_COPY);
+                    const double want = (loss[0] - loss[1]) / 2e-2;
+                    ok = KIT_CHECK(
+                        fabs(grad - want) <= 2e-3 + 2e-3 * fabs(want),
+                        "g = %d: the gathered gradient of %s[%d][%d] "
+                        "(head %d's column, read by heads %d-%d) is "
+                        "%.6g; finite differences moving every "
+                        "copy give %.6g",
+                        g, gpt_tensor_name(tensors[k]), l * C + r, col, head,
+                        head, head + group - 1, (double)grad, want);
+                }
+    gpt_free(&m);
+    return ok;
+}
+
+KIT_TEST(gpt_kv_share_gradient,
+         "gpt_kv_share: 4 heads sharing 2 or 1 K/V heads: each shared "
+         "number's gathered gradient matches finite differences; bad group "
+         "counts are refused")
+{
+    if (!kv_share_case(2) || !kv_share_case(1))
+        return;
+    struct gpt_config c = golden_config();
+    c.n_heads = 4;
+    struct gpt_model m;
+    if (!ready("gpt_init(4 heads)", gpt_init(&m, &c, 5)))
+        return;
+    KIT_EXPECT_STATUS("gpt_kv_share(g = 3 of 4 heads)",
+                      gpt_kv_share(&m, 3, GPT_KV_COPY), KIT_E_HEADS);
+    KIT_EXPECT_STATUS("gpt_kv_share(g = 0)", gpt_kv_share(&m, 0, GPT_KV_COPY),
+                      KIT_E_HEADS);
+    KIT_EXPECT_STATUS("gpt_kv_share(mode 7)", gpt_kv_share(&m, 2, 7),
+                      KIT_E_SIZE);
+    KIT_EXPECT_STATUS("gpt_kv_share(NULL)", gpt_kv_share(NULL, 2, GPT_KV_COPY),
+                      KIT_E_NULL);
+    gpt_free(&m);
+}
+
 /* ---------------------------------------------------------------------
  * Training, configurations, sampling
  * ------------------------------------------------------------------- */
@@ -1540,6 +1630,7 @@ static const struct kit_test *const ch8_tests[] = {
     &gpt_golden_grads,
     &gpt_golden_adamw,
     &gpt_fd_every_tensor,
+    &gpt_kv_share_gradient,
     &gpt_overfits_one_batch,
     &gpt_threads_identical,
     &gpt_config_errors,

@@ -12,7 +12,7 @@
  *
  * The configurations: every head count of the size (its own K/V per
  * head), then sz.gqa_h query heads reading each K/V head count of
- * sz.kv (kv_share()). The protocol, the same for every configuration:
+ * sz.kv (gpt_kv_share()). The protocol, the same for every configuration:
  *   1. tuning: seed 1 (RUN_FIRST_SEED) is trained at every learning rate
  *      of the grid, with the same token budget and the same batches;
  *      the rate with the lowest validation loss (on seed 1 alone) is
@@ -279,45 +279,7 @@ static void train_batch(const struct corpus_data *d, struct rng *r, int *x,
 }
 
 /* @listing lm_kv_share */
-/* Grouped-query attention (chapter 6) on gpt.c's full-size W_k and W_v:
- * with g K/V heads, query head i reads the keys and values of the first
- * head of its group, i - i % (h/g). gpt.c keeps a copy of those columns
- * for every head; kv_share() keeps the copies equal and counts each
- * shared number once:
- *   KV_GATHER (after the backward pass): each copy's gradient is added
- *     into the first head's columns and zeroed, so that clipping's norm
- *     and AdamW see one gradient per shared number, the sum over the
- *     heads that read it;
- *   KV_COPY (after gpt_init() and after every AdamW step): the first
- *     head's columns are copied into the others'. */
-enum { KV_GATHER, KV_COPY };
-static void kv_share(struct gpt_model *m, int g, int mode)
-{
-    const int C = m->cfg.C, h = m->cfg.n_heads, d = C / h, group = h / g;
-    const int tensors[2] = {GPT_W_K, GPT_W_V};
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l < m->cfg.L; l++) {
-            const size_t at = (size_t)l * C * C;
-            float *w =
-                (mode == KV_GATHER ? m->g.t[tensors[k]] : m->p.t[tensors[k]]) +
-                at;
-            for (int r = 0; r < C; r++) /* row r of the (C, C) matrix */
-                for (int i = 0; i < h; i++) {
-                    if (i % group == 0)
-                        continue; /* the group's first head keeps its own */
-                    float *mine = w + (size_t)r * C + i * d;
-                    float *first = w + (size_t)r * C + (i - i % group) * d;
-                    for (int j = 0; j < d; j++) {
-                        if (mode == KV_GATHER)
-                            first[j] += mine[j], mine[j] = 0;
-                        else
-                            mine[j] = first[j];
-                    }
-                }
-        }
-}
-
-/* gpt_train_step() with g K/V heads: the same steps, with kv_share()
+/* gpt_train_step() with g K/V heads: the same steps, with gpt_kv_share()
  * between them. With g = h it is gpt_train_step() itself. */
 static int train_step(struct gpt_model *m, const struct gpt_train_config *tc,
                       int step, const int *x, const int *y, int g, float *loss)
@@ -331,16 +293,16 @@ static int train_step(struct gpt_model *m, const struct gpt_train_config *tc,
     gpt_zero_grad(m);
     if ((rc = gpt_backward(m)) != KIT_OK)
         return rc;
-    kv_share(m, g, KV_GATHER);
+    if ((rc = gpt_kv_share(m, g, GPT_KV_GATHER)) != KIT_OK)
+        return rc;
     gpt_clip_grads(m, tc->clip);
     gpt_adamw_step(m, tc, gpt_lr_at(tc, step));
-    kv_share(m, g, KV_COPY);
-    return KIT_OK;
+    return gpt_kv_share(m, g, GPT_KV_COPY);
 }
 /* @end lm_kv_share */
 
 /* 1 when every head's K/V columns equal its group's first head's, as
- * kv_share() keeps them; checked after every training run. */
+ * gpt_kv_share() keeps them; checked after every training run. */
 static int kv_copies_equal(const struct gpt_model *m, int g)
 {
     const int C = m->cfg.C, h = m->cfg.n_heads, d = C / h, group = h / g;
@@ -359,7 +321,7 @@ static int kv_copies_equal(const struct gpt_model *m, int g)
 }
 
 /* The parameters a model with g K/V heads trains: gpt.c's count less the
- * copies kv_share() keeps equal. */
+ * copies gpt_kv_share() keeps equal. */
 static int unique_params(const struct gpt_model *m, int g)
 {
     const int C = m->cfg.C, h = m->cfg.n_heads;
@@ -591,7 +553,7 @@ static int network_run(int k, void *result, void *ctx)
     if (rc != KIT_OK)
         return rc;
     if (g < cfg.n_heads)
-        kv_share(&m, g, KV_COPY);
+        gpt_kv_share(&m, g, GPT_KV_COPY);
     r->heads = cfg.n_heads, r->kv_heads = g, r->lr_index = li;
     r->seed_index = s, r->lr = lm->sz.lr[li],
     r->n_params = unique_params(&m, g);
