@@ -486,7 +486,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     mistakes_build(&M, L, 1);
     const double *want = golden ? golden : M.out[RIGHT];
     float *out = kit_output((size_t)T * d); /* (T, d_model), guarded */
-    char call[200];
+    char call[400];
     int ok = 1;
     for (int t = 0; ok && t < T; t++) {
         float *out_t = out + (size_t)t * d; /* (d_model) */
@@ -982,49 +982,95 @@ static void golden_layer(size_t k, struct layer *L, struct mha_weights *w,
     kit_to_float(g->X, *X, (size_t)g->T * g->d_model);
 }
 
+/* gqa_forward on one case, against want_weights and want_out (PyTorch's)
+ * or, when they are NULL, the double layer. name says which case. */
+static int gqa_case(const char *name, const struct layer *L,
+                    const struct mha_weights *w, const float *X, int causal,
+                    const double *want_weights, const double *want_out)
+{
+    const int T = L->T, d = L->d_model, h = L->n_heads;
+    struct gqa_config cfg = {d, h, L->n_kv, causal};
+    const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
+    float *out = kit_output(n_out), *att = kit_output(n_att);
+    struct mistakes M;
+    mistakes_build(&M, L, causal);
+    char call[300], what[360];
+    snprintf(call, sizeof call,
+             "gqa_forward(%s: T %d, d_model %d, %d heads, %d K/V head%s, "
+             "causal %d)",
+             name, T, d, h, L->n_kv, L->n_kv > 1 ? "s" : "", causal);
+    int ok =
+        KIT_EXPECT_STATUS(call, gqa_forward(&cfg, w, X, out, att, T), KIT_OK) &&
+        KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
+        KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+    if (ok) {
+        /* (h, T, T) as (h*T, T): a failure can say which head */
+        const struct kit_shape shape = {
+            T, 0, "head", {{"d_head", d / h}, {"d_model", d}}};
+        snprintf(what, sizeof what, "%s weights (head, query, key)", call);
+        ok = KIT_EXPECT_TENSOR_SHAPED(
+            what, att, want_weights ? want_weights : M.weights[RIGHT], h * T, T,
+            &shape, 1e-5, M.m_weights, N_VARIANTS - 1);
+    }
+    if (ok) {
+        snprintf(what, sizeof what, "%s out", call);
+        ok = KIT_EXPECT_TENSOR(what, out, want_out ? want_out : M.out[RIGHT], T,
+                               d, 1e-5, M.m_out, N_VARIANTS - 1);
+    }
+    mistakes_free(&M);
+    kit_output_free(out), kit_output_free(att);
+    return ok;
+}
+
+/* Hidden case c of the seed (kit_test.h): a random layer with at least 2
+ * positions, 2 columns per head, and 1 < K/V heads < heads, so that a
+ * query head routed to the wrong K/V head shows (with 1 K/V head every
+ * query head reads the same one). name gets its label. */
+static void hidden_layer(struct random_layer *R, int c, unsigned long long seed,
+                         char *name, size_t size)
+{
+    static const int shapes[][3] = {/* d_model, heads, K/V heads */
+                                    {8, 4, 2},  {12, 4, 2}, {12, 6, 2},
+                                    {12, 6, 3}, {16, 8, 2}, {16, 8, 4},
+                                    {16, 4, 2}};
+    struct rng r;
+    rng_seed(&r, seed + 104729ULL * (unsigned long long)(c + 1));
+    const int T = 2 + rng_int(&r, 6);
+    const int *sh = shapes[rng_int(&r, (int)(sizeof shapes / sizeof *shapes))];
+    random_layer(R, T, sh[0], sh[1], sh[2],
+                 seed + 7919ULL * (unsigned long long)c);
+    snprintf(name, size,
+             "hidden case %d of seed %llu (the published cases pass; "
+             "KIT_HIDDEN_SEED=%llu make test CH=6 runs it again)",
+             c + 1, seed, seed);
+}
+
 static void gqa_golden(int causal)
 {
     const size_t n = sizeof ch6_golden_cases / sizeof ch6_golden_cases[0];
     for (size_t k = 0; k < n; k++) {
         const struct ch6_golden_case *g = &ch6_golden_cases[k];
-        const int T = g->T, d = g->d_model, h = g->n_heads;
         struct layer L;
         struct mha_weights w;
         float *X;
         golden_layer(k, &L, &w, &X);
-        struct gqa_config cfg = {d, h, g->n_kv_heads, causal};
-        const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
-        float *out = kit_output(n_out), *att = kit_output(n_att);
-        struct mistakes M;
-        mistakes_build(&M, &L, causal);
-        char call[200], what[260];
-        snprintf(call, sizeof call,
-                 "gqa_forward(case \"%s\": T %d, d_model %d, %d heads, %d K/V "
-                 "head%s, causal %d)",
-                 g->name, T, d, h, g->n_kv_heads, g->n_kv_heads > 1 ? "s" : "",
-                 causal);
-        int ok = KIT_EXPECT_STATUS(call, gqa_forward(&cfg, &w, X, out, att, T),
-                                   KIT_OK) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
-        if (ok) {
-            /* (h, T, T) as (h*T, T): a failure can say which head */
-            const struct kit_shape shape = {
-                T, 0, "head", {{"d_head", d / h}, {"d_model", d}}};
-            snprintf(what, sizeof what, "%s weights (head, query, key)", call);
-            ok = KIT_EXPECT_TENSOR_SHAPED(what, att, g->weights[causal], h * T,
-                                          T, &shape, 1e-5, M.m_weights,
-                                          N_VARIANTS - 1);
-        }
-        if (ok) {
-            snprintf(what, sizeof what, "%s out", call);
-            ok = KIT_EXPECT_TENSOR(what, out, g->out[causal], T, d, 1e-5,
-                                   M.m_out, N_VARIANTS - 1);
-        }
-        mistakes_free(&M);
+        char name[120];
+        snprintf(name, sizeof name, "case \"%s\"", g->name);
+        int ok = gqa_case(name, &L, &w, X, causal, g->weights[causal],
+                          g->out[causal]);
         weights_free(&w);
         free(X);
-        kit_output_free(out), kit_output_free(att);
+        if (!ok)
+            return;
+    }
+    const unsigned long long seed = kit_hidden_seed();
+    for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
+        struct random_layer R;
+        char name[200];
+        hidden_layer(&R, c, seed + 11ULL * (unsigned long long)causal, name,
+                     sizeof name);
+        int ok = gqa_case(name, &R.L, &R.w, R.X, causal, NULL, NULL);
+        random_layer_free(&R);
         if (!ok)
             return;
     }
@@ -1108,6 +1154,20 @@ KIT_TEST(gqa_decode_golden,
                              g->out[1]);
         weights_free(&w);
         free(X);
+        if (!ok)
+            return;
+    }
+    /* hidden cases (kit_test.h), judged by the double layer */
+    const unsigned long long seed = kit_hidden_seed();
+    for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
+        struct random_layer R;
+        char name[200];
+        hidden_layer(&R, c, seed + 23, name, sizeof name);
+        struct gqa_config cfg = {R.L.d_model, R.L.n_heads, R.L.n_kv, 0};
+        char fn[240];
+        snprintf(fn, sizeof fn, "gqa_decode_step, %s", name);
+        int ok = decode_rows(fn, gqa_step, &cfg, &R.w, &R.L, R.X, NULL);
+        random_layer_free(&R);
         if (!ok)
             return;
     }
