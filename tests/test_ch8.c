@@ -93,6 +93,185 @@ static float *filled(int n, float v)
 
 enum { LN_N = 5, LN_C = 7 };
 
+/* LayerNorm in double, right or with a classic mistake, for the hidden
+ * cases (kit_test.h): variance divided by C (or C - 1 when unbiased),
+ * eps inside the square root (or after it when eps_out). */
+static void ref_layernorm(const float *x, const float *g, const float *b,
+                          double *y, double *mean, double *rstd, int n, int C,
+                          int unbiased, int eps_out)
+{
+    for (int i = 0; i < n; i++) {
+        double m = 0, v = 0;
+        for (int c = 0; c < C; c++)
+            m += x[i * C + c];
+        m /= C;
+        for (int c = 0; c < C; c++)
+            v += (x[i * C + c] - m) * (x[i * C + c] - m);
+        v /= unbiased ? C - 1 : C;
+        const double r = eps_out ? 1 / (sqrt(v) + 1e-5) : 1 / sqrt(v + 1e-5);
+        for (int c = 0; c < C; c++)
+            y[i * C + c] = (x[i * C + c] - m) * r * g[c] + b[c];
+        if (mean)
+            mean[i] = m, rstd[i] = r;
+    }
+}
+
+/* Hidden case k of the seed: n rows of C (both at least 2) and their
+ * inputs, each row with its own offset and spread and a variance of at
+ * least 0.05. */
+struct ln_case {
+    int n, C;
+    float *x, *g, *b, *d_y;
+    char name[200];
+};
+
+static void ln_hidden(struct ln_case *L, int k, unsigned long long seed)
+{
+    struct rng r;
+    rng_seed(&r, seed + 31337ULL * (unsigned long long)(k + 1));
+    L->n = 2 + rng_int(&r, 7), L->C = 2 + rng_int(&r, 15);
+    const int nc = L->n * L->C;
+    L->x = kit_output((size_t)nc), L->d_y = kit_output((size_t)nc);
+    L->g = kit_output((size_t)L->C), L->b = kit_output((size_t)L->C);
+    for (int i = 0; i < L->n; i++) {
+        /* a row whose variance is well above eps: float's rounding in a
+         * nearly constant row is ln_small_variance's business */
+        float *row = L->x + i * L->C, shift, spread;
+        double var = 0;
+        do {
+            rng_fill(&r, row, L->C, -2.0f, 2.0f);
+            rng_fill(&r, &shift, 1, -3.0f, 3.0f);
+            rng_fill(&r, &spread, 1, 0.2f, 3.0f);
+            double m = 0;
+            for (int c = 0; c < L->C; c++)
+                m += (row[c] = row[c] * spread + shift);
+            m /= L->C, var = 0;
+            for (int c = 0; c < L->C; c++)
+                var += (row[c] - m) * (row[c] - m) / L->C;
+        } while (var < 0.05);
+    }
+    rng_fill(&r, L->g, L->C, 0.5f, 1.5f);
+    rng_fill(&r, L->b, L->C, -0.5f, 0.5f);
+    rng_fill(&r, L->d_y, nc, -1.0f, 1.0f);
+    snprintf(L->name, sizeof L->name,
+             "hidden case %d of seed %llu (%d rows of %d; the published case "
+             "passes; KIT_HIDDEN_SEED=%llu make test CH=8 runs it again)",
+             k + 1, seed, L->n, L->C, seed);
+}
+
+static void ln_hidden_free(struct ln_case *L)
+{
+    kit_output_free(L->x), kit_output_free(L->g), kit_output_free(L->b);
+    kit_output_free(L->d_y);
+}
+
+/* layernorm_forward on hidden case L against ref_layernorm; 1 when right. */
+static int ln_forward_hidden(const struct ln_case *L)
+{
+    const int n = L->n, C = L->C, nc = n * C;
+    float *y = kit_output((size_t)nc), *mean = kit_output((size_t)n),
+          *rstd = kit_output((size_t)n);
+    double *want = kit_alloc(sizeof(double) * (size_t)(3 * nc + 2 * n));
+    double *unbiased = want + nc, *eps_out = unbiased + nc;
+    double *wmean = eps_out + nc, *wrstd = wmean + n;
+    ref_layernorm(L->x, L->g, L->b, want, wmean, wrstd, n, C, 0, 0);
+    ref_layernorm(L->x, L->g, L->b, unbiased, NULL, NULL, n, C, 1, 0);
+    ref_layernorm(L->x, L->g, L->b, eps_out, NULL, NULL, n, C, 0, 1);
+    const struct kit_mistake mistakes[] = {
+        {"the variance divided by C - 1 instead of C",
+         "LayerNorm's variance is the plain mean of (x - mean)^2 over the "
+         "row: divide by C, as torch.nn.LayerNorm does.",
+         unbiased},
+        {"eps added after the square root",
+         "rstd = 1 / sqrt(var + eps): eps goes inside the square root.",
+         eps_out}};
+    char call[300];
+    snprintf(call, sizeof call, "layernorm_forward(%s)", L->name);
+    int ok = KIT_EXPECT_STATUS(
+                 call, layernorm_forward(L->x, L->g, L->b, y, mean, rstd, n, C),
+                 KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS(call, "y", y, (size_t)nc) &&
+             KIT_EXPECT_TENSOR(call, y, want, n, C, TOL, mistakes, 2) &&
+             KIT_EXPECT_TENSOR("... mean", mean, wmean, 1, n, TOL, NULL, 0) &&
+             KIT_EXPECT_TENSOR("... rstd", rstd, wrstd, 1, n, TOL, NULL, 0);
+    free(want);
+    kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
+    return ok;
+}
+
+/* layernorm_backward on hidden case L (fresh zero gradients) against
+ * the double formulas; 1 when right. */
+static int ln_backward_hidden(const struct ln_case *L)
+{
+    const int n = L->n, C = L->C, nc = n * C;
+    double *y = kit_alloc(sizeof(double) * (size_t)(4 * nc + 2 * n + 2 * C));
+    double *want_x = y + nc, *direct = want_x + nc, *xhat = direct + nc;
+    double *m = xhat + nc, *r = m + n, *want_g = r + n, *want_b = want_g + C;
+    ref_layernorm(L->x, L->g, L->b, y, m, r, n, C, 0, 0);
+    float *mean = kit_output((size_t)n), *rstd = kit_output((size_t)n);
+    kit_to_float(m, mean, (size_t)n);
+    kit_to_float(r, rstd, (size_t)n);
+    for (int c = 0; c < C; c++)
+        want_g[c] = want_b[c] = 0;
+    for (int i = 0; i < n; i++) {
+        /* with the float mean and rstd the student's code is given */
+        double a = 0, bsum = 0;
+        for (int c = 0; c < C; c++) {
+            const int k = i * C + c;
+            xhat[k] = ((double)L->x[k] - mean[i]) * rstd[i];
+            const double dxh = (double)L->d_y[k] * L->g[c];
+            a += dxh, bsum += dxh * xhat[k];
+            want_g[c] += (double)L->d_y[k] * xhat[k];
+            want_b[c] += L->d_y[k];
+        }
+        a /= C, bsum /= C;
+        for (int c = 0; c < C; c++) {
+            const int k = i * C + c;
+            const double dxh = (double)L->d_y[k] * L->g[c];
+            want_x[k] = rstd[i] * (dxh - a - xhat[k] * bsum);
+            direct[k] = rstd[i] * dxh;
+        }
+    }
+    const struct kit_mistake mistakes[] = {
+        {"only the direct path through xhat (d_x = rstd * g * d_y)",
+         "Every x[i][c] also moves the row's mean and its rstd, and so every "
+         "output of the row: subtract mean(dxh) and xhat * mean(dxh * xhat) "
+         "before multiplying by rstd.",
+         direct}};
+    float *d_x = filled(nc, 0), *d_g = filled(C, 0), *d_b = filled(C, 0);
+    char call[300];
+    snprintf(call, sizeof call, "layernorm_backward(%s)", L->name);
+    int ok = KIT_EXPECT_STATUS(call,
+                               layernorm_backward(L->x, L->g, mean, rstd,
+                                                  L->d_y, d_x, d_g, d_b, n, C),
+                               KIT_OK) &&
+             KIT_EXPECT_IN_BOUNDS(call, "d_x", d_x, (size_t)nc) &&
+             KIT_EXPECT_TENSOR(call, d_x, want_x, n, C, TOL, mistakes, 1) &&
+             KIT_EXPECT_TENSOR("... d_g", d_g, want_g, 1, C, TOL, NULL, 0) &&
+             KIT_EXPECT_TENSOR("... d_b", d_b, want_b, 1, C, TOL, NULL, 0);
+    free(y);
+    kit_output_free(mean), kit_output_free(rstd);
+    kit_output_free(d_x), kit_output_free(d_g), kit_output_free(d_b);
+    return ok;
+}
+
+/* The hidden cases of one LayerNorm test, once its published case
+ * passed. */
+static void ln_hidden_cases(int (*check)(const struct ln_case *))
+{
+    if (kit_current_failed())
+        return;
+    const unsigned long long seed = kit_hidden_seed();
+    for (int k = 0; k < KIT_HIDDEN_CASES; k++) {
+        struct ln_case L;
+        ln_hidden(&L, k, seed);
+        int ok = check(&L);
+        ln_hidden_free(&L);
+        if (!ok)
+            return;
+    }
+}
+
 KIT_TEST(ln_forward_golden,
          "layernorm_forward: y, mean and rstd equal PyTorch's layer_norm")
 {
@@ -138,6 +317,7 @@ KIT_TEST(ln_forward_golden,
                           rstd, ch8_ln_rstd, 1, LN_N, TOL, NULL, 0);
     kit_output_free(x), kit_output_free(g), kit_output_free(b);
     kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
+    ln_hidden_cases(ln_forward_hidden);
 }
 
 /* Runs layernorm_backward on the golden case with every d_ buffer
@@ -193,7 +373,9 @@ static int ln_backward_check(float fill, const char *call)
 KIT_TEST(ln_backward_golden,
          "layernorm_backward: d_x, d_g, d_b equal PyTorch autograd's")
 {
-    ln_backward_check(0.0f, "layernorm_backward(x, g, mean, rstd, d_y, ...)");
+    if (ln_backward_check(0.0f,
+                          "layernorm_backward(x, g, mean, rstd, d_y, ...)"))
+        ln_hidden_cases(ln_backward_hidden);
 }
 
 KIT_TEST(ln_backward_accumulates,
