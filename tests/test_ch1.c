@@ -568,10 +568,12 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
          "row's maximum first: every exponent is then <= 0, the largest "
          "is exactly exp(0) = 1, and the answer does not change.",
          naive},
-        {"the max loop stopping one short, so a row's last entry is never "
-         "compared (row 2's largest entry is its last)",
-         "Look for the maximum over every column c = 0 .. cols-1: loop "
-         "while c < cols.",
+        {"a maximum that misses the row's last entry (the max loop stopping "
+         "one short, or max never updated): row 2's largest entry is its "
+         "last, and exp(1e4 - max) overflows",
+         "Compare every entry c = 1 .. cols-1 of the row against max "
+         "(loop while c < cols), and set max = x_r[c] whenever one is "
+         "larger.",
          short_max},
     };
     if (!KIT_EXPECT_STATUS("softmax_rows(X, 3, 4)", softmax_rows(X, 3, 4),
