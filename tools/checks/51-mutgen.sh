@@ -100,6 +100,7 @@ one() { # ch file id
         rm -f "$d/$id.bin" "$d/$id.o"
     fi
 }
+t0=$(date +%s)
 running=0
 while IFS=$'\t' read -r ch file id fam before after; do
     one "$ch" "$file" "$id" </dev/null &
@@ -107,6 +108,7 @@ while IFS=$'\t' read -r ch file id fam before after; do
     if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 done <"$manifest"
 wait
+t1=$(date +%s)
 
 # 3. classify. expect.tsv: id-glob <TAB> right names <TAB> neighbouring
 # names, each a list of words separated by |, "-" for none; "equivalent"
@@ -193,4 +195,5 @@ awk -F'\t' '
         if (N > 0)
             printf "generated mistakes: named %d, neighbouring %d, described %d, caught only by SAN=1 %d, misnamed %d, missed %d, of %d planted (%d%% named; %d equivalent changes not counted)\n", tot["named"], tot["neighbouring"], tot["described"], tot["sanitizer"], tot["misnamed"], tot["missed"], N, 100 * tot["named"] / N, tot["equivalent"]
     }' "$results"
+echo "built and ran $(wc -l <"$manifest") mutants in $((t1 - t0)) s ($jobs at a time), read their messages in $(($(date +%s) - t1)) s"
 [ -s "$results" ] && [ $bad -eq 0 ]

@@ -23,8 +23,9 @@
 # what, the literal text to find, the literal text to put instead; the
 # first occurrence on each line of that function is replaced):
 #   operands, transposed indices, scales, strides, head routing, signs.
-# Lines inside the argument checks (before the first blank-free `for`,
-# call or assignment) are left alone: this walks the computation.
+# The argument checks at a function's top are left alone: the walk
+# starts at its first top-level `for` or step, where the computation
+# starts.
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 
