@@ -14,7 +14,8 @@
 # failure message is read against tools/checks/mutgen/expect.tsv, which
 # says for each mutant the names that are right and the neighbouring
 # ones. A mutant is
-#   named        a failing test names it
+#   named        a failing test names it (with "Likely mistake", or an
+#                overrun named with its buffer and index)
 #   neighbouring no test names it, one gives a neighbouring name
 #   described    tests fail, none names a classic mistake
 #   misnamed     some test names a mistake that is neither
@@ -157,7 +158,17 @@ while IFS=$'\t' read -r ch file id fam before after; do
                      END { for (t in msg) print t "\t" msg[t] }' "$d/$id.out")
         while IFS=$'\t' read -r t msg; do
             [ -n "$t" ] || continue
-            case "$msg" in *"$mark"*) ;; *) continue ;; esac
+            # A message without the mark claims no classic mistake, but
+            # may still say exactly what was planted ("wrote past the
+            # end of C ... at index 4"): then it names it.
+            case "$msg" in
+            *"$mark"*) ;;
+            *)
+                if has_any "$msg" "$right"; then named=$((named + 1))
+                elif has_any "$msg" "$near"; then neigh=$((neigh + 1))
+                fi
+                continue ;;
+            esac
             naming=${msg#*"$mark"}
             if has_any "$naming" "$right"; then named=$((named + 1))
             elif has_any "$naming" "$near"; then neigh=$((neigh + 1))
