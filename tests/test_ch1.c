@@ -39,6 +39,7 @@ enum variant {
     SCALE_LATE, /* the scale applied after the softmax             */
     SCALE_DV,   /* divided by sqrt(d_v) instead of sqrt(d_k)       */
     WT_V,       /* out = weights^T V instead of weights V          */
+    NO_SCORES,  /* every score 0: the dot products never summed    */
     N_VARIANTS
 };
 
@@ -52,6 +53,7 @@ static const char *const variant_name[N_VARIANTS] = {
     "the scale applied after the softmax",
     "scaling by sqrt(d_v) instead of sqrt(d_k)",
     "out computed as weights^T V instead of weights V",
+    "every score 0, as when matmul_bt() never adds up its products",
 };
 
 static const char *const variant_advice[N_VARIANTS] = {
@@ -72,6 +74,9 @@ static const char *const variant_advice[N_VARIANTS] = {
     "Row i of out is the average of the value rows weighted by row i of "
     "the weights: out[i][c] = sum over j of weights[i][j] * V[j][c], that "
     "is matmul(weights, V, out, T, T, d_v).",
+    "Every weight is 1/T, which is what scores that are all 0 give: check "
+    "that matmul_bt() adds each product into its sum (sum += a_i[k] * "
+    "b_j[k]) and writes the sum to C.",
 };
 
 /* weights (T, T) and out (T, d_v) as the given variant computes them. */
@@ -95,7 +100,7 @@ static void ref_attention(enum variant v, const double *Q, const double *K,
             double s = 0;
             for (int k = 0; k < d_k; k++)
                 s += a[k] * b[k];
-            weights[i * T + j] = s * scale;
+            weights[i * T + j] = v == NO_SCORES ? 0.0 : s * scale;
         }
     /* softmax along rows, or along columns for WRONG_AXIS */
     for (int line = 0; line < T; line++) {
@@ -535,31 +540,47 @@ KIT_TEST(softmax_shift_invariant,
 KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
                               "weights")
 {
-    float X[8] = {1e4f,  -1e4f,        0.0f,  1e4f - 1.0f,
-                  -1e4f, -1e4f + 2.0f, -1e4f, -1e4f};
-    double want[8] = {0};
+    /* row 2 holds its largest entry last: a max loop that stops one
+     * short never sees it, and exp(1e4 - 0) overflows */
+    float X[12] = {1e4f,  -1e4f, 0.0f, 1e4f - 1.0f, -1e4f, -1e4f + 2.0f,
+                   -1e4f, -1e4f, 0.0f, -1e4f,       -1e4f, 1e4f};
+    double want[12] = {0};
     want[0] = 1.0 / (1.0 + exp(-1.0));
     want[3] = exp(-1.0) / (1.0 + exp(-1.0));
     want[5] = 1.0 / (1.0 + 3.0 * exp(-2.0));
     want[4] = want[6] = want[7] = exp(-2.0) / (1.0 + 3.0 * exp(-2.0));
-    /* what softmax without the max gives: exp() overflows (row 0) to
-     * inf, inf/inf = NaN; it underflows (row 1) to 0, 0/0 = NaN */
-    double naive[8];
-    for (int i = 0; i < 8; i++)
+    want[11] = 1.0;
+    /* what softmax without the max gives: exp() overflows (rows 0 and
+     * 2) to inf, inf/inf = NaN; it underflows (row 1) to 0, 0/0 = NaN */
+    double naive[12];
+    for (int i = 0; i < 12; i++)
         naive[i] = NAN;
     naive[1] = naive[2] = 0;
+    naive[8] = naive[9] = naive[10] = 0;
+    /* a max over all but the last column: rows 0 and 1 are right, row
+     * 2 overflows as without the max */
+    double short_max[12];
+    for (int i = 0; i < 12; i++)
+        short_max[i] = i < 8 ? want[i] : naive[i];
     const struct kit_mistake mistakes[] = {
         {"no max subtraction, which overflows to inf or NaN",
          "expf(10000) is infinite and expf(-10000) is 0. Subtract the "
          "row's maximum first: every exponent is then <= 0, the largest "
          "is exactly exp(0) = 1, and the answer does not change.",
          naive},
+        {"a maximum that misses the row's last entry (the max loop stopping "
+         "one short, or max never updated): row 2's largest entry is its "
+         "last, and exp(1e4 - max) overflows",
+         "Compare every entry c = 1 .. cols-1 of the row against max "
+         "(loop while c < cols), and set max = x_r[c] whenever one is "
+         "larger.",
+         short_max},
     };
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 2, 4)", softmax_rows(X, 2, 4),
+    if (!KIT_EXPECT_STATUS("softmax_rows(X, 3, 4)", softmax_rows(X, 3, 4),
                            KIT_OK))
         return;
-    KIT_EXPECT_TENSOR("softmax_rows(X, 2, 4) with logits of +-1e4", X, want, 2,
-                      4, TOL, mistakes, 1);
+    KIT_EXPECT_TENSOR("softmax_rows(X, 3, 4) with logits of +-1e4", X, want, 3,
+                      4, TOL, mistakes, 2);
 }
 
 KIT_TEST(softmax_minus_infinity,

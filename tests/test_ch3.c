@@ -44,6 +44,13 @@ enum variant {
     WEIGHTS_OFF,   /* head i's weights written at i*T, not i*T*T         */
     CONCAT_INTER,  /* concat written interleaved: column c*h + i        */
     K_FROM_WQ,     /* K computed with W_q                               */
+    Q_FROM_WK,     /* Q computed with W_k                               */
+    V_FROM_WK,     /* V computed with W_k                               */
+    KQ_HEAD,       /* a head's scores K Q^T instead of Q K^T            */
+    CAUSAL_INV,    /* the causal flag inverted                          */
+    WEIGHTS_HEAD0, /* every head's weights written to block 0           */
+    LAST_HEAD,     /* the loop over heads stopping one short            */
+    FIRST_HEAD,    /* the loop over heads starting at 1                 */
     N_VARIANTS
 };
 
@@ -69,6 +76,15 @@ static const char *const mistake_name[N_VARIANTS] = {
     "the concatenation written interleaved (head i's column c at c*h + i "
     "instead of i*d_head + c)",
     "K computed with W_q instead of W_k",
+    "Q computed with W_k instead of W_q",
+    "V computed with W_k instead of W_v",
+    "K Q^T in place of Q K^T in the heads' scores",
+    "the causal flag inverted (masked when it is off, unmasked when on)",
+    "every head's weights written to head 0's block (weights + i*T*T "
+    "forgotten)",
+    "the loop over heads stopping one short, so the last head is never "
+    "computed",
+    "the loop over heads starting at 1, so head 0 is never computed",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -97,6 +113,15 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "Head i's output fills the contiguous columns i*d_head .. "
     "(i+1)*d_head - 1 of concat: concat[t * d_model + i * d_head + c].",
     "K_i = X W_k^i: slice W_k for the keys.",
+    "Q_i = X W_q^i: slice W_q for the queries.",
+    "V_i = X W_v^i: slice W_v for the values.",
+    "weights_i[t][j] is query t against key j: q_t . k_j, Q_i first.",
+    "Mask (causal_attention(), or j > t set to -INFINITY) exactly when "
+    "cfg->causal is non-zero.",
+    "weights is (n_heads, T, T): head i writes its T x T block at "
+    "weights + i*T*T.",
+    "Loop over every head, i = 0 .. n_heads-1: while i < n_heads.",
+    "Heads are numbered from 0: loop over i = 0 .. n_heads-1.",
 };
 
 struct layer { /* one layer's inputs, in double */
@@ -125,7 +150,8 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
                         double *weights)
 {
     const int T = L->T, d = L->d_model, h = L->n_heads, dh = d / h;
-    const int causal = L->causal && v != NO_CAUSAL;
+    const int causal =
+        v == CAUSAL_INV ? !L->causal : L->causal && v != NO_CAUSAL;
     const double scale = v == NO_SCALE ? 1.0
                          : v == SCALE_DHEAD
                              ? 1.0 / dh
@@ -135,21 +161,24 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
     double *w_buf = kit_alloc(sizeof(double) * (size_t)T * T);
     double *Q = P, *K = P + T * d, *V = P + 2 * T * d; /* (T, d) each */
     const double *W_k = v == K_FROM_WQ ? L->W_q : L->W_k;
+    const double *W_q = v == Q_FROM_WK ? L->W_k : L->W_q;
+    const double *W_v = v == V_FROM_WK ? L->W_k : L->W_v;
     for (int t = 0; t < T; t++)
         for (int c = 0; c < d; c++) {
             double q = 0, k = 0, vv = 0;
             for (int r = 0; r < d; r++) {
                 int at = v == W_T ? c * d + r : r * d + c;
-                q += L->X[t * d + r] * L->W_q[at];
+                q += L->X[t * d + r] * W_q[at];
                 k += L->X[t * d + r] * W_k[at];
-                vv += L->X[t * d + r] * L->W_v[at];
+                vv += L->X[t * d + r] * W_v[at];
             }
             Q[t * d + c] = q, K[t * d + c] = k, V[t * d + c] = vv;
         }
     /* entries no head writes keep the NaN the tests poison buffers with */
     for (int k = 0; k < h * T * T; k++)
         weights[k] = NAN;
-    for (int i = 0; i < h; i++) {
+    const int first = v == FIRST_HEAD, last = v == LAST_HEAD ? h - 1 : h;
+    for (int i = first; i < last; i++) {
         double *w_i = w_buf;
         int block = v == CONCAT_ORDER ? h - 1 - i : i;
         for (int t = 0; t < T; t++) {
@@ -158,7 +187,8 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
                 double s = 0;
                 for (int c = 0; c < dh; c++) {
                     int col = fused_col(v, i, c, h, dh);
-                    s += Q[t * d + col] * K[j * d + col];
+                    s += v == KQ_HEAD ? K[t * d + col] * Q[j * d + col]
+                                      : Q[t * d + col] * K[j * d + col];
                 }
                 w_i[t * T + j] = (causal && j > t) ? -INFINITY : s * scale;
                 if (w_i[t * T + j] > max)
@@ -179,7 +209,10 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
             }
         }
         /* head i's block, where this variant writes it */
-        double *dst = weights + (size_t)i * (v == WEIGHTS_OFF ? T : T * T);
+        double *dst =
+            v == WEIGHTS_HEAD0
+                ? weights
+                : weights + (size_t)i * (v == WEIGHTS_OFF ? T : T * T);
         memcpy(dst, w_i, sizeof(double) * (size_t)T * T);
     }
     for (int t = 0; t < T; t++)
@@ -215,7 +248,8 @@ static void mistakes_build(struct mistakes *M, const struct layer *L)
         /* with OFF_I, columns past (h-1) + d_head of concat are never
          * written, so out holds whatever the scratch memory held */
         int unknowable =
-            v == OFF_I && L->n_heads > 1 && L->n_heads < L->d_model;
+            (v == OFF_I && L->n_heads > 1 && L->n_heads < L->d_model) ||
+            v == LAST_HEAD || v == FIRST_HEAD; /* a block of concat unset */
         M->m_out[v - 1] = (struct kit_mistake){
             mistake_name[v], mistake_advice[v], unknowable ? NULL : M->out[v]};
         M->m_weights[v - 1] = (struct kit_mistake){

@@ -179,6 +179,14 @@ static const char NO_SCALE_FIX[] =
     "backward pass must multiply d_scores by the same factor before "
     "step 1.";
 
+/* At d_k = 4 the missing scale's factor sqrt(d_k) is 2, which is also
+ * what a gradient added twice gives: the numbers cannot tell them apart. */
+static const char TWICE[] = "every gradient doubled, as when a contribution "
+                            "is added twice";
+static const char TWICE_FIX[] =
+    "Each product goes into its sum once: look for a '+=' line run twice, "
+    "or a backward call made twice.";
+
 static const char SOFTMAX_SKIPPED[] =
     "the softmax's backward pass skipped (d_scores = d_weights)";
 static const char SOFTMAX_SKIPPED_FIX[] =
@@ -543,6 +551,8 @@ KIT_TEST(causal_mask_backward_zeroes,
         double *want = kit_alloc((size_t)n * sizeof *want);
         double *kept = affine(d_in, n, 1, 0), *diag = affine(d_in, n, 1, 0);
         double *lower = affine(d_in, n, 1, 0), *ninf = affine(d_in, n, 1, 0);
+        double *row0 = affine(d_in, n, 1, 0), *lastcol = affine(d_in, n, 1, 0);
+        double *next = affine(d_in, n, 1, 0);
         for (int i = 0; i < T; i++)
             for (int j = 0; j < T; j++) {
                 int k = i * T + j;
@@ -550,6 +560,9 @@ KIT_TEST(causal_mask_backward_zeroes,
                 diag[k] = j >= i ? 0 : d_in[k];
                 lower[k] = j < i ? 0 : d_in[k];
                 ninf[k] = j > i ? -INFINITY : d_in[k];
+                row0[k] = j > i && i > 0 ? 0 : d_in[k];
+                lastcol[k] = j > i && j < T - 1 ? 0 : d_in[k];
+                next[k] = j > i + 1 ? 0 : d_in[k];
             }
         const struct kit_mistake mistakes[] = {
             {"the causal mask's gradient not zeroed",
@@ -562,16 +575,24 @@ KIT_TEST(causal_mask_backward_zeroes,
              "Row i is the query, column j the key: zero j > i.", lower},
             {"-INFINITY written into the gradient, as the forward pass does",
              "The backward pass writes 0: a hidden score has no influence.",
-             ninf}};
+             ninf},
+            {"the row loop starting at 1, so row 0's future is not zeroed",
+             "Every row i but the last has a future: loop over i = 0 .. T-1.",
+             row0},
+            {"the column loop stopping one short, so the last column is not "
+             "zeroed",
+             "Zero every j > i up to j = T-1: loop while j < T.", lastcol},
+            {"the mask's gradient off by one, leaving j = i+1 not zeroed",
+             "Zero every j > i: start the inner loop at j = i + 1.", next}};
         float *d = kit_output((size_t)n); /* (T, T), guarded */
         kit_to_float(d_in, d, (size_t)n);
         char call[64];
         snprintf(call, sizeof call, "causal_mask_backward(d_scores, %d)", T);
         int ok = KIT_EXPECT_STATUS(call, causal_mask_backward(d, T), KIT_OK) &&
                  KIT_EXPECT_IN_BOUNDS(call, "d_scores", d, (size_t)n) &&
-                 KIT_EXPECT_TENSOR(call, d, want, T, T, 0, mistakes, 4);
+                 KIT_EXPECT_TENSOR(call, d, want, T, T, 0, mistakes, 7);
         free(d_in), free(want), free(kept), free(diag), free(lower);
-        free(ninf), kit_output_free(d);
+        free(ninf), free(row0), free(lastcol), free(next), kit_output_free(d);
         if (!ok)
             return;
     }
@@ -698,12 +719,14 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         {NO_SCALE, NO_SCALE_FIX, ns_Q},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_Q},
-        {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_Q : NULL}};
+        {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_Q : NULL},
+        {TWICE, TWICE_FIX, dk == 4 ? ns_Q : NULL}};
     const struct kit_mistake mK[] = {
         {NO_SCALE, NO_SCALE_FIX, ns_K},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_K},
         {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_K : NULL},
+        {TWICE, TWICE_FIX, dk == 4 ? ns_K : NULL},
         {"d_scores used where d_scores^T belongs (d_K = d_scores Q)",
          "score[i][j] = q_i . k_j, so key j collects from every query i: "
          "d_K[j] = sum over i of d_scores[i][j] q_i, which is d_scores^T Q.",
@@ -726,10 +749,10 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) &&
         KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
-                                 4)) {
+                                 5)) {
         what[len - 1] = 'K';
         if (KIT_EXPECT_TENSOR_SHAPED(what, d_K, want_K, T, dk, &shape, GRAD_TOL,
-                                     mK, 5)) {
+                                     mK, 6)) {
             what[len - 1] = 'V';
             ok = KIT_EXPECT_TENSOR(what, d_V, want_V, T, dv, GRAD_TOL, mV, 2);
         }
@@ -964,10 +987,13 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
             {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_W[x] : NULL},
             {"the 1/sqrt(d_head) scale left out of the backward pass",
              NO_SCALE_FIX, x < 2 ? ns : NULL},
-            {"d_w.W_o left as it was, so d_W_o was never computed (no d_B "
-             "passed to matmul_backward() for out = concat W_o)",
+            {TWICE, TWICE_FIX, x < 2 && dh == 4 ? ns : NULL},
+            {"d_w.W_o left as it was (zero): d_W_o was never computed (no d_B "
+             "passed to matmul_backward() for out = concat W_o), or computed "
+             "from a concatenation of head outputs that is all zeros",
              "Step 5 gives two gradients: d_concat and d_w->W_o. Pass both "
-             "to matmul_backward().",
+             "to matmul_backward(), after steps 1-4 have rebuilt concat, "
+             "every head's output in its own columns.",
              x == 3 ? none : NULL},
             {"every head's gradient sent to block 0 of the weight's gradient",
              "Head i's slice came from column block i, so its gradient goes "
@@ -982,7 +1008,7 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
             0, x < 3 ? dh : 0, "head", {{"d_head", dh}, {"d_model", D}}};
         snprintf(what + len, sizeof what - (size_t)len, "%s", W_NAME[x]);
         int good = KIT_EXPECT_TENSOR_SHAPED(what, dWf[x], want, D, D, &shape,
-                                            GRAD_TOL, mW, 5);
+                                            GRAD_TOL, mW, 6);
         free(want), free(ns), free(none), free(block0), free(carried);
         if (!good)
             goto done;
