@@ -162,16 +162,66 @@ static void scored_score(const void *result, char *buf, size_t n)
              100 * ((const struct exp_score *)result)->mean_accuracy);
 }
 
+static double scored_cost(int k, void *ctx)
+{
+    const struct scored *sc = ctx;
+    return run_network_cost(&sc->cfg[k], 0);
+}
+
 /* cfg[k] trained and scored on the n sequences x into score[k], k <
- * n_configs x r->seeds */
+ * n_configs x r->seeds, the longest first */
 static void run_scored(struct run *r, int n_configs,
                        const struct exp_config *cfg, const int *x, int n,
                        struct exp_score *score)
 {
     struct scored sc = {cfg, x, n};
     struct run_jobs jobs = {sizeof *score, scored_run, scored_name,
-                            scored_score, &sc};
+                            scored_score,  &sc,        scored_cost};
     run_jobs(r, n_configs, &jobs, score);
+}
+
+/* The test run in one batch of jobs, so that the two workers stay busy
+ * to its end: job k < n is the tables' network cfg[k], trained and
+ * measured on e (exp_run_one); job n + k is the control xcfg[k] (trained
+ * longer, or stacked), trained and scored on e's evaluation sequences,
+ * its score in the result's score. */
+struct tested {
+    const struct exp_config *cfg, *xcfg;
+    int n;
+    const struct exp_eval_set *e;
+};
+
+static int tested_run(int k, void *result, void *ctx)
+{
+    const struct tested *t = ctx;
+    struct exp_result *res = result;
+    if (k < t->n)
+        return exp_run_one(&t->cfg[k], t->e, res);
+    struct scored sc = {t->xcfg, t->e->eval, t->e->n_eval};
+    return res->status = scored_run(k - t->n, &res->score, &sc);
+}
+
+static void tested_name(int k, char *buf, size_t n, void *ctx)
+{
+    const struct tested *t = ctx;
+    if (k < t->n) {
+        run_network_name(&t->cfg[k], buf, n);
+        return;
+    }
+    struct scored sc = {t->xcfg, NULL, 0};
+    scored_name(k - t->n, buf, n, &sc);
+}
+
+static void tested_score(const void *result, char *buf, size_t n)
+{
+    scored_score(&((const struct exp_result *)result)->score, buf, n);
+}
+
+static double tested_cost(int k, void *ctx)
+{
+    const struct tested *t = ctx;
+    return k < t->n ? run_network_cost(&t->cfg[k], 1)
+                    : run_network_cost(&t->xcfg[k - t->n], 0);
 }
 
 /* the long runs: one head and two heads, at 1x (the test run's first
@@ -1317,14 +1367,10 @@ int main(int argc, char **argv)
         cfg[j].seed = RUN_FIRST_SEED + (unsigned long long)(j % seeds);
     }
 
-    struct exp_eval_set e;
-    run_eval_set(&run, &e, &c0);
-    run_networks(&run, n_cf, cfg, &e, res);
-
     /* the long runs: 1 and 2 heads, chosen settings, LONG_FACTOR x the
      * steps, the first LONG_SEEDS test seeds, on the test sequences */
     static struct longrun lr_[2];
-    int n_long = 0;
+    int n_long = 0, long_of[2 * LONG_SEEDS]; /* the test run's network */
     struct exp_config lcfg[2 * LONG_SEEDS];
     for (int h = 1; h <= 2; h++) {
         if (!choice_of(ch, n_heads, h) || seeds < LONG_SEEDS)
@@ -1338,14 +1384,12 @@ int main(int argc, char **argv)
                 j++;
             lcfg[n_long * LONG_SEEDS + s2] = cfg[j];
             lcfg[n_long * LONG_SEEDS + s2].steps *= LONG_FACTOR;
-            lr_[n_long].acc_short += res[j].score.mean_accuracy / LONG_SEEDS;
-            lr_[n_long].loss_short += res[j].score.loss / LONG_SEEDS;
+            long_of[n_long * LONG_SEEDS + s2] = j;
         }
         lr_[n_long++].heads = h;
     }
     /* ... and the depth control: 1 head in each of depth_layers, its
-     * chosen setting, the test seeds; all of these in one batch of jobs
-     * (the longest first), on the test sequences */
+     * chosen setting, the test seeds, on the test sequences */
     const int n_x = n_long * LONG_SEEDS + N_DEPTH * seeds;
     struct exp_config *xcfg = run_calloc(&run, n_x, sizeof *xcfg);
     struct exp_score *xres = run_calloc(&run, n_x, sizeof *xres);
@@ -1359,11 +1403,33 @@ int main(int argc, char **argv)
         x->vo_init = grid_vo[c->chosen % N_VO];
         x->seed = RUN_FIRST_SEED + (unsigned long long)(k % seeds);
     }
-    fprintf(stderr, "  trained %dx longer, and 1 head in %d and %d layers:\n",
-            LONG_FACTOR, depth_layers[0], depth_layers[1]);
-    run.seeds = 1;
-    run_scored(&run, n_x, xcfg, e.eval, e.n_eval, xres);
-    run.seeds = seeds;
+
+    /* the test run: the tables' networks and the controls, one batch */
+    struct exp_eval_set e;
+    run_eval_set(&run, &e, &c0);
+    fprintf(stderr,
+            "  the test run: %d configurations x %d seeds, %d trained %dx "
+            "longer, 1 head in %d and %d layers\n",
+            n_cf, seeds, n_long * LONG_SEEDS, LONG_FACTOR, depth_layers[0],
+            depth_layers[1]);
+    {
+        struct exp_result *all = run_calloc(&run, n + n_x, sizeof *all);
+        struct tested t = {cfg, xcfg, n, &e};
+        struct run_jobs jobs = {sizeof *all,  tested_run, tested_name,
+                                tested_score, &t,         tested_cost};
+        run.seeds = 1;
+        run_jobs(&run, n + n_x, &jobs, all);
+        run.seeds = seeds;
+        memcpy(res, all, (size_t)n * sizeof *res);
+        for (int k = 0; k < n_x; k++)
+            xres[k] = all[n + k].score;
+        free(all);
+    }
+    for (int k = 0; k < n_long * LONG_SEEDS; k++) {
+        const struct exp_score *sh = &res[long_of[k]].score;
+        lr_[k / LONG_SEEDS].acc_short += sh->mean_accuracy / LONG_SEEDS;
+        lr_[k / LONG_SEEDS].loss_short += sh->loss / LONG_SEEDS;
+    }
     for (int k = 0; k < n_long * LONG_SEEDS; k++) {
         lr_[k / LONG_SEEDS].acc_long += xres[k].mean_accuracy / LONG_SEEDS;
         lr_[k / LONG_SEEDS].loss_long += xres[k].loss / LONG_SEEDS;
