@@ -17,6 +17,11 @@
  * the numbers do not depend on W. Then it writes:
  *   RESULTS_DIR/results.csv   one row per network of the position task
  *   RESULTS_DIR/content.csv   one row per network of the content task
+ *   RESULTS_DIR/controls.csv  one row per control network: trained 4x
+ *                             longer, or 1 head in 2 or 4 layers
+ * (columns: impl,heads,scale,seed,params,mean_accuracy, one acc_ per
+ * relation, final_loss, then layers,steps,lr,vo_init: how it was
+ * trained, the chosen setting)
  *   RESULTS_DIR/table.txt     the tables it prints
  * and, when DATA_DIR is given, the book's data (computed from the two
  * CSV files as written, and from the measurements of experiment.h):
@@ -275,40 +280,54 @@ static const char *const csv_key[2][EXP_R] = {
     {"previous", "two_back", "first", "second"},
     {"previous", "same_class", "", ""}};
 
-static double scale_of(const struct exp_result *r)
-{
-    return r->score_scale / sqrt(32.0 / r->n_heads);
-}
-
 /* one row per network of the task: impl,heads,scale,seed,params,
- * mean_accuracy,acc_<relation> for each of its R relations,final_loss */
+ * mean_accuracy,acc_<relation> for each of its R relations,final_loss,
+ * then how it was trained: layers,steps,lr,vo_init (cfg[k], res[k]'s).
+ * With task -1, the controls' file: the position task's columns, for
+ * the networks of xcfg, whose scores are xres and parameter counts
+ * xparams (results and cfg unused). */
 static void write_csv(const struct run *run, const char *dir, const char *name,
                       const char *impl, int task, const struct exp_result *res,
-                      int n)
+                      const struct exp_config *cfg, int n,
+                      const struct exp_score *xres, const int *xparams)
 {
-    const int R = exp_task_relations(task);
-    struct run_col col[5 + EXP_R + 1] = {{"heads", 0},
-                                         {"scale", 4},
-                                         {"seed", 0},
-                                         {"params", 0},
-                                         {"mean_accuracy", 6}};
+    const int R = exp_task_relations(task < 0 ? EXP_TASK_POSITION : task);
+    enum { N_TRAINED = 4 }; /* layers, steps, lr, vo_init */
+    struct run_col col[5 + EXP_R + 1 + N_TRAINED] = {{"heads", 0},
+                                                     {"scale", 4},
+                                                     {"seed", 0},
+                                                     {"params", 0},
+                                                     {"mean_accuracy", 6}};
     char names[EXP_R][32];
     for (int r = 0; r < R; r++) {
-        snprintf(names[r], sizeof names[r], "acc_%s", csv_key[task][r]);
+        snprintf(names[r], sizeof names[r], "acc_%s",
+                 csv_key[task < 0 ? EXP_TASK_POSITION : task][r]);
         col[5 + r] = (struct run_col){names[r], 6};
     }
     col[5 + R] = (struct run_col){"final_loss", 6};
+    col[6 + R] = (struct run_col){"layers", 0};
+    col[7 + R] = (struct run_col){"steps", 0};
+    col[8 + R] = (struct run_col){"lr", 4};
+    col[9 + R] = (struct run_col){"vo_init", 2};
     struct run_csv csv;
-    run_csv_open(&csv, run, dir, name, "impl", col, 5 + R + 1);
+    run_csv_open(&csv, run, dir, name, "impl", col, 6 + R + N_TRAINED);
     for (int k = 0; k < n; k++) {
-        const struct exp_result *r = &res[k];
-        if (r->task != task)
+        if (task >= 0 && res[k].task != task)
             continue;
-        double v[5 + EXP_R + 1] = {r->n_heads, scale_of(r), (double)r->seed,
-                                   r->n_params, r->score.mean_accuracy};
+        const struct exp_config *c = &cfg[k];
+        const struct exp_score *sc = task < 0 ? &xres[k] : &res[k].score;
+        const double scale =
+            (double)c->score_scale / sqrt((double)c->d_model / c->n_heads);
+        double v[5 + EXP_R + 1 + N_TRAINED] = {
+            c->n_heads, scale, (double)c->seed,
+            task < 0 ? xparams[k] : res[k].n_params, sc->mean_accuracy};
         for (int j = 0; j < R; j++)
-            v[5 + j] = r->score.accuracy[j];
-        v[5 + R] = r->score.loss;
+            v[5 + j] = sc->accuracy[j];
+        v[5 + R] = sc->loss;
+        v[6 + R] = c->n_layers > 1 ? c->n_layers : 1;
+        v[7 + R] = c->steps;
+        v[8 + R] = c->lr;
+        v[9 + R] = c->vo_init;
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
@@ -1425,6 +1444,14 @@ int main(int argc, char **argv)
             xres[k] = all[n + k].score;
         free(all);
     }
+    /* the controls' parameter counts, from the models themselves */
+    int *xparams = run_calloc(&run, n_x, sizeof *xparams);
+    for (int k = 0; k < n_x; k++) {
+        struct exp_model pm;
+        data_check(PROG, exp_model_init(&pm, &xcfg[k]), "counting parameters");
+        xparams[k] = pm.n_params;
+        exp_model_free(&pm);
+    }
     for (int k = 0; k < n_long * LONG_SEEDS; k++) {
         const struct exp_score *sh = &res[long_of[k]].score;
         lr_[k / LONG_SEEDS].acc_short += sh->mean_accuracy / LONG_SEEDS;
@@ -1484,13 +1511,14 @@ int main(int argc, char **argv)
             t->acc[r] = run_sum_stats(&sum[r]);
         n_depth += found;
     }
-    free(xcfg);
-    free(xres);
     g_choice = ch, g_n_choice = n_rows, g_long = lr_, g_n_long = n_long;
     g_depth = dp, g_n_depth = n_depth;
     write_csv(&run, results_dir, "results.csv", impl, EXP_TASK_POSITION, res,
-              n);
-    write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
+              cfg, n, NULL, NULL);
+    write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res,
+              cfg, n, NULL, NULL);
+    write_csv(&run, results_dir, "controls.csv", impl, -1, NULL, xcfg, n_x,
+              xres, xparams);
 
     /* the tables, computed from the files just written */
     struct summary s[MAX_CONFIG], sc[MAX_CONFIG];
@@ -1564,6 +1592,9 @@ int main(int argc, char **argv)
                    sc, n_con);
     exp_eval_set_free(&e);
     exp_eval_set_free(&val);
+    free(xcfg);
+    free(xres);
+    free(xparams);
     free(gcfg);
     free(gres);
     free(cfg);
