@@ -216,8 +216,7 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
     int first =
         pool_run(n, r->workers, jobs->size, ran, status, job_run, job_done, &p);
     double total = run_now() - r->t_start;
-    /* back in job order: the results, and the statuses (into ran's
-     * place, which the results have left) */
+    /* back in job order: the results and the statuses */
     int *by_job = run_calloc(r, n, sizeof *by_job);
     for (int k = 0; k < n; k++) {
         memcpy(out + (size_t)order[k] * jobs->size,
