@@ -307,35 +307,57 @@ static int measure(struct exp_model *m, const struct exp_eval_set *e,
     return KIT_OK;
 }
 
+/* The n sequences x (n, T) through the network as it is (m->heads_off
+ * as set): their score, as exp_evaluate() counts it, and every
+ * sequence's logits into logits (n, T, R*S). */
+static int forward_all(struct exp_model *m, const int *x, int n, float *logits,
+                       struct exp_score *score)
+{
+    const int T = m->cfg.T, R = m->n_relations;
+    const int TRS = T * R * m->cfg.n_symbols;
+    long correct[EXP_R] = {0}, counted[EXP_R] = {0}, total = 0;
+    double sum = 0;
+    for (int k = 0; k < n; k++) {
+        int status = exp_forward(m, x + k * T, &sum, correct, counted);
+        if (status != KIT_OK)
+            return status;
+        memcpy(logits + k * TRS, m->logits, (size_t)TRS * sizeof(float));
+    }
+    memset(score, 0, sizeof *score);
+    for (int r = 0; r < R; r++) {
+        score->accuracy[r] =
+            counted[r] ? (double)correct[r] / (double)counted[r] : 0;
+        score->mean_accuracy += score->accuracy[r] / R;
+        total += counted[r];
+    }
+    score->loss = total ? sum / (double)total : 0;
+    return KIT_OK;
+}
+
 /* @listing exp_mean_ablate */
-/* Mean-ablation of head i, on the n sequences x (n, T): the accuracy per
- * relation, into acc (R), when head i's output o_i (its columns of the
- * concatenation) is replaced at each position t by its mean at t over
- * the n sequences. The logits are linear in o_i (o_i W_o's rows of head
- * i, then the residual sum, then W_r), so replacing o_i by its mean adds
- * to the logits of the zeroed network the mean of what o_i added:
+/* Mean-ablation of one head, on the n sequences x (n, T): the accuracy
+ * per relation, into acc (R), when the head's output o_i (its columns of
+ * the concatenation) is replaced at each position t by its mean at t
+ * over the n sequences. The logits are linear in o_i (o_i W_o's rows of
+ * head i, then the residual sum, then W_r), so replacing o_i by its mean
+ * adds to the logits of the zeroed network the mean of what o_i added:
  *   logits_mean = logits_zeroed + mean over sequences of
  *                                 (logits_all - logits_zeroed)   (T, R*S)
- * base (n, T, R*S) holds every sequence's logits with all heads on;
- * zeroed (n, T, R*S) and shift (T, R*S) are scratch. */
-static int mean_ablate(struct exp_model *m, const int *x, int n, int i,
-                       const float *base, float *zeroed, double *shift,
-                       double *acc)
+ * base (n, T, R*S) holds every sequence's logits with all heads on,
+ * zeroed (n, T, R*S) the same with head i zeroed (the zero-ablation's,
+ * computed once for both); shift (T, R*S) is scratch. */
+static void mean_ablate(const struct exp_model *m, const int *x, int n,
+                        const float *base, const float *zeroed, double *shift,
+                        double *acc)
 {
     const int T = m->cfg.T, S = m->cfg.n_symbols, R = m->n_relations;
     const int TRS = T * R * S;
     long right[EXP_R] = {0}, counted[EXP_R] = {0};
+    /* 1. the mean of what head i adds */
     memset(shift, 0, (size_t)TRS * sizeof(double));
-    /* 1. the zeroed network's logits, and the mean of what head i adds */
-    m->heads_off = 1ULL << i;
-    for (int k = 0; k < n; k++) {
-        int status = exp_forward(m, x + k * T, NULL, NULL, NULL);
-        if (status != KIT_OK)
-            return status;
-        memcpy(zeroed + k * TRS, m->logits, (size_t)TRS * sizeof(float));
+    for (int k = 0; k < n; k++)
         for (int j = 0; j < TRS; j++)
             shift[j] += (base[k * TRS + j] - zeroed[k * TRS + j]) / n;
-    }
     /* 2. score the zeroed logits plus the mean, as exp_evaluate() does */
     for (int k = 0; k < n; k++)
         for (int t = 0; t < T; t++)
@@ -356,12 +378,12 @@ static int mean_ablate(struct exp_model *m, const int *x, int n, int i,
             }
     for (int r = 0; r < R; r++)
         acc[r] = counted[r] ? (double)right[r] / (double)counted[r] : 0;
-    return KIT_OK;
 }
 /* @end exp_mean_ablate */
 
 /* Ablation (zeroed and mean-ablated) and pruning, on the first n_abl
- * evaluation sequences. */
+ * evaluation sequences: one pass with every head on, one per head
+ * zeroed (which the mean-ablation reuses), one per pruning step. */
 static int ablate(struct exp_model *m, const struct exp_eval_set *e,
                   struct exp_result *res)
 {
@@ -375,24 +397,21 @@ static int ablate(struct exp_model *m, const struct exp_eval_set *e,
         free(logits), free(shift);
         return KIT_E_NOMEM;
     }
-    m->heads_off = 0;
-    int status = exp_evaluate(m, e->eval, n, &base);
-    for (int k = 0; k < n && status == KIT_OK; k++) { /* all heads on */
-        status = exp_forward(m, e->eval + k * T, NULL, NULL, NULL);
-        memcpy(logits + k * TRS, m->logits, (size_t)TRS * sizeof(float));
-    }
+    float *zeroed = logits + n * TRS;
+    m->heads_off = 0; /* all heads on */
+    int status = forward_all(m, e->eval, n, logits, &base);
     for (int i = 0; i < h && status == KIT_OK; i++) {
         m->heads_off = 1ULL << i;
-        status = exp_evaluate(m, e->eval, n, &cut);
+        status = forward_all(m, e->eval, n, zeroed, &cut);
+        if (status != KIT_OK)
+            break;
         importance[i] = 0;
         for (int r = 0; r < R; r++) {
             res->lost[i][r] = base.accuracy[r] - cut.accuracy[r];
             importance[i] += res->lost[i][r];
         }
-        if (status == KIT_OK)
-            status = mean_ablate(m, e->eval, n, i, logits, logits + n * TRS,
-                                 shift, acc);
-        for (int r = 0; r < R && status == KIT_OK; r++)
+        mean_ablate(m, e->eval, n, logits, zeroed, shift, acc);
+        for (int r = 0; r < R; r++)
             res->lost_mean[i][r] = base.accuracy[r] - acc[r];
     }
     free(logits), free(shift);

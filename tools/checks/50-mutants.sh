@@ -6,6 +6,9 @@
 # against that copy, runs one test, and requires that it fails with a
 # message containing the expected words. Columns (tab-separated):
 #   name  file-in-solutions  sed-expression  test-name  expected-words
+# A file given as given/NAME.c plants the mistake in a copy of that
+# given file instead (a change a Question invites students to make to
+# the given code), built in place of the given object.
 # Lines starting with # are comments.
 #
 # A line whose expected words start with "none:" plants a mistake that is
@@ -60,10 +63,26 @@ for table in tests/mutants/*.tsv; do
         dir="$B/mutants/$name"
         rm -rf "$dir" && mkdir -p "$dir/src" "$dir/obj"
         cp solutions/*.c "$dir/src/"
-        sed -i -e "$expr" "$dir/src/$file"
-        if cmp -s "solutions/$file" "$dir/src/$file"; then
+        case "$file" in
+        given/*) orig=$file planted="$dir/given/${file#given/}"
+            mkdir -p "$dir/given" && cp "$file" "$planted" ;;
+        *) orig=solutions/$file planted="$dir/src/$file" ;;
+        esac
+        sed -i -e "$expr" "$planted"
+        if cmp -s "$orig" "$planted"; then
             echo "FAIL $name: the sed expression changed nothing in $file"; bad=$((bad + 1)); continue
         fi
+        case "$file" in given/*)
+            # the planted given file replaces its object among the shared
+            g=$(basename "${file%.c}")
+            objs_shared=$(printf '%s\n' $objs_shared | grep -vxF "$sol/given/$g.o")
+            # given code is built as the Makefile builds it: no leak check
+            gflags=${mflags/-include $(flag LEAKCHECK_H)/}
+            if ! $cc $gflags -Itools/harness -c -o "$dir/obj/given_$g.o" "$planted" 2>"$dir/cc.log"; then
+                echo "FAIL $name: the mutant does not compile:"; cat "$dir/cc.log"; bad=$((bad + 1)); continue
+            fi
+            objs_shared="$objs_shared $dir/obj/given_$g.o" ;;
+        esac
         objs=""
         for c in "$dir"/src/*.c; do
             base=$(basename "${c%.c}")

@@ -128,6 +128,7 @@ int run_args(struct run *r, int argc, char **argv, const struct run_opt *opt,
 struct progress {
     struct run *r;
     const struct run_jobs *jobs;
+    const int *order; /* (n) the pool's job k is the driver's order[k] */
     int done;
 };
 
@@ -145,7 +146,7 @@ static void job_done(int k, int status, const void *result, void *ctx)
     struct progress *p = ctx;
     const struct run_jobs *j = p->jobs;
     char name[160], score[64] = "", so_far[32], left[32];
-    j->name(k, name, sizeof name, j->ctx);
+    j->name(p->order[k], name, sizeof name, j->ctx);
     if (status != KIT_OK)
         snprintf(score, sizeof score, "failed");
     else if (j->score)
@@ -168,7 +169,24 @@ static void job_done(int k, int status, const void *result, void *ctx)
 static int job_run(int k, void *result, void *ctx)
 {
     const struct progress *p = ctx;
-    return p->jobs->run(k, result, p->jobs->ctx);
+    return p->jobs->run(p->order[k], result, p->jobs->ctx);
+}
+
+/* order (n): the jobs by cost, the dearest first, ties in job order;
+ * 0 .. n-1 without a cost */
+static void order_by_cost(int *order, int n, const struct run_jobs *jobs,
+                          double *cost)
+{
+    for (int k = 0; k < n; k++) {
+        order[k] = k;
+        cost[k] = jobs->cost ? jobs->cost(k, jobs->ctx) : 0;
+    }
+    for (int i = 1; i < n; i++) /* insertion: stable */
+        for (int j = i; j > 0 && cost[order[j]] > cost[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
 }
 
 void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
@@ -176,21 +194,43 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
 {
     const int n = n_configs * r->seeds;
     int *status = run_calloc(r, n, sizeof *status); /* 0: KIT_OK */
+    int *order = run_calloc(r, n, sizeof *order);
+    double *cost = run_calloc(r, n, sizeof *cost);
+    /* the pool fills its job k's result at k: job order[k]'s, moved to
+     * order[k] after */
+    unsigned char *ran = run_calloc(r, n, jobs->size), *out = results;
+    order_by_cost(order, n, jobs, cost);
     r->n_jobs = n;
     const int w = r->workers < n ? r->workers : n;
-    fprintf(stderr,
-            "  training %d networks (%d configurations x %d seeds) on %d "
-            "worker%s ...\n",
-            n, n_configs, r->seeds, w, w > 1 ? "s" : "");
+    if (r->seeds > 1)
+        fprintf(stderr,
+                "  training %d networks (%d configurations x %d seeds) on "
+                "%d worker%s",
+                n, n_configs, r->seeds, w, w > 1 ? "s" : "");
+    else
+        fprintf(stderr, "  training %d networks on %d worker%s", n, w,
+                w > 1 ? "s" : "");
+    fprintf(stderr, "%s ...\n", jobs->cost ? ", the longest first" : "");
     r->t_start = run_now();
-    struct progress p = {r, jobs, 0};
-    int first = pool_run(n, r->workers, jobs->size, results, status, job_run,
-                         job_done, &p);
+    struct progress p = {r, jobs, order, 0};
+    int first =
+        pool_run(n, r->workers, jobs->size, ran, status, job_run, job_done, &p);
     double total = run_now() - r->t_start;
+    /* back in job order: the results and the statuses */
+    int *by_job = run_calloc(r, n, sizeof *by_job);
+    for (int k = 0; k < n; k++) {
+        memcpy(out + (size_t)order[k] * jobs->size,
+               ran + (size_t)k * jobs->size, jobs->size);
+        by_job[order[k]] = status[k];
+    }
+    free(ran), free(order), free(cost), free(status);
+    status = by_job;
     if (first != KIT_OK) {
-        int k = 0;
+        int k = 0; /* the first failure in job order */
         while (k < n && status[k] == KIT_OK)
             k++;
+        if (k < n)
+            first = status[k];
         char name[160] = "starting the jobs"; /* the pool failed */
         if (k < n)
             jobs->name(k, name, sizeof name, jobs->ctx);
@@ -221,10 +261,8 @@ static int network_run(int k, void *result, void *ctx)
 
 /* "position task, 1 head, 4-head scale, seed 2017",
  * "position task, 4 heads, 2 K/V heads, seed 2017" */
-static void network_name(int k, char *buf, size_t n, void *ctx)
+void run_network_name(const struct exp_config *c, char *buf, size_t n)
 {
-    const struct networks *nw = ctx;
-    const struct exp_config *c = &nw->cfg[k];
     char kv[32] = "", scale[32] = "";
     if (c->layer == &exp_gqa_layer)
         snprintf(kv, sizeof kv, ", %d K/V head%s", c->n_kv_heads,
@@ -237,18 +275,47 @@ static void network_name(int k, char *buf, size_t n, void *ctx)
              c->n_heads > 1 ? "s" : "", kv, scale, c->seed);
 }
 
+static void network_name(int k, char *buf, size_t n, void *ctx)
+{
+    const struct networks *nw = ctx;
+    run_network_name(&nw->cfg[k], buf, n);
+}
+
 static void network_score(const void *result, char *buf, size_t n)
 {
     const struct exp_result *r = result;
     snprintf(buf, n, "%.1f%%", 100 * r->score.mean_accuracy);
 }
 
+/* Training: per step, batch sequences forward and backward through
+ * every layer, a head adding an eighth of a one-head layer's cost (the
+ * projections are the same for any head count); measured: about
+ * n_probe + n_eval + (1 + 2 h) n_abl forward passes more, a third of a
+ * training pass each. 6e-5 s is a sequence's pass through a one-head
+ * layer on one core of the book's machine. */
+double run_network_cost(const struct exp_config *c, int measured)
+{
+    const double layers = c->n_layers > 1 ? c->n_layers : 1;
+    const double seq = 6e-5 * layers * (1 + c->n_heads / 8.0);
+    double passes = (double)c->steps * c->batch;
+    if (measured)
+        passes +=
+            (RUN_N_PROBE + RUN_N_EVAL + (1 + 2 * c->n_heads) * RUN_N_ABL) / 3.0;
+    return seq * passes;
+}
+
+static double network_cost(int k, void *ctx)
+{
+    const struct networks *nw = ctx;
+    return run_network_cost(&nw->cfg[k], 1);
+}
+
 void run_networks(struct run *r, int n_configs, const struct exp_config *cfg,
                   const struct exp_eval_set *e, struct exp_result *res)
 {
     struct networks nw = {cfg, e};
-    struct run_jobs jobs = {sizeof *res, network_run, network_name,
-                            network_score, &nw};
+    struct run_jobs jobs = {sizeof *res,   network_run, network_name,
+                            network_score, &nw,         network_cost};
     run_jobs(r, n_configs, &jobs, res);
 }
 

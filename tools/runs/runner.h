@@ -96,20 +96,40 @@ struct run_jobs {
     /* a finished job's headline number, "100.0%", or NULL */
     void (*score)(const void *result, char *buf, size_t n);
     void *ctx;
+    /* what job k costs, in any unit (its estimated CPU time), or NULL:
+     * the jobs then start in the order of their costs, the dearest
+     * first, so that no worker sits idle at the end while another
+     * finishes a long job (NULL: in job order). The results do not
+     * depend on it. */
+    double (*cost)(int k, void *ctx);
 };
 
 /* Run n_configs x r->seeds jobs on r->workers processes into results
- * (that many results of jobs->size bytes), with a line on stderr before,
- * one per finished job (its name, its score, the time so far and an
- * estimate of the time left) and one after (the wall time). If any job
- * fails, say which (the first in job order) and why, and exit(1). */
+ * (that many results of jobs->size bytes; job k's at k, whatever order
+ * they ran in), with a line on stderr before, one per finished job (its
+ * name, its score, the time so far and an estimate of the time left)
+ * and one after (the wall time). If any job fails, say which (the first
+ * in job order) and why, and exit(1). */
 void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
               void *results);
 
 /* Chapter 5's networks: cfg[k] trained and measured on e into res[k]
- * (experiment.h's exp_run_one), as run_jobs() jobs. */
+ * (experiment.h's exp_run_one), as run_jobs() jobs, the dearest first
+ * (run_network_cost). */
 void run_networks(struct run *r, int n_configs, const struct exp_config *cfg,
                   const struct exp_eval_set *e, struct exp_result *res);
+
+/* What training the network of c costs, roughly in seconds of one core:
+ * its steps x batch sequences x layers, a sequence costing more with
+ * more heads (each head has its own T x T attention). Only the order of
+ * the costs matters (run_jobs' cost). measured: 1 when exp_measure()
+ * runs on it after training (one forward pass per head and ablated
+ * sequence, on top of the evaluation). */
+double run_network_cost(const struct exp_config *c, int measured);
+
+/* What run_networks' progress lines call the network of c: "position
+ * task, 1 head, 4-head scale, seed 2017". */
+void run_network_name(const struct exp_config *c, char *buf, size_t n);
 
 /* Chapter 5's evaluation sequences, which every experiment measures on. */
 #define RUN_N_EVAL  1000 /* fresh sequences the accuracy is measured on */

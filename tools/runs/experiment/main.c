@@ -17,6 +17,11 @@
  * the numbers do not depend on W. Then it writes:
  *   RESULTS_DIR/results.csv   one row per network of the position task
  *   RESULTS_DIR/content.csv   one row per network of the content task
+ *   RESULTS_DIR/controls.csv  one row per control network: trained 4x
+ *                             longer, or 1 head in 2 or 4 layers
+ * (columns: impl,heads,scale,seed,params,mean_accuracy, one acc_ per
+ * relation, final_loss, then layers,steps,lr,vo_init: how it was
+ * trained, the chosen setting)
  *   RESULTS_DIR/table.txt     the tables it prints
  * and, when DATA_DIR is given, the book's data (computed from the two
  * CSV files as written, and from the measurements of experiment.h):
@@ -162,16 +167,66 @@ static void scored_score(const void *result, char *buf, size_t n)
              100 * ((const struct exp_score *)result)->mean_accuracy);
 }
 
+static double scored_cost(int k, void *ctx)
+{
+    const struct scored *sc = ctx;
+    return run_network_cost(&sc->cfg[k], 0);
+}
+
 /* cfg[k] trained and scored on the n sequences x into score[k], k <
- * n_configs x r->seeds */
+ * n_configs x r->seeds, the longest first */
 static void run_scored(struct run *r, int n_configs,
                        const struct exp_config *cfg, const int *x, int n,
                        struct exp_score *score)
 {
     struct scored sc = {cfg, x, n};
     struct run_jobs jobs = {sizeof *score, scored_run, scored_name,
-                            scored_score, &sc};
+                            scored_score,  &sc,        scored_cost};
     run_jobs(r, n_configs, &jobs, score);
+}
+
+/* The test run in one batch of jobs, so that the two workers stay busy
+ * to its end: job k < n is the tables' network cfg[k], trained and
+ * measured on e (exp_run_one); job n + k is the control xcfg[k] (trained
+ * longer, or stacked), trained and scored on e's evaluation sequences,
+ * its score in the result's score. */
+struct tested {
+    const struct exp_config *cfg, *xcfg;
+    int n;
+    const struct exp_eval_set *e;
+};
+
+static int tested_run(int k, void *result, void *ctx)
+{
+    const struct tested *t = ctx;
+    struct exp_result *res = result;
+    if (k < t->n)
+        return exp_run_one(&t->cfg[k], t->e, res);
+    struct scored sc = {t->xcfg, t->e->eval, t->e->n_eval};
+    return res->status = scored_run(k - t->n, &res->score, &sc);
+}
+
+static void tested_name(int k, char *buf, size_t n, void *ctx)
+{
+    const struct tested *t = ctx;
+    if (k < t->n) {
+        run_network_name(&t->cfg[k], buf, n);
+        return;
+    }
+    struct scored sc = {t->xcfg, NULL, 0};
+    scored_name(k - t->n, buf, n, &sc);
+}
+
+static void tested_score(const void *result, char *buf, size_t n)
+{
+    scored_score(&((const struct exp_result *)result)->score, buf, n);
+}
+
+static double tested_cost(int k, void *ctx)
+{
+    const struct tested *t = ctx;
+    return k < t->n ? run_network_cost(&t->cfg[k], 1)
+                    : run_network_cost(&t->xcfg[k - t->n], 0);
 }
 
 /* the long runs: one head and two heads, at 1x (the test run's first
@@ -225,40 +280,54 @@ static const char *const csv_key[2][EXP_R] = {
     {"previous", "two_back", "first", "second"},
     {"previous", "same_class", "", ""}};
 
-static double scale_of(const struct exp_result *r)
-{
-    return r->score_scale / sqrt(32.0 / r->n_heads);
-}
-
 /* one row per network of the task: impl,heads,scale,seed,params,
- * mean_accuracy,acc_<relation> for each of its R relations,final_loss */
+ * mean_accuracy,acc_<relation> for each of its R relations,final_loss,
+ * then how it was trained: layers,steps,lr,vo_init (cfg[k], res[k]'s).
+ * With task -1, the controls' file: the position task's columns, for
+ * the networks of xcfg, whose scores are xres and parameter counts
+ * xparams (results and cfg unused). */
 static void write_csv(const struct run *run, const char *dir, const char *name,
                       const char *impl, int task, const struct exp_result *res,
-                      int n)
+                      const struct exp_config *cfg, int n,
+                      const struct exp_score *xres, const int *xparams)
 {
-    const int R = exp_task_relations(task);
-    struct run_col col[5 + EXP_R + 1] = {{"heads", 0},
-                                         {"scale", 4},
-                                         {"seed", 0},
-                                         {"params", 0},
-                                         {"mean_accuracy", 6}};
+    const int R = exp_task_relations(task < 0 ? EXP_TASK_POSITION : task);
+    enum { N_TRAINED = 4 }; /* layers, steps, lr, vo_init */
+    struct run_col col[5 + EXP_R + 1 + N_TRAINED] = {{"heads", 0},
+                                                     {"scale", 4},
+                                                     {"seed", 0},
+                                                     {"params", 0},
+                                                     {"mean_accuracy", 6}};
     char names[EXP_R][32];
     for (int r = 0; r < R; r++) {
-        snprintf(names[r], sizeof names[r], "acc_%s", csv_key[task][r]);
+        snprintf(names[r], sizeof names[r], "acc_%s",
+                 csv_key[task < 0 ? EXP_TASK_POSITION : task][r]);
         col[5 + r] = (struct run_col){names[r], 6};
     }
     col[5 + R] = (struct run_col){"final_loss", 6};
+    col[6 + R] = (struct run_col){"layers", 0};
+    col[7 + R] = (struct run_col){"steps", 0};
+    col[8 + R] = (struct run_col){"lr", 4};
+    col[9 + R] = (struct run_col){"vo_init", 2};
     struct run_csv csv;
-    run_csv_open(&csv, run, dir, name, "impl", col, 5 + R + 1);
+    run_csv_open(&csv, run, dir, name, "impl", col, 6 + R + N_TRAINED);
     for (int k = 0; k < n; k++) {
-        const struct exp_result *r = &res[k];
-        if (r->task != task)
+        if (task >= 0 && res[k].task != task)
             continue;
-        double v[5 + EXP_R + 1] = {r->n_heads, scale_of(r), (double)r->seed,
-                                   r->n_params, r->score.mean_accuracy};
+        const struct exp_config *c = &cfg[k];
+        const struct exp_score *sc = task < 0 ? &xres[k] : &res[k].score;
+        const double scale =
+            (double)c->score_scale / sqrt((double)c->d_model / c->n_heads);
+        double v[5 + EXP_R + 1 + N_TRAINED] = {
+            c->n_heads, scale, (double)c->seed,
+            task < 0 ? xparams[k] : res[k].n_params, sc->mean_accuracy};
         for (int j = 0; j < R; j++)
-            v[5 + j] = r->score.accuracy[j];
-        v[5 + R] = r->score.loss;
+            v[5 + j] = sc->accuracy[j];
+        v[5 + R] = sc->loss;
+        v[6 + R] = c->n_layers > 1 ? c->n_layers : 1;
+        v[7 + R] = c->steps;
+        v[8 + R] = c->lr;
+        v[9 + R] = c->vo_init;
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
@@ -1317,14 +1386,10 @@ int main(int argc, char **argv)
         cfg[j].seed = RUN_FIRST_SEED + (unsigned long long)(j % seeds);
     }
 
-    struct exp_eval_set e;
-    run_eval_set(&run, &e, &c0);
-    run_networks(&run, n_cf, cfg, &e, res);
-
     /* the long runs: 1 and 2 heads, chosen settings, LONG_FACTOR x the
      * steps, the first LONG_SEEDS test seeds, on the test sequences */
     static struct longrun lr_[2];
-    int n_long = 0;
+    int n_long = 0, long_of[2 * LONG_SEEDS]; /* the test run's network */
     struct exp_config lcfg[2 * LONG_SEEDS];
     for (int h = 1; h <= 2; h++) {
         if (!choice_of(ch, n_heads, h) || seeds < LONG_SEEDS)
@@ -1338,14 +1403,12 @@ int main(int argc, char **argv)
                 j++;
             lcfg[n_long * LONG_SEEDS + s2] = cfg[j];
             lcfg[n_long * LONG_SEEDS + s2].steps *= LONG_FACTOR;
-            lr_[n_long].acc_short += res[j].score.mean_accuracy / LONG_SEEDS;
-            lr_[n_long].loss_short += res[j].score.loss / LONG_SEEDS;
+            long_of[n_long * LONG_SEEDS + s2] = j;
         }
         lr_[n_long++].heads = h;
     }
     /* ... and the depth control: 1 head in each of depth_layers, its
-     * chosen setting, the test seeds; all of these in one batch of jobs
-     * (the longest first), on the test sequences */
+     * chosen setting, the test seeds, on the test sequences */
     const int n_x = n_long * LONG_SEEDS + N_DEPTH * seeds;
     struct exp_config *xcfg = run_calloc(&run, n_x, sizeof *xcfg);
     struct exp_score *xres = run_calloc(&run, n_x, sizeof *xres);
@@ -1359,11 +1422,41 @@ int main(int argc, char **argv)
         x->vo_init = grid_vo[c->chosen % N_VO];
         x->seed = RUN_FIRST_SEED + (unsigned long long)(k % seeds);
     }
-    fprintf(stderr, "  trained %dx longer, and 1 head in %d and %d layers:\n",
-            LONG_FACTOR, depth_layers[0], depth_layers[1]);
-    run.seeds = 1;
-    run_scored(&run, n_x, xcfg, e.eval, e.n_eval, xres);
-    run.seeds = seeds;
+
+    /* the test run: the tables' networks and the controls, one batch */
+    struct exp_eval_set e;
+    run_eval_set(&run, &e, &c0);
+    fprintf(stderr,
+            "  the test run: %d configurations x %d seeds, %d trained %dx "
+            "longer, 1 head in %d and %d layers\n",
+            n_cf, seeds, n_long * LONG_SEEDS, LONG_FACTOR, depth_layers[0],
+            depth_layers[1]);
+    {
+        struct exp_result *all = run_calloc(&run, n + n_x, sizeof *all);
+        struct tested t = {cfg, xcfg, n, &e};
+        struct run_jobs jobs = {sizeof *all,  tested_run, tested_name,
+                                tested_score, &t,         tested_cost};
+        run.seeds = 1;
+        run_jobs(&run, n + n_x, &jobs, all);
+        run.seeds = seeds;
+        memcpy(res, all, (size_t)n * sizeof *res);
+        for (int k = 0; k < n_x; k++)
+            xres[k] = all[n + k].score;
+        free(all);
+    }
+    /* the controls' parameter counts, from the models themselves */
+    int *xparams = run_calloc(&run, n_x, sizeof *xparams);
+    for (int k = 0; k < n_x; k++) {
+        struct exp_model pm;
+        data_check(PROG, exp_model_init(&pm, &xcfg[k]), "counting parameters");
+        xparams[k] = pm.n_params;
+        exp_model_free(&pm);
+    }
+    for (int k = 0; k < n_long * LONG_SEEDS; k++) {
+        const struct exp_score *sh = &res[long_of[k]].score;
+        lr_[k / LONG_SEEDS].acc_short += sh->mean_accuracy / LONG_SEEDS;
+        lr_[k / LONG_SEEDS].loss_short += sh->loss / LONG_SEEDS;
+    }
     for (int k = 0; k < n_long * LONG_SEEDS; k++) {
         lr_[k / LONG_SEEDS].acc_long += xres[k].mean_accuracy / LONG_SEEDS;
         lr_[k / LONG_SEEDS].loss_long += xres[k].loss / LONG_SEEDS;
@@ -1418,13 +1511,14 @@ int main(int argc, char **argv)
             t->acc[r] = run_sum_stats(&sum[r]);
         n_depth += found;
     }
-    free(xcfg);
-    free(xres);
     g_choice = ch, g_n_choice = n_rows, g_long = lr_, g_n_long = n_long;
     g_depth = dp, g_n_depth = n_depth;
     write_csv(&run, results_dir, "results.csv", impl, EXP_TASK_POSITION, res,
-              n);
-    write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res, n);
+              cfg, n, NULL, NULL);
+    write_csv(&run, results_dir, "content.csv", impl, EXP_TASK_CONTENT, res,
+              cfg, n, NULL, NULL);
+    write_csv(&run, results_dir, "controls.csv", impl, -1, NULL, xcfg, n_x,
+              xres, xparams);
 
     /* the tables, computed from the files just written */
     struct summary s[MAX_CONFIG], sc[MAX_CONFIG];
@@ -1498,6 +1592,9 @@ int main(int argc, char **argv)
                    sc, n_con);
     exp_eval_set_free(&e);
     exp_eval_set_free(&val);
+    free(xcfg);
+    free(xres);
+    free(xparams);
     free(gcfg);
     free(gres);
     free(cfg);

@@ -1887,7 +1887,7 @@ int main(int argc, char **argv)
     /* 1. tuning: every rate on seed 1 */
     struct result *tune = run_calloc(&run, H * n_lr, sizeof *tune);
     struct run_jobs jobs = {sizeof(struct result), network_run, network_name,
-                            network_score, &lm};
+                            network_score,         &lm,         NULL};
     lm.phase = 1;
     run.seeds = 1;
     fprintf(stderr, PROG ": tuning (the learning rate, on seed %llu)\n",
