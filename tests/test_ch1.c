@@ -161,14 +161,18 @@ static void expect_attention(const char *label, const float *Qf,
             mo[v].value = NULL;
     }
 
-    float *w = kit_output(nw), *out = kit_output(nv);
+    /* every buffer guarded: a write or a read outside is named */
+    float *Qg = kit_guarded_copy(Qf, nq, "Q", "T*d_k");
+    float *Kg = kit_guarded_copy(Kf, nq, "K", "T*d_k");
+    float *Vg = kit_guarded_copy(Vf, nv, "V", "T*d_v");
+    float *w = kit_guarded(nw, "weights", "T*T");
+    float *out = kit_guarded(nv, "out", "T*d_v");
     char call[160];
     snprintf(call, sizeof call, "attention() on %s (T=%d, d_k=%d, d_v=%d)",
              label, T, d_k, d_v);
-    if (KIT_EXPECT_STATUS(call, attention(Qf, Kf, Vf, out, w, T, d_k, d_v),
+    if (KIT_EXPECT_STATUS(call, attention(Qg, Kg, Vg, out, w, T, d_k, d_v),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "weights", w, nw) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, nv)) {
+        KIT_EXPECT_GUARDS(call)) {
         char what[200];
         const struct kit_shape shape = {
             0, 0, NULL, {{"d_k", d_k}, {"d_v", d_v}, {"T", T}}};
@@ -183,6 +187,7 @@ static void expect_attention(const char *label, const float *Qf,
     for (int v = 0; v < N_VARIANTS - 1; v++)
         free(wbuf[v]), free(obuf[v]);
     free(Q), free(K), free(V);
+    kit_output_free(Qg), kit_output_free(Kg), kit_output_free(Vg);
     kit_output_free(w), kit_output_free(out);
 }
 
@@ -262,13 +267,13 @@ static void mm_variant(enum mm_variant v, const double *A, const double *B,
 }
 
 /* Check C (m, p) against want, after checking that nothing was written
- * outside C, naming the classic mistakes of a product. A, B in double;
+ * outside C or the inputs (kit_guarded() buffers), naming the classic mistakes of a product. A, B in double;
  * bt: the call was matmul_bt, so B is (p, n). */
 static void expect_product(const char *call, const float *C, const double *want,
                            const double *A, const double *B,
                            const float *prefill, int bt, int m, int n, int p)
 {
-    if (!KIT_EXPECT_IN_BOUNDS(call, "C", C, (size_t)m * p))
+    if (!KIT_EXPECT_GUARDS(call))
         return;
     double values[MM_N][64];
     struct kit_mistake mistakes[MM_N - 1];
@@ -290,24 +295,27 @@ static void expect_product(const char *call, const float *C, const double *want,
 
 KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
 {
-    const float A[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
-    const float B[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
+    const float a[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
+    const float b[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
+    float *A = kit_guarded_copy(a, 6, "A", "m*n");
+    float *B = kit_guarded_copy(b, 6, "B", "n*p");
     const double want[4] = {58, 64, 139, 154};
     const double Ad[6] = {1, 2, 3, 4, 5, 6}, Bd[6] = {7, 8, 9, 10, 11, 12};
     const float prefill[4] = {7, 7, 7, 7};
-    float *C = kit_output(4);
+    float *C = kit_guarded(4, "C", "m*p");
     for (int i = 0; i < 4; i++)
         C[i] = prefill[i]; /* not zero, as a caller's buffer may be */
     if (KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2),
                           KIT_OK))
         expect_product("matmul(A, B, C, 2, 3, 2)", C, want, Ad, Bd, prefill, 0,
                        2, 3, 2);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
 }
 
 KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
 {
-    float A[15], B[20], prefill[12], *C = kit_output(12);
+    float prefill[12], *C = kit_guarded(12, "C", "m*p");
+    float *A = kit_guarded(15, "A", "m*n"), *B = kit_guarded(20, "B", "n*p");
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_B, B, 20);
     for (int i = 0; i < 12; i++)
@@ -316,13 +324,14 @@ KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
                           KIT_OK))
         expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, ch1_mm_A,
                        ch1_mm_B, prefill, 0, 3, 5, 4);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
 }
 
 KIT_TEST(matmul_bt_golden,
          "matmul_bt: A Bt^T, with Bt = B^T given, against PyTorch's A @ B")
 {
-    float A[15], Bt[20], prefill[12], *C = kit_output(12);
+    float prefill[12], *C = kit_guarded(12, "C", "m*p");
+    float *A = kit_guarded(15, "A", "m*n"), *Bt = kit_guarded(20, "Bt", "p*n");
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_Bt, Bt, 20); /* (4, 5): B transposed */
     for (int i = 0; i < 12; i++)
@@ -331,7 +340,7 @@ KIT_TEST(matmul_bt_golden,
                           matmul_bt(A, Bt, C, 3, 5, 4), KIT_OK))
         expect_product("matmul_bt(A, Bt, C, 3, 5, 4)", C, ch1_mm_C, ch1_mm_A,
                        ch1_mm_Bt, prefill, 1, 3, 5, 4);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(Bt), kit_output_free(C);
 }
 
 KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
@@ -424,7 +433,7 @@ static void softmax_mistakes(const double *X, int rows, int cols,
 
 KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
 {
-    float *X = kit_output(24);
+    float *X = kit_guarded(24, "X", "rows*cols");
     double by_column[24], unnormalised[24], carried[24], undivided[24];
     double exp_short[24], first_undivided[24], exp_late[24];
     kit_to_float(ch1_sm_X, X, 24);
@@ -463,7 +472,7 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
     };
     if (KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS("softmax_rows(X, 4, 6)", "X", X, 24))
+        KIT_EXPECT_GUARDS("softmax_rows(X, 4, 6)"))
         KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
                           mistakes, 7);
     kit_output_free(X);
