@@ -241,10 +241,11 @@ typedef int (*forward_fn)(const struct mha_config *, const struct mha_weights *,
 static void weights_from_double(struct mha_weights *w, const struct layer *L)
 {
     size_t n = (size_t)L->d_model * L->d_model;
-    w->W_q = kit_alloc(n * sizeof(float));
-    w->W_k = kit_alloc(n * sizeof(float));
-    w->W_v = kit_alloc(n * sizeof(float));
-    w->W_o = kit_alloc(n * sizeof(float));
+    /* guarded (kit_guarded()): a read or a write outside is named */
+    w->W_q = kit_guarded(n, "w.W_q", "d_model*d_model");
+    w->W_k = kit_guarded(n, "w.W_k", "d_model*d_model");
+    w->W_v = kit_guarded(n, "w.W_v", "d_model*d_model");
+    w->W_o = kit_guarded(n, "w.W_o", "d_model*d_model");
     kit_to_float(L->W_q, w->W_q, n);
     kit_to_float(L->W_k, w->W_k, n);
     kit_to_float(L->W_v, w->W_v, n);
@@ -253,7 +254,8 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 
 static void weights_free(struct mha_weights *w)
 {
-    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+    kit_output_free(w->W_q), kit_output_free(w->W_k);
+    kit_output_free(w->W_v), kit_output_free(w->W_o);
 }
 
 /* A random layer in float (w, X) and the same numbers in double (L). */
@@ -270,7 +272,7 @@ static void random_layer(struct random_layer *R, int T, int d_model,
     struct rng r;
     rng_seed(&r, seed);
     size_t nx = (size_t)T * d_model, nw = (size_t)d_model * d_model;
-    R->X = kit_alloc(nx * sizeof(float));
+    R->X = kit_guarded(nx, "X", "T*d_model");
     float *tmp = kit_alloc((nx + 4 * nw) * sizeof(float));
     rng_fill(&r, tmp, (int)(nx + 4 * nw), -1.0f, 1.0f);
     R->buf = kit_alloc((nx + 4 * nw) * sizeof(double));
@@ -292,7 +294,7 @@ static void random_layer(struct random_layer *R, int T, int d_model,
 static void random_layer_free(struct random_layer *R)
 {
     weights_free(&R->w);
-    free(R->X);
+    kit_output_free(R->X);
     free(R->buf);
 }
 
@@ -425,10 +427,10 @@ static int golden_one(forward_fn forward, int causal,
         struct mha_config cfg = {d, h, causal};
         struct mha_weights w;
         weights_from_double(&w, &L);
-        float *X = kit_alloc(sizeof(float) * (size_t)T * d);
+        float *X = kit_guarded((size_t)T * d, "X", "T*d_model");
         const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
-        float *out = kit_output(n_out); /* (T, d_model), guarded */
-        float *att = kit_output(n_att); /* (h, T, T), guarded */
+        float *out = kit_guarded(n_out, "out", "T*d_model");
+        float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
         kit_to_float(g->X, X, (size_t)T * d);
         struct mistakes M;
         mistakes_build(&M, &L);
@@ -442,8 +444,7 @@ static int golden_one(forward_fn forward, int causal,
                  fn_name(forward), g->name, T, d, h, causal);
         int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &w, X, out, att, T),
                                    KIT_OK) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+                 KIT_EXPECT_GUARDS(call);
         if (ok) {
             char what[200];
             snprintf(what, sizeof what, "%s weights (head, query, key)", call);
@@ -470,8 +471,7 @@ static int golden_one(forward_fn forward, int causal,
         }
         mistakes_free(&M);
         weights_free(&w);
-        free(X);
-        kit_output_free(out), kit_output_free(att);
+        kit_output_free(X), kit_output_free(out), kit_output_free(att);
         return ok;
     }
 }
