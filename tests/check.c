@@ -49,15 +49,18 @@ void kit_poison(float *x, size_t n)
  * any attention code. */
 static const float guard_value = -7777.25f;
 
-/* A kit_guarded() buffer's guards are NaNs, each carrying in its payload
- * the buffer's slot, its generation and its own place, so that a NaN
- * that reaches an output from a read past the end says which float of
- * which buffer was read: arithmetic on a NaN (+, *, exp, a conversion)
- * keeps its payload. The bits: 0x7fe00000 (a quiet NaN with payload bit
- * 21 set, which the NAN macro and 0/0 never have), bit 20 the side
- * (1: past the end), bits 14-19 the slot, 7-13 the generation, 0-6 k. */
-#define GUARD_MARK      0x7fe00000u
-#define GUARD_MARK_MASK 0x7fe00000u
+/* A kit_guarded() buffer's guards are signalling NaNs, each carrying in
+ * its payload the buffer's slot, its generation and its own place.
+ * Arithmetic on one (+, *, exp, a conversion) gives a quiet NaN with the
+ * same payload, so a NaN that reaches an output from a read past the end
+ * says which float of which buffer was read; and since the result is
+ * quiet, even x[n] += 0 changes the guard's bits and is seen as a write.
+ * The bits: exponent all ones, bit 22 clear (signalling; set once it has
+ * passed through arithmetic), bit 21 set (the NAN macro and 0/0 never
+ * have it), bit 20 the side (1: past the end), bits 14-19 the slot, 7-13
+ * the generation, 0-6 k. */
+#define GUARD_MARK 0x7fa00000u
+#define GUARD_MARK_MASK 0x7fa00000u /* bit 22 either way */
 
 /* The live kit_output() and kit_guarded() buffers, so that the grader's
  * proxies (tools/harness/proxy.c) send a buffer to the worker with its
