@@ -260,12 +260,29 @@ static int all_nan(const float *x, size_t n)
 }
 
 /* A cache from the given code; the test stops if it cannot be made. */
+/* A cache from kv_cache_alloc(), whose K and V are then moved into
+ * kit_guarded() buffers (zeroed, as kv_cache_alloc() leaves them), so
+ * that a write or a read outside the cache is named. Free it with
+ * cache_free(), not kv_cache_free(). */
 static int new_cache(struct kv_cache *c, int capacity, int n_kv, int d_head)
 {
-    return KIT_CHECK(kv_cache_alloc(c, capacity, n_kv, d_head) == KIT_OK,
-                     "could not allocate a KV cache (capacity %d, %d heads "
-                     "of %d): out of memory?",
-                     capacity, n_kv, d_head);
+    if (!KIT_CHECK(kv_cache_alloc(c, capacity, n_kv, d_head) == KIT_OK,
+                   "could not allocate a KV cache (capacity %d, %d heads "
+                   "of %d): out of memory?",
+                   capacity, n_kv, d_head))
+        return 0;
+    const size_t n = (size_t)capacity * n_kv * d_head;
+    free(c->K), free(c->V);
+    c->K = kit_guarded(n, "cache.K", "n_kv_heads*capacity*d_head");
+    c->V = kit_guarded(n, "cache.V", "n_kv_heads*capacity*d_head");
+    memset(c->K, 0, n * sizeof *c->K), memset(c->V, 0, n * sizeof *c->V);
+    return 1;
+}
+
+static void cache_free(struct kv_cache *c)
+{
+    kit_output_free(c->K), kit_output_free(c->V);
+    *c = (struct kv_cache){0};
 }
 
 /* ---------------------------------------------------------------------
@@ -311,7 +328,7 @@ KIT_TEST(kv_cache_append_stores,
         KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
                           want_V, G * C, DH, 0, NULL, 0);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 KIT_TEST(kv_cache_capacity,
@@ -357,7 +374,7 @@ KIT_TEST(kv_cache_capacity,
     KIT_EXPECT_STATUS("kv_cache_append(cache with V NULL, k, v)",
                       kv_cache_append(&empty, k, v), KIT_E_NULL);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 KIT_TEST(kv_cache_read_positions,
@@ -394,6 +411,7 @@ KIT_TEST(kv_cache_read_positions,
                                        KIT_OK) &&
                      KIT_EXPECT_IN_BOUNDS(call, "K_out", Kt, n) &&
                      KIT_EXPECT_IN_BOUNDS(call, "V_out", Vt, n) &&
+                     KIT_EXPECT_GUARDS(call) &&
                      KIT_EXPECT_TENSOR(call, Kt, wk, t + 1, DH, 0, NULL, 0) &&
                      KIT_EXPECT_TENSOR(call, Vt, wv, t + 1, DH, 0, NULL, 0);
             kit_output_free(Kt), kit_output_free(Vt);
@@ -445,7 +463,7 @@ KIT_TEST(kv_cache_read_positions,
                       kv_cache_read(&holes, 0, 0, K, V), KIT_E_NULL);
 done:
     kit_output_free(K), kit_output_free(V);
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 /* ---------------------------------------------------------------------
@@ -485,7 +503,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     struct mistakes M;
     mistakes_build(&M, L, 1);
     const double *want = golden ? golden : M.out[RIGHT];
-    float *out = kit_output((size_t)T * d); /* (T, d_model), guarded */
+    float *out = kit_guarded((size_t)T * d, "out", "T*d_model");
     char call[200];
     int ok = 1;
     for (int t = 0; ok && t < T; t++) {
@@ -497,6 +515,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
         ok = KIT_EXPECT_STATUS(call, step(cfg, w, &c, X + (size_t)t * d, out_t),
                                KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "out", out, (size_t)T * d) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_CHECK(c.len == t + 1,
                        "%s: after the step the cache holds %d positions, "
                        "expected %d (append exactly one per token)",
@@ -512,7 +531,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     }
     kit_output_free(out);
     mistakes_free(&M);
-    kv_cache_free(&c);
+    cache_free(&c);
     return ok;
 }
 
@@ -567,7 +586,7 @@ KIT_TEST(mha_decode_step_equals_your_forward,
                  KIT_OK) &&
              KIT_EXPECT_TENSOR(call, row, want + t * D, 1, D, 1e-5, NULL, 0);
     }
-    kv_cache_free(&c);
+    cache_free(&c);
     random_layer_free(&R);
 }
 
@@ -581,14 +600,14 @@ KIT_TEST(mha_decode_sequence,
     struct mha_config cfg = {D, H, 1};
     struct mistakes M;
     mistakes_build(&M, &R.L, 1);
-    float *out = kit_output(T * D);
+    float *out = kit_guarded(T * D, "out", "T*d_model");
     struct kv_cache c;
     int ok = new_cache(&c, CAP, H, D / H);
     /* in one call, then in two: 4 tokens and 6 more */
     for (int split = 0; ok && split <= 1; split++) {
         const int first = split ? 4 : T;
         char call[120];
-        kv_cache_free(&c);
+        cache_free(&c);
         if (!new_cache(&c, CAP, H, D / H))
             break;
         kit_poison(out, T * D);
@@ -605,7 +624,8 @@ KIT_TEST(mha_decode_sequence,
                 mha_decode(&cfg, &R.w, &c, R.X + 4 * D, out + 4 * D, T - 4),
                 KIT_OK);
         }
-        ok = ok && KIT_EXPECT_IN_BOUNDS(call, "out", out, T * D);
+        ok = ok && KIT_EXPECT_IN_BOUNDS(call, "out", out, T * D) &&
+             KIT_EXPECT_GUARDS(call);
         if (ok) {
             const char *what = split ? "mha_decode in two calls (4 + 6 "
                                        "tokens) out, against the causal layer"
@@ -636,7 +656,7 @@ KIT_TEST(mha_decode_sequence,
                            "appends)",
                            call, c.appends, c.len, T, T, T);
     }
-    kv_cache_free(&c);
+    cache_free(&c);
     kit_output_free(out);
     mistakes_free(&M);
     random_layer_free(&R);
@@ -658,6 +678,7 @@ static int decode_error(const char *call, int rc, int want, const float *out,
                      "write nothing: check every argument first",
                      call) &&
            KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out) &&
+           KIT_EXPECT_GUARDS(call) &&
            KIT_CHECK(!c || (c->len == len && c->appends == appends),
                      "%s returned the error but changed the cache (len %d -> "
                      "%d, appends %ld -> %ld); an error changes nothing",
@@ -677,7 +698,7 @@ KIT_TEST(mha_decode_errors,
     if (!new_cache(&c, CAP, H, DH))
         goto end;
     if (!new_cache(&wrong, CAP, 3, 2)) {
-        kv_cache_free(&c);
+        cache_free(&c);
         goto end;
     }
     kit_poison(out, D);
@@ -704,11 +725,11 @@ KIT_TEST(mha_decode_errors,
     if (!new_cache(&room, CAP, H, DH))
         goto done;
     if (!new_cache(&narrow, CAP, H, DH - 1)) {
-        kv_cache_free(&room);
+        cache_free(&room);
         goto done;
     }
     if (!new_cache(&few, CAP, 1, DH)) {
-        kv_cache_free(&room), kv_cache_free(&narrow);
+        cache_free(&room), cache_free(&narrow);
         goto done;
     }
     struct kv_cache no_K = room, no_V = room;
@@ -759,7 +780,7 @@ KIT_TEST(mha_decode_errors,
         ok = decode_error(bad[b].call, rc, bad[b].want, out, 4 * D, bad[b].c, 0,
                           0);
     }
-    kv_cache_free(&room), kv_cache_free(&narrow), kv_cache_free(&few);
+    cache_free(&room), cache_free(&narrow), cache_free(&few);
     kit_about_to_call("mha_decode_step(out NULL)");
     ok = ok && KIT_EXPECT_STATUS("mha_decode_step(out NULL)",
                                  mha_decode_step(&cfg, &R.w, &wrong, R.X, NULL),
@@ -776,9 +797,9 @@ KIT_TEST(mha_decode_errors,
         decode_error("mha_decode(T 0)",
                      mha_decode(&cfg, &R.w, &fresh, R.X, out, 0), KIT_E_SIZE,
                      out, 4 * D, &fresh, 0, 0);
-    kv_cache_free(&fresh);
+    cache_free(&fresh);
 done:
-    kv_cache_free(&c), kv_cache_free(&wrong);
+    cache_free(&c), cache_free(&wrong);
 end:
     kit_output_free(out);
     random_layer_free(&R);
@@ -803,8 +824,8 @@ KIT_TEST(mha_decode_partly_full,
     struct mha_config cfg = {D, H, 1};
     struct mistakes M;
     mistakes_build(&M, &R.L, 1);
-    float *out = kit_output(T * D);
-    float *rest = kit_output(4 * D); /* (4, d_model), guarded */
+    float *out = kit_guarded(T * D, "out", "T*d_model");
+    float *rest = kit_guarded(4 * D, "out", "T*d_model");
     struct kv_cache c;
     if (!new_cache(&c, CAP, H, DH))
         goto end;
@@ -849,6 +870,7 @@ KIT_TEST(mha_decode_partly_full,
             call, mha_decode(&cfg, &R.w, &c, R.X + FIRST * D, rest, room),
             KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "out", rest, 4 * D) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_CHECK(all_nan(rest + room * D, D),
                   "%s wrote a 4th row of out: 3 tokens make 3 rows", call) &&
         (memcpy(out + FIRST * D, rest, sizeof(float) * room * D), 1) &&
@@ -917,9 +939,9 @@ KIT_TEST(mha_decode_partly_full,
                   "mha_decode(out NULL) returned the error but changed the "
                   "cache (len 0 -> %d); an error changes nothing",
                   c.len);
-    kv_cache_free(&wrong);
+    cache_free(&wrong);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out), kit_output_free(rest);
     mistakes_free(&M);
@@ -1006,7 +1028,8 @@ static void gqa_golden(int causal)
         int ok = KIT_EXPECT_STATUS(call, gqa_forward(&cfg, &w, X, out, att, T),
                                    KIT_OK) &&
                  KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out) &&
+                 KIT_EXPECT_GUARDS(call);
         if (ok) {
             /* (h, T, T) as (h*T, T): a failure can say which head */
             const struct kit_shape shape = {
@@ -1122,7 +1145,7 @@ KIT_TEST(gqa_decode_cache_shape,
     random_layer(&R, T, D, H, G, 721);
     struct gqa_config cfg = {D, H, G, 0};
     struct kv_cache c, big;
-    float *out = kit_output(D); /* guarded: a write past d_model is named */
+    float *out = kit_guarded(D, "out", "d_model");
     if (!new_cache(&c, T, G, DH))
         goto end;
     int ok = 1;
@@ -1131,7 +1154,8 @@ KIT_TEST(gqa_decode_cache_shape,
                  "gqa_decode_step(4 heads, 2 K/V heads)",
                  gqa_decode_step(&cfg, &R.w, &c, R.X + t * D, out), KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS("gqa_decode_step(4 heads, 2 K/V heads)",
-                                  "out", out, D);
+                                  "out", out, D) &&
+             KIT_EXPECT_GUARDS("gqa_decode_step(4 heads, 2 K/V heads)");
     /* the cache's K/V head j holds x_p W_k's columns j*DH .. */
     for (int j = 0; ok && j < G; j++) {
         double want[T * DH];
@@ -1157,9 +1181,9 @@ KIT_TEST(gqa_decode_cache_shape,
                      gqa_decode_step(&cfg, &R.w, &big, R.X, o2), KIT_E_HEADS,
                      o2, D, &big, 0, 0);
         kit_output_free(o2);
-        kv_cache_free(&big);
+        cache_free(&big);
     }
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out);
     random_layer_free(&R);
@@ -1269,7 +1293,7 @@ KIT_TEST(gqa_errors,
             "gqa_decode_step(layer of d_head 2, cache of 2 K/V heads of 3)",
             gqa_decode_step(&good, &R.w, &narrow, R.X, out), KIT_E_HEADS, out,
             n_out, &narrow, 0, 0);
-        kv_cache_free(&narrow);
+        cache_free(&narrow);
         if (!ok)
             goto done;
     }
@@ -1286,7 +1310,7 @@ KIT_TEST(gqa_errors,
                  gqa_decode_step(&good, &R.w, &c, R.X, out), KIT_E_SIZE, out,
                  n_out, &c, T, T);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out), kit_output_free(att);
     random_layer_free(&R);
@@ -1406,7 +1430,7 @@ KIT_TEST(decode_out_of_memory,
                 cases[k].call, oom_prepare, oom_run,
                 o.fn == OOM_DECODE ? NULL : oom_unchanged, &o};
             ok = KIT_EXPECT_NOMEM(&t);
-            kv_cache_free(&o.c);
+            cache_free(&o.c);
         }
         kit_output_free(o.out), kit_output_free(o.att);
         random_layer_free(&o.R);
