@@ -59,7 +59,7 @@ static const float guard_value = -7777.25f;
  * passed through arithmetic), bit 21 set (the NAN macro and 0/0 never
  * have it), bit 20 the side (1: past the end), bits 14-19 the slot, 7-13
  * the generation, 0-6 k. */
-#define GUARD_MARK 0x7fa00000u
+#define GUARD_MARK      0x7fa00000u
 #define GUARD_MARK_MASK 0x7fa00000u /* bit 22 either way */
 
 /* The live kit_output() and kit_guarded() buffers, so that the grader's
@@ -204,8 +204,8 @@ static const char before_advice[] =
     "An index went below 0: check where each loop starts and the index "
     "arithmetic (a row's start is row * stride, a head's is h * d_head).";
 static const char one_past_advice[] =
-    "A loop bound off by one? Write < where <= stands, and loop to the "
-    "size of this buffer's dimension, not of another.";
+    "A loop bound off by one (<= where < belongs), a size one too big, or "
+    "a row's or a block's start one too far (i + 1 for i)?";
 static const char far_past_advice[] =
     "Check the loop bounds (the right size in each loop) and the row "
     "stride in the index arithmetic.";
@@ -1134,12 +1134,12 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
         format_index(where, sizeof where, first_read, rows, cols, shape);
         append(msg, sizeof msg, &used,
                " " KIT_NAMING_MARK ": a read past the %s of %.*s. Entry %s "
-               "%s the NaN the test keeps in %s, outside the buffer, and %zu "
-               "%s of %zu carr%s it. %s",
+               "is the NaN the test keeps in %s, outside the buffer, carried "
+               "into the output by the arithmetic; %zu of the %zu entries "
+               "hold such a NaN. %s",
                strstr(read_where, "its start") ? "start" : "end",
-               (int)strcspn(read_name, " "), read_name, where,
-               n_read > 1 ? "(and others) hold" : "holds", read_where, n_read,
-               n_read == 1 ? "entry" : "entries", n, n_read == 1 ? "ies" : "y",
+               (int)strcspn(read_name, " "), read_name, where, read_where,
+               n_read, n,
                strstr(read_where, "its start")  ? before_advice
                : strstr(read_where, "one past") ? one_past_advice
                                                 : far_past_advice);
