@@ -66,14 +66,15 @@ static const float guard_value = -7777.25f;
  * proxies (tools/harness/proxy.c) send a buffer to the worker with its
  * guards, and a write past its end is seen there as it is in-process. */
 #define MAX_OUTPUTS 64
-static struct {
+static struct guarded {
     float *base;
     size_t total;     /* floats, the guards included */
     size_t n;         /* floats between the guards */
     const char *name; /* kit_guarded(): "out"; kit_output(): NULL */
     const char *size; /* "T*d_model", or NULL */
     unsigned gen;     /* kit_guarded(): which use of the slot */
-} outputs[MAX_OUTPUTS];
+} outputs[MAX_OUTPUTS], retired[MAX_OUTPUTS]; /* retired: each slot's
+                                                 last freed buffer */
 static unsigned generation;
 
 static uint32_t guard_bits(int slot, unsigned gen, int after, size_t k)
@@ -162,8 +163,10 @@ void kit_output_free(float *x)
     if (!x)
         return;
     for (int k = 0; k < MAX_OUTPUTS; k++)
-        if (outputs[k].base == x - KIT_GUARD)
+        if (outputs[k].base == x - KIT_GUARD) {
+            retired[k] = outputs[k]; /* its NaNs may still be named */
             outputs[k].base = NULL;
+        }
     free(x - KIT_GUARD);
 }
 
@@ -204,8 +207,9 @@ static const char before_advice[] =
     "An index went below 0: check where each loop starts and the index "
     "arithmetic (a row's start is row * stride, a head's is h * d_head).";
 static const char one_past_advice[] =
-    "A loop bound off by one (<= where < belongs), a size one too big, or "
-    "a row's or a block's start one too far (i + 1 for i)?";
+    "A loop bound off by one (<= where < belongs), a size one too big, a "
+    "row's or a block's start one too far (i + 1 for i), or the wrong row "
+    "stride?";
 static const char far_past_advice[] =
     "Check the loop bounds (the right size in each loop) and the row "
     "stride in the index arithmetic.";
@@ -290,13 +294,19 @@ static int guard_read(float x, char *where, size_t size, const char **name)
         return 0;
     int slot = (int)(u >> 14 & 0x3f), after = (int)(u >> 20 & 1);
     size_t k = u & 0x7f;
-    if (!outputs[slot].base || !outputs[slot].name ||
-        (outputs[slot].gen & 0x7fu) != (u >> 7 & 0x7f) || k >= KIT_GUARD + 1 ||
-        (!after && k == 0))
+    /* the buffer is live, or was the last one freed from its slot (a
+     * test may copy the output out of a guarded buffer and free it) */
+    const unsigned gen = u >> 7 & 0x7f;
+    const struct guarded *b =
+        outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen
+            ? &outputs[slot]
+        : retired[slot].base && (retired[slot].gen & 0x7fu) == gen
+            ? &retired[slot]
+            : NULL;
+    if (!b || !b->name || k >= KIT_GUARD + 1 || (!after && k == 0))
         return 0;
-    *name = outputs[slot].name;
-    format_guard(where, size, outputs[slot].name, outputs[slot].size,
-                 outputs[slot].n, after, k);
+    *name = b->name;
+    format_guard(where, size, b->name, b->size, b->n, after, k);
     return 1;
 }
 

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TOL 1e-5
 
@@ -189,6 +190,47 @@ static void expect_attention(const char *label, const float *Qf,
     free(Q), free(K), free(V);
     kit_output_free(Qg), kit_output_free(Kg), kit_output_free(Vg);
     kit_output_free(w), kit_output_free(out);
+}
+
+/* ---------------------------------------------------------------------
+ * The student's calls, on guarded buffers
+ * ------------------------------------------------------------------- */
+
+/* softmax_rows() on a kit_guarded() copy of X (rows, cols), copied back:
+ * a write or a read outside X is named. Returns 1 when it returned
+ * KIT_OK and wrote inside X. */
+static int guarded_softmax(const char *call, float *X, int rows, int cols)
+{
+    const size_t n = (size_t)rows * cols;
+    float *x = kit_guarded_copy(X, n, "X", "rows*cols");
+    int ok = KIT_EXPECT_STATUS(call, softmax_rows(x, rows, cols), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(X, x, n * sizeof *X);
+    kit_output_free(x);
+    return ok;
+}
+
+/* attention() on kit_guarded() copies of Q, K and V, into guarded out and
+ * weights (NaN on entry) that are then copied into out and w. Returns 1
+ * when it returned KIT_OK and wrote inside its outputs. */
+static int guarded_attention(const char *call, const float *Q, const float *K,
+                             const float *V, float *out, float *w, int T,
+                             int d_k, int d_v)
+{
+    const size_t nq = (size_t)T * d_k, nv = (size_t)T * d_v;
+    const size_t nw = (size_t)T * T;
+    float *q = kit_guarded_copy(Q, nq, "Q", "T*d_k");
+    float *k = kit_guarded_copy(K, nq, "K", "T*d_k");
+    float *v = kit_guarded_copy(V, nv, "V", "T*d_v");
+    float *o = kit_guarded(nv, "out", "T*d_v");
+    float *g = kit_guarded(nw, "weights", "T*T");
+    int ok = KIT_EXPECT_STATUS(call, attention(q, k, v, o, g, T, d_k, d_v),
+                               KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(out, o, nv * sizeof *out), memcpy(w, g, nw * sizeof *w);
+    kit_output_free(q), kit_output_free(k), kit_output_free(v);
+    kit_output_free(o), kit_output_free(g);
+    return ok;
 }
 
 /* ---------------------------------------------------------------------
@@ -487,8 +529,7 @@ KIT_TEST(softmax_rows_sum_to_one,
         int rows = 1 + rng_int(&r, 6), cols = 1 + rng_int(&r, 9);
         float X[54];
         rng_fill(&r, X, rows * cols, -8, 8);
-        if (!KIT_EXPECT_STATUS("softmax_rows(X, rows, cols)",
-                               softmax_rows(X, rows, cols), KIT_OK))
+        if (!guarded_softmax("softmax_rows(X, rows, cols)", X, rows, cols))
             return;
         for (int i = 0; i < rows; i++) {
             double sum = 0;
@@ -520,10 +561,8 @@ KIT_TEST(softmax_shift_invariant,
     float Y[6];
     for (int i = 0; i < 6; i++)
         Y[i] = X[i] + 100.0f; /* e^100 overflows a float: exp(x) alone fails */
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 6)", softmax_rows(X, 1, 6),
-                           KIT_OK) ||
-        !KIT_EXPECT_STATUS("softmax_rows(X + 100, 1, 6)", softmax_rows(Y, 1, 6),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 1, 6)", X, 1, 6) ||
+        !guarded_softmax("softmax_rows(X + 100, 1, 6)", Y, 1, 6))
         return;
     double want[6], naive[6];
     kit_to_double(X, want, 6);
@@ -564,8 +603,7 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
          "is exactly exp(0) = 1, and the answer does not change.",
          naive},
     };
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 2, 4)", softmax_rows(X, 2, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 2, 4)", X, 2, 4))
         return;
     KIT_EXPECT_TENSOR("softmax_rows(X, 2, 4) with logits of +-1e4", X, want, 2,
                       4, TOL, mistakes, 1);
@@ -576,8 +614,7 @@ KIT_TEST(softmax_minus_infinity,
          "or one holding +INFINITY, becomes NaN (attention.h)")
 {
     float X[4] = {1.0f, -INFINITY, 1.0f, -INFINITY};
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 4)", softmax_rows(X, 1, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 1, 4)", X, 1, 4))
         return;
     KIT_CHECK(X[1] == 0.0f && X[3] == 0.0f && fabsf(X[0] - 0.5f) < 1e-6f &&
                   fabsf(X[2] - 0.5f) < 1e-6f,
@@ -590,8 +627,7 @@ KIT_TEST(softmax_minus_infinity,
     float Y[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
                   1.0f,      INFINITY,  0.0f,      -INFINITY};
     const double nan_rows[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    if (!KIT_EXPECT_STATUS("softmax_rows(Y, 2, 4)", softmax_rows(Y, 2, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(Y, 2, 4)", Y, 2, 4))
         return;
     KIT_EXPECT_TENSOR("softmax_rows() on the rows [-inf, -inf, -inf, -inf] "
                       "and [1, +inf, 0, -inf], which attention.h says become "
@@ -631,8 +667,8 @@ KIT_TEST(attention_by_hand, "attention: chapter 1's worked example")
     float w[4], out[4];
     kit_poison(w, 4);
     kit_poison(out, 4);
-    if (!KIT_EXPECT_STATUS("attention(Q, K, V, out, weights, 2, 4, 2)",
-                           attention(Q, K, V, out, w, 2, 4, 2), KIT_OK))
+    if (!guarded_attention("attention(Q, K, V, out, weights, 2, 4, 2)", Q, K, V,
+                           out, w, 2, 4, 2))
         return;
     /* the scale mistakes, worked by hand on these scores */
     const double e2 = exp(2.0), h = exp(0.5);
@@ -717,8 +753,7 @@ KIT_TEST(attention_rows_are_distributions,
         rng_fill(&r, Q, T * d_k, -3, 3);
         rng_fill(&r, K, T * d_k, -3, 3);
         rng_fill(&r, V, T * d_v, -1, 1);
-        if (!KIT_EXPECT_STATUS("attention()",
-                               attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+        if (!guarded_attention("attention()", Q, K, V, out, w, T, d_k, d_v))
             return;
         for (int i = 0; i < T; i++) {
             double sum = 0, min = 1;
@@ -759,8 +794,8 @@ KIT_TEST(attention_equal_keys_uniform,
     float w[T * T], out[T * d_v];
     kit_poison(w, T * T);
     kit_poison(out, T * d_v);
-    if (!KIT_EXPECT_STATUS("attention() with equal keys",
-                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+    if (!guarded_attention("attention() with equal keys", Q, K, V, out, w, T,
+                           d_k, d_v))
         return;
     KIT_EXPECT_TENSOR("attention() with 4 equal keys: weights", w, want_w, T, T,
                       TOL, NULL, 0);
@@ -778,8 +813,8 @@ KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")
     float w[T * T], out[T * d_v];
     kit_poison(out, T * d_v);
     kit_poison(w, T * T);
-    if (!KIT_EXPECT_STATUS("attention() with huge scores",
-                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+    if (!guarded_attention("attention() with huge scores", Q, K, V, out, w, T,
+                           d_k, d_v))
         return;
     /* the right answer, and the one a softmax without the max subtraction
      * gives in float: expf() above FLT_MAX is inf, inf / inf is NaN */

@@ -258,6 +258,27 @@ static void weights_free(struct mha_weights *w)
     kit_output_free(w->W_v), kit_output_free(w->W_o);
 }
 
+/* forward() on guarded buffers: X and the weights as the caller has them
+ * (random_layer()'s are kit_guarded() ones), out (T, d_model) and att
+ * (n_heads, T, T) in kit_guarded() buffers, NaN on entry, then copied
+ * into the caller's. Returns 1 when it returned KIT_OK and wrote inside
+ * every guarded buffer. */
+static int guarded_forward(forward_fn forward, const char *call,
+                           const struct mha_config *cfg,
+                           const struct mha_weights *w, const float *X,
+                           float *out, float *att, int T)
+{
+    const size_t n_out = (size_t)T * cfg->d_model;
+    const size_t n_att = (size_t)cfg->n_heads * T * T;
+    float *o = kit_guarded(n_out, "out", "T*d_model");
+    float *a = kit_guarded(n_att, "weights", "n_heads*T*T");
+    int ok = KIT_EXPECT_STATUS(call, forward(cfg, w, X, o, a, T), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(out, o, n_out * sizeof *out), memcpy(att, a, n_att * sizeof *att);
+    kit_output_free(o), kit_output_free(a);
+    return ok;
+}
+
 /* A random layer in float (w, X) and the same numbers in double (L). */
 struct random_layer {
     struct layer L;
@@ -562,14 +583,13 @@ KIT_TEST(mha_fused_equals_loop,
         double want_out[T * D], want_att[H * T * T];
         kit_poison(out_loop, T * D), kit_poison(att_loop, H * T * T);
         kit_poison(out_fused, T * D), kit_poison(att_fused, H * T * T);
-        int ok = KIT_EXPECT_STATUS(
-            "mha_forward(T 9, d_model 16, 4 heads)",
-            mha_forward(&cfg, &R.w, R.X, out_loop, att_loop, T), KIT_OK);
-        ok = ok && KIT_EXPECT_STATUS("mha_forward_fused(T 9, d_model 16, "
-                                     "4 heads)",
-                                     mha_forward_fused(&cfg, &R.w, R.X,
-                                                       out_fused, att_fused, T),
-                                     KIT_OK);
+        int ok = guarded_forward(mha_forward,
+                                 "mha_forward(T 9, d_model 16, 4 heads)", &cfg,
+                                 &R.w, R.X, out_loop, att_loop, T);
+        ok =
+            ok && guarded_forward(mha_forward_fused,
+                                  "mha_forward_fused(T 9, d_model 16, 4 heads)",
+                                  &cfg, &R.w, R.X, out_fused, att_fused, T);
         if (ok) {
             kit_to_double(out_loop, want_out, T * D);
             kit_to_double(att_loop, want_att, H * T * T);
@@ -605,8 +625,8 @@ KIT_TEST(mha_wo_sum_over_heads,
     double sum[T * D] = {0}, concat_only[T * D];
     kit_poison(out, T * D);
     int ok =
-        KIT_EXPECT_STATUS("mha_forward(T 7, d_model 12, 3 heads)",
-                          mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+        guarded_forward(mha_forward, "mha_forward(T 7, d_model 12, 3 heads)",
+                        &cfg, &R.w, R.X, out, att, T);
     /* head i alone: keep only W_o's row block i, so out_i = head_i W_o^i */
     float *W_o = R.w.W_o, W_oi[D * D];
     for (int i = 0; ok && i < H; i++) {
@@ -615,9 +635,9 @@ KIT_TEST(mha_wo_sum_over_heads,
                 W_oi[r * D + c] = r / DH == i ? W_o[r * D + c] : 0.0f;
         R.w.W_o = W_oi;
         kit_poison(part, T * D);
-        ok = KIT_EXPECT_STATUS("mha_forward with W_o cut to row block i",
-                               mha_forward(&cfg, &R.w, R.X, part, att, T),
-                               KIT_OK);
+        ok = guarded_forward(mha_forward,
+                             "mha_forward with W_o cut to row block i", &cfg,
+                             &R.w, R.X, part, att, T);
         for (int k = 0; k < T * D; k++)
             sum[k] += part[k];
     }
@@ -649,9 +669,10 @@ KIT_TEST(mha_one_head_is_attention,
         float Q[T * D], K[T * D], V[T * D], head[T * D], w1[T * T], o1[T * D];
         double want_out[T * D], want_att[T * T];
         kit_poison(out, T * D), kit_poison(att, T * T);
-        int ok = KIT_EXPECT_STATUS(
-            causal ? "mha_forward(1 head, causal)" : "mha_forward(1 head)",
-            mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+        int ok = guarded_forward(mha_forward,
+                                 causal ? "mha_forward(1 head, causal)"
+                                        : "mha_forward(1 head)",
+                                 &cfg, &R.w, R.X, out, att, T);
         /* the same with the chapter 1 and 2 functions */
         ok = ok &&
              KIT_EXPECT_STATUS("matmul (chapter 1)",
@@ -702,8 +723,7 @@ static void independence(forward_fn forward)
     char call[80];
     snprintf(call, sizeof call, "%s(T 7, d_model 16, 4 heads)",
              fn_name(forward));
-    int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, before, T),
-                               KIT_OK);
+    int ok = guarded_forward(forward, call, &cfg, &R.w, R.X, out, before, T);
     /* new numbers in W_q's column block 2, in float and in double */
     double *W_q2 = kit_alloc(sizeof(double) * D * D);
     memcpy(W_q2, R.L.W_q, sizeof(double) * D * D);
@@ -713,8 +733,7 @@ static void independence(forward_fn forward)
             W_q2[r * D + c] = R.w.W_q[r * D + c];
         }
     kit_poison(after, H * T * T);
-    ok = ok && KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, after, T),
-                                 KIT_OK);
+    ok = ok && guarded_forward(forward, call, &cfg, &R.w, R.X, out, after, T);
     /* the property, in plain words */
     char what[240] = "";
     for (int i = 0; ok && i < H && !what[0]; i++) {
