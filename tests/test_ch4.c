@@ -307,6 +307,7 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_A", d_A, (size_t)m * n) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_B", d_B, (size_t)n * p) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 3)) {
         what[strlen(what) - 1] = 'B';
         ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 2);
@@ -493,6 +494,7 @@ static int sm_check(struct sm_case *c, float fill, const char *call)
     int ok = KIT_EXPECT_STATUS(call, softmax_rows_backward(Y, G, d_X, R, C),
                                KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_X", d_X, (size_t)n) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(what, d_X, want, R, C, GRAD_TOL, mistakes, 3);
     kit_output_free(Y), kit_output_free(G), kit_output_free(d_X);
     free(want), free(no_diag), free(no_off);
@@ -736,6 +738,7 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         KIT_EXPECT_IN_BOUNDS(call, "d_Q", d_Q, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
                                  4)) {
         what[len - 1] = 'K';
@@ -953,6 +956,8 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
     for (int x = 0; x < 4; x++)
         if (!KIT_EXPECT_IN_BOUNDS(call, W_NAME[x], dWf[x], (size_t)DD))
             goto done;
+    if (!KIT_EXPECT_GUARDS(call)) /* X, d_out and w too */
+        goto done;
     /* the weights in the order the backward pass reaches them: W_o, W_v,
      * then W_q and W_k, which the 1/sqrt(d_head) scale touches */
     static const int order[4] = {3, 2, 0, 1};

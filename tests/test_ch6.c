@@ -210,9 +210,14 @@ static void random_layer(struct random_layer *R, int T, int d_model,
     rng_fill(&r, f, (int)n, -1.0f, 1.0f);
     R->buf = kit_alloc(n * sizeof(double));
     kit_to_double(f, R->buf, n);
-    R->X = f; /* X first, then W_q, W_k, W_v, W_o, all in one block */
-    R->w = (struct mha_weights){f + nx, f + nx + nq, f + nx + nq + nk,
-                                f + nx + nq + 2 * nk};
+    /* X, then W_q, W_k, W_v, W_o, each in a kit_guarded() buffer */
+    R->X = kit_guarded_copy(f, nx, "X", "T*d_model");
+    R->w = (struct mha_weights){
+        kit_guarded_copy(f + nx, nq, "w.W_q", "d_model*d_model"),
+        kit_guarded_copy(f + nx + nq, nk, "w.W_k", "d_model*d_kv"),
+        kit_guarded_copy(f + nx + nq + nk, nk, "w.W_v", "d_model*d_kv"),
+        kit_guarded_copy(f + nx + nq + 2 * nk, nq, "w.W_o", "d_model*d_model")};
+    free(f);
     double *b = R->buf;
     R->L = (struct layer){T,
                           d_model,
@@ -227,7 +232,9 @@ static void random_layer(struct random_layer *R, int T, int d_model,
 
 static void random_layer_free(struct random_layer *R)
 {
-    free(R->X);
+    kit_output_free(R->X);
+    kit_output_free(R->w.W_q), kit_output_free(R->w.W_k);
+    kit_output_free(R->w.W_v), kit_output_free(R->w.W_o);
     free(R->buf);
 }
 
@@ -236,10 +243,10 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 {
     const size_t d = (size_t)L->d_model;
     const size_t dkv = (size_t)L->n_kv * (d / L->n_heads);
-    w->W_q = kit_alloc(d * d * sizeof(float));
-    w->W_k = kit_alloc(d * dkv * sizeof(float));
-    w->W_v = kit_alloc(d * dkv * sizeof(float));
-    w->W_o = kit_alloc(d * d * sizeof(float));
+    w->W_q = kit_guarded(d * d, "w.W_q", "d_model*d_model");
+    w->W_k = kit_guarded(d * dkv, "w.W_k", "d_model*d_kv");
+    w->W_v = kit_guarded(d * dkv, "w.W_v", "d_model*d_kv");
+    w->W_o = kit_guarded(d * d, "w.W_o", "d_model*d_model");
     kit_to_float(L->W_q, w->W_q, d * d);
     kit_to_float(L->W_k, w->W_k, d * dkv);
     kit_to_float(L->W_v, w->W_v, d * dkv);
@@ -248,7 +255,8 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 
 static void weights_free(struct mha_weights *w)
 {
-    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+    kit_output_free(w->W_q), kit_output_free(w->W_k);
+    kit_output_free(w->W_v), kit_output_free(w->W_o);
 }
 
 static int all_nan(const float *x, size_t n)
@@ -289,6 +297,21 @@ static void cache_free(struct kv_cache *c)
  * The cache
  * ------------------------------------------------------------------- */
 
+/* kv_cache_append() of kit_guarded() copies of k and v (n_kv_heads *
+ * d_head each): a write or a read outside them or the cache is named.
+ * Returns 1 when it returned KIT_OK and wrote inside every guard. */
+static int guarded_append(const char *call, struct kv_cache *c, const float *k,
+                          const float *v)
+{
+    const size_t n = (size_t)c->n_kv_heads * c->d_head;
+    float *kg = kit_guarded_copy(k, n, "k", "n_kv_heads*d_head");
+    float *vg = kit_guarded_copy(v, n, "v", "n_kv_heads*d_head");
+    int ok = KIT_EXPECT_STATUS(call, kv_cache_append(c, kg, vg), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    kit_output_free(kg), kit_output_free(vg);
+    return ok;
+}
+
 KIT_TEST(kv_cache_append_stores,
          "kv_cache_append: K/V head j's key of position p lands in row "
          "j*C + p; len and appends count")
@@ -310,7 +333,7 @@ KIT_TEST(kv_cache_append_stores,
         }
         char call[80];
         snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
-        if (!KIT_EXPECT_STATUS(call, kv_cache_append(&c, k, v), KIT_OK))
+        if (!guarded_append(call, &c, k, v))
             goto done;
         if (!KIT_CHECK(c.len == p + 1 && c.appends == p + 1,
                        "after %d appends the cache says len %d, appends %ld; "
@@ -341,8 +364,7 @@ KIT_TEST(kv_cache_capacity,
         return;
     float k[DKV] = {1, 2, 3, 4}, v[DKV] = {5, 6, 7, 8};
     for (int p = 0; p < C; p++)
-        if (!KIT_EXPECT_STATUS("kv_cache_append (filling the cache)",
-                               kv_cache_append(&c, k, v), KIT_OK))
+        if (!guarded_append("kv_cache_append (filling the cache)", &c, k, v))
             goto done;
     float K0[G * C * DH], V0[G * C * DH];
     memcpy(K0, c.K, sizeof K0), memcpy(V0, c.V, sizeof V0);
@@ -390,8 +412,7 @@ KIT_TEST(kv_cache_read_positions,
         float k[DKV], v[DKV];
         for (int e = 0; e < DKV; e++)
             k[e] = (float)(100 * p + e), v[e] = 0.5f * k[e];
-        if (!KIT_EXPECT_STATUS("kv_cache_append", kv_cache_append(&c, k, v),
-                               KIT_OK))
+        if (!guarded_append("kv_cache_append", &c, k, v))
             goto done;
     }
     for (int j = 0; j < G; j++)
@@ -564,7 +585,8 @@ KIT_TEST(mha_decode_step_equals_your_forward,
     struct random_layer R;
     random_layer(&R, T, D, H, H, 641);
     struct mha_config cfg = {D, H, 1};
-    float full[T * D], att[H * T * T], row[D];
+    float full[T * D], att[H * T * T];
+    float *row = kit_guarded(D, "out", "d_model");
     double want[T * D];
     struct kv_cache c;
     int ok =
@@ -584,8 +606,10 @@ KIT_TEST(mha_decode_step_equals_your_forward,
         ok = KIT_EXPECT_STATUS(
                  call, mha_decode_step(&cfg, &R.w, &c, R.X + t * D, row),
                  KIT_OK) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(call, row, want + t * D, 1, D, 1e-5, NULL, 0);
     }
+    kit_output_free(row);
     cache_free(&c);
     random_layer_free(&R);
 }
