@@ -385,7 +385,7 @@ KIT_TEST(mha_head_slice_blocks,
 {
     enum { D = 6, H = 3, DH = D / H };
     float W[D * D];
-    float *W_i = kit_output(D * DH); /* (D, DH), guarded */
+    float *W_i = kit_guarded(D * DH, "W_i", "d_model*d_head");
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++)
             W[r * D + c] = (float)(10 * r + c); /* W[r][c] = "rc" */
@@ -893,7 +893,8 @@ static void forward_errors(forward_fn forward)
     random_layer(&R, T, D, 2, 0, 851);
     /* weights sized for the most heads any call below names */
     const size_t n_out = T * D, n_att = 6 * T * T;
-    float *out = kit_output(n_out), *att = kit_output(n_att);
+    float *out = kit_guarded(n_out, "out", "T*d_model");
+    float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
     char call[160];
     struct mha_config good = {D, 2, 0};
     snprintf(call, sizeof call, "%s(cfg {d_model 6, n_heads 2}, T 3)",
@@ -1080,7 +1081,8 @@ KIT_TEST(mha_out_of_memory,
         rng_seed(&r, 332);
         o.X = kit_alloc(sizeof(float) * T * D);
         rng_fill(&r, o.X, T * D, -1.0f, 1.0f);
-        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        o.out = kit_guarded(o.n_out, "out", "T*d_model");
+        o.att = kit_guarded(o.n_att, "weights", "n_heads*T*T");
         const struct kit_nomem t = {calls[fused], oom3_prepare, oom3_run,
                                     oom3_unchanged, &o};
         const int ok = KIT_EXPECT_NOMEM(&t);

@@ -1287,8 +1287,10 @@ KIT_TEST(backward_out_of_memory,
     struct oom4 o = {0};
     o.T = T, o.Q = in, o.K = in + T * OOM_DK, o.V = in + 2 * T * OOM_DK;
     o.att = att, o.d_out = att + T * T, o.X = att + T * T + N;
-    o.d_Q = kit_output(T * OOM_DK), o.d_K = kit_output(T * OOM_DK);
-    o.d_V = kit_output(T * OOM_DV), o.d_X = kit_output(N);
+    o.d_Q = kit_guarded(T * OOM_DK, "d_Q", "T*d_k");
+    o.d_K = kit_guarded(T * OOM_DK, "d_K", "T*d_k");
+    o.d_V = kit_guarded(T * OOM_DV, "d_V", "T*d_v");
+    o.d_X = kit_guarded(N, "d_X", "T*d_model");
     o.cfg = (struct mha_config){OOM_D, OOM_H, 1};
     int ok = KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
                            mha_weights_randomize(&o.w, &o.cfg, 442) == KIT_OK &&

@@ -407,7 +407,8 @@ KIT_TEST(kv_cache_read_positions,
     struct kv_cache c;
     if (!new_cache(&c, C, G, DH))
         return;
-    float *K = kit_output(C * DH), *V = kit_output(C * DH);
+    float *K = kit_guarded(C * DH, "K_out", "capacity*d_head");
+    float *V = kit_guarded(C * DH, "V_out", "capacity*d_head");
     for (int p = 0; p < N; p++) {
         float k[DKV], v[DKV];
         for (int e = 0; e < DKV; e++)
@@ -427,7 +428,8 @@ KIT_TEST(kv_cache_read_positions,
             snprintf(call, sizeof call, "kv_cache_read(c, head %d, t %d)", j,
                      t);
             const size_t n = (size_t)(t + 1) * DH; /* (t + 1, d_head) */
-            float *Kt = kit_output(n), *Vt = kit_output(n);
+            float *Kt = kit_guarded(n, "K_out", "(t+1)*d_head");
+            float *Vt = kit_guarded(n, "V_out", "(t+1)*d_head");
             int ok = KIT_EXPECT_STATUS(call, kv_cache_read(&c, j, t, Kt, Vt),
                                        KIT_OK) &&
                      KIT_EXPECT_IN_BOUNDS(call, "K_out", Kt, n) &&
@@ -717,7 +719,7 @@ KIT_TEST(mha_decode_errors,
     struct random_layer R;
     random_layer(&R, 4, D, H, H, 681);
     struct mha_config cfg = {D, H, 1};
-    float *out = kit_output(4 * D);
+    float *out = kit_guarded(4 * D, "out", "T*d_model");
     struct kv_cache c, wrong;
     if (!new_cache(&c, CAP, H, DH))
         goto end;
@@ -910,7 +912,7 @@ KIT_TEST(mha_decode_partly_full,
     if (!ok)
         goto done;
     /* full now: one more token does not fit */
-    float *extra = kit_output(D);
+    float *extra = kit_guarded(D, "out", "d_model");
     kit_poison(extra, D);
     ok = decode_error("mha_decode(T 1) on a full cache (capacity 5, len 5)",
                       mha_decode(&cfg, &R.w, &c, R.X, extra, 1), KIT_E_SIZE,
@@ -1040,7 +1042,8 @@ static void gqa_golden(int causal)
         golden_layer(k, &L, &w, &X);
         struct gqa_config cfg = {d, h, g->n_kv_heads, causal};
         const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
-        float *out = kit_output(n_out), *att = kit_output(n_att);
+        float *out = kit_guarded(n_out, "out", "T*d_model");
+        float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
         struct mistakes M;
         mistakes_build(&M, &L, causal);
         char call[200], what[260];
@@ -1200,7 +1203,7 @@ KIT_TEST(gqa_decode_cache_shape,
     }
     /* a cache made for MHA (4 heads) does not fit a 2 K/V-head layer */
     if (ok && new_cache(&big, T, H, DH)) {
-        float *o2 = kit_output(D);
+        float *o2 = kit_guarded(D, "out", "d_model");
         decode_error("gqa_decode_step(2 K/V heads, cache of 4 heads)",
                      gqa_decode_step(&cfg, &R.w, &big, R.X, o2), KIT_E_HEADS,
                      o2, D, &big, 0, 0);
@@ -1221,7 +1224,8 @@ KIT_TEST(gqa_errors,
     struct random_layer R;
     random_layer(&R, T, D, H, 2, 741);
     const size_t n_out = T * D, n_att = 8 * T * T;
-    float *out = kit_output(n_out), *att = kit_output(n_att);
+    float *out = kit_guarded(n_out, "out", "T*d_model");
+    float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
     struct kv_cache c;
     if (!new_cache(&c, T, 2, D / H))
         goto end;
@@ -1447,7 +1451,8 @@ KIT_TEST(decode_out_of_memory,
         random_layer(&o.R, cases[k].T, D, h, g, 761 + k);
         o.prefix = o.fn == OOM_GQA_FORWARD ? 0 : PREFIX;
         o.n_out = (size_t)cases[k].T * D, o.n_att = (size_t)h * o.T * o.T;
-        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        o.out = kit_guarded(o.n_out, "out", "T*d_model");
+        o.att = kit_guarded(o.n_att, "weights", "n_heads*T*T");
         int ok = new_cache(&o.c, CAP, g, D / h);
         if (ok) {
             const struct kit_nomem t = {
