@@ -484,7 +484,7 @@ for m in $(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' tests/mutants/ch1.tsv test
     both "m" "$pw/src-m" "${c#ch}" $how
     rm -f "$pw/m"/*.o
 done
-[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters 1-3 (${beside_read:+the status only for $beside_read, which reads beside a test's array; }not $beside_write, which write there)"
+[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters 1-3 (${beside_read:+the status only for $beside_read, which reads beside an array of a test; }not $beside_write, which write there)"
 
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
