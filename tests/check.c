@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,31 +45,117 @@ void kit_poison(float *x, size_t n)
         x[i] = NAN;
 }
 
-/* The guard value: unlikely to be computed by any attention code. */
+/* The guard value of a kit_output() buffer: unlikely to be computed by
+ * any attention code. */
 static const float guard_value = -7777.25f;
 
-/* The live kit_output() buffers, so that the grader's proxies
- * (tools/harness/proxy.c) send a buffer to the worker with its guards,
- * and a write past its end is seen there as it is in-process. */
+/* A kit_guarded() buffer's guards are signalling NaNs, each carrying in
+ * its payload the buffer's slot, its generation and its own place.
+ * Arithmetic on one (+, *, exp, a conversion) gives a quiet NaN with the
+ * same payload, so a NaN that reaches an output from a read past the end
+ * says which float of which buffer was read; and since the result is
+ * quiet, even x[n] += 0 changes the guard's bits and is seen as a write.
+ * The bits: exponent all ones, bit 22 clear (signalling; set once it has
+ * passed through arithmetic), bit 21 set (the NAN macro and 0/0 never
+ * have it), bit 20 the side (1: past the end), bits 14-19 the slot, 7-13
+ * the generation, 0-6 k. */
+#define GUARD_MARK      0x7fa00000u
+#define GUARD_MARK_MASK 0x7fa00000u /* bit 22 either way */
+
+/* The live kit_output() and kit_guarded() buffers, so that the grader's
+ * proxies (tools/harness/proxy.c) send a buffer to the worker with its
+ * guards, and a write past its end is seen there as it is in-process. */
 #define MAX_OUTPUTS 64
-static struct {
-    const float *base;
-    size_t total; /* floats, the guards included */
-} outputs[MAX_OUTPUTS];
+static struct guarded {
+    float *base;
+    size_t total;     /* floats, the guards included */
+    size_t n;         /* floats between the guards */
+    const char *name; /* kit_guarded(): "out"; kit_output(): NULL */
+    const char *size; /* "T*d_model", or NULL */
+    unsigned gen;     /* kit_guarded(): which use of the slot */
+} outputs[MAX_OUTPUTS], retired[MAX_OUTPUTS]; /* retired: each slot's
+                                                 last freed buffer */
+static unsigned generation;
+
+static uint32_t guard_bits(int slot, unsigned gen, int after, size_t k)
+{
+    return GUARD_MARK | (after ? 1u << 20 : 0u) | (uint32_t)slot << 14 |
+           (gen & 0x7fu) << 7 | (uint32_t)(k & 0x7f);
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Set slot's guards to what they should hold. */
+static void set_guards(int slot)
+{
+    float *base = outputs[slot].base, *x = base + KIT_GUARD;
+    for (size_t k = 0; k < KIT_GUARD; k++) {
+        if (outputs[slot].name) {
+            x[-(ptrdiff_t)k - 1] =
+                bits_float(guard_bits(slot, outputs[slot].gen, 0, k + 1));
+            x[outputs[slot].n + k] =
+                bits_float(guard_bits(slot, outputs[slot].gen, 1, k));
+        } else
+            x[-(ptrdiff_t)k - 1] = x[outputs[slot].n + k] = guard_value;
+    }
+}
+
+static float *new_output(size_t n, const char *name, const char *size)
+{
+    float *base = kit_alloc((n + 2 * KIT_GUARD) * sizeof *base);
+    int slot = -1;
+    for (int k = 0; k < MAX_OUTPUTS && slot < 0; k++)
+        if (!outputs[k].base)
+            slot = k;
+    if (slot < 0 && name) {
+        fprintf(stderr, "test: more than %d guarded buffers at once\n",
+                MAX_OUTPUTS);
+        abort();
+    }
+    kit_poison(base + KIT_GUARD, n);
+    if (slot < 0) { /* kit_output(): guarded, but not known to the proxy */
+        for (size_t k = 0; k < KIT_GUARD; k++)
+            base[k] = base[KIT_GUARD + n + k] = guard_value;
+        return base + KIT_GUARD;
+    }
+    outputs[slot].base = base;
+    outputs[slot].total = n + 2 * KIT_GUARD;
+    outputs[slot].n = n;
+    outputs[slot].name = name;
+    outputs[slot].size = size;
+    outputs[slot].gen = generation++;
+    set_guards(slot);
+    return base + KIT_GUARD;
+}
 
 float *kit_output(size_t n)
 {
-    float *base = kit_alloc((n + 2 * KIT_GUARD) * sizeof *base);
-    for (size_t i = 0; i < n + 2 * KIT_GUARD; i++)
-        base[i] = guard_value;
-    kit_poison(base + KIT_GUARD, n);
-    for (int k = 0; k < MAX_OUTPUTS; k++)
-        if (!outputs[k].base) {
-            outputs[k].base = base;
-            outputs[k].total = n + 2 * KIT_GUARD;
-            break;
-        }
-    return base + KIT_GUARD;
+    return new_output(n, NULL, NULL);
+}
+
+float *kit_guarded(size_t n, const char *name, const char *size)
+{
+    return new_output(n, name, size);
+}
+
+float *kit_guarded_copy(const float *src, size_t n, const char *name,
+                        const char *size)
+{
+    float *x = new_output(n, name, size);
+    memcpy(x, src, n * sizeof *x);
+    return x;
 }
 
 void kit_output_free(float *x)
@@ -76,8 +163,10 @@ void kit_output_free(float *x)
     if (!x)
         return;
     for (int k = 0; k < MAX_OUTPUTS; k++)
-        if (outputs[k].base == x - KIT_GUARD)
+        if (outputs[k].base == x - KIT_GUARD) {
+            retired[k] = outputs[k]; /* its NaNs may still be named */
             outputs[k].base = NULL;
+        }
     free(x - KIT_GUARD);
 }
 
@@ -93,25 +182,132 @@ int kit_output_extent(const float *x, size_t *lead, size_t *total)
     return 0;
 }
 
+/* "out[48], one past the end of its 48 floats (T*d_model)", or
+ * "out[-1], just before its start": where a guard was touched. name is
+ * cut at its first space ("scratch (flash_scratch_size floats)"). */
+static void format_guard(char *buf, size_t size, const char *name,
+                         const char *dims, size_t n, int after, size_t k)
+{
+    int len = (int)strcspn(name, " ");
+    char sz[80] = "";
+    if (dims)
+        snprintf(sz, sizeof sz, " (%s)", dims);
+    if (!after)
+        snprintf(buf, size, "%.*s[-%zu], %s its start", len, name, k,
+                 k == 1 ? "just before" : "before");
+    else if (k == 0)
+        snprintf(buf, size, "%.*s[%zu], one past the end of its %zu float%s%s",
+                 len, name, n, n, n == 1 ? "" : "s", sz);
+    else
+        snprintf(buf, size, "%.*s[%zu], %zu past the end of its %zu float%s%s",
+                 len, name, n + k, k + 1, n, n == 1 ? "" : "s", sz);
+}
+
+static const char before_advice[] =
+    "An index went below 0: check where each loop starts and the index "
+    "arithmetic (a row's start is row * stride, a head's is h * d_head).";
+static const char one_past_advice[] =
+    "A loop bound off by one (<= where < belongs), a size one too big, a "
+    "row's or a block's start one too far (i + 1 for i), or the wrong row "
+    "stride?";
+static const char far_past_advice[] =
+    "Check the loop bounds (the right size in each loop) and the row "
+    "stride in the index arithmetic.";
+
+/* A write outside x (n floats, guards of kind slot or kit_output's):
+ * which side and k, or 0 when none. */
+static int find_write(const float *x, size_t n, int slot, int *after, size_t *k)
+{
+    for (size_t i = 0; i < KIT_GUARD; i++) {
+        int named = slot >= 0 && outputs[slot].name;
+        uint32_t lo = named ? guard_bits(slot, outputs[slot].gen, 0, i + 1)
+                            : float_bits(guard_value);
+        uint32_t hi = named ? guard_bits(slot, outputs[slot].gen, 1, i)
+                            : float_bits(guard_value);
+        if (float_bits(x[-(ptrdiff_t)i - 1]) != lo) {
+            *after = 0, *k = i + 1;
+            return 1;
+        }
+        if (float_bits(x[n + i]) != hi) {
+            *after = 1, *k = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int report_write(const char *file, int line, const char *call,
+                        const char *name, const char *dims, size_t n, int after,
+                        size_t k)
+{
+    char where[200];
+    format_guard(where, sizeof where, name, dims, n, after, k);
+    int len = (int)strcspn(name, " ");
+    return kit_check(0, file, line, "%s wrote %s %.*s: %s. %s", call,
+                     after ? "past the end of" : "before the start of", len,
+                     name, where,
+                     !after   ? before_advice
+                     : k == 0 ? one_past_advice
+                              : far_past_advice);
+}
+
 int kit_expect_in_bounds(const char *file, int line, const char *call,
                          const char *name, const float *x, size_t n)
 {
-    for (size_t k = 0; k < KIT_GUARD; k++) {
-        if (x[-(ptrdiff_t)k - 1] != guard_value)
-            return kit_check(0, file, line,
-                             "%s wrote before the start of %s: at index "
-                             "-%zu. An index went below 0; check the loop "
-                             "bounds and the index arithmetic.",
-                             call, name, k + 1);
-        if (x[n + k] != guard_value)
-            return kit_check(0, file, line,
-                             "%s wrote past the end of %s, which holds %zu "
-                             "entr%s: at index %zu. Check the loop bounds "
-                             "(< not <=, and the right size in each loop) "
-                             "and the row stride in the index arithmetic.",
-                             call, name, n, n == 1 ? "y" : "ies", n + k);
+    int slot = -1, after;
+    size_t k;
+    for (int s = 0; s < MAX_OUTPUTS; s++)
+        if (outputs[s].base && outputs[s].base + KIT_GUARD == x)
+            slot = s;
+    if (find_write(x, n, slot, &after, &k)) {
+        const char *dims = slot >= 0 ? outputs[slot].size : NULL;
+        if (slot >= 0)
+            set_guards(slot); /* said once */
+        return report_write(file, line, call, name, dims, n, after, k);
     }
     return kit_check(1, file, line, "%s", "");
+}
+
+int kit_expect_guards(const char *file, int line, const char *call)
+{
+    for (int s = 0; s < MAX_OUTPUTS; s++) {
+        int after;
+        size_t k;
+        if (!outputs[s].base || !outputs[s].name ||
+            !find_write(outputs[s].base + KIT_GUARD, outputs[s].n, s, &after,
+                        &k))
+            continue;
+        set_guards(s); /* said once */
+        return report_write(file, line, call, outputs[s].name, outputs[s].size,
+                            outputs[s].n, after, k);
+    }
+    return kit_check(1, file, line, "%s", "");
+}
+
+/* When x is a NaN from a live kit_guarded() buffer's guard: 1, with
+ * where it was read ("K[12], one past the end of its 12 floats
+ * (T*d_k)") and the buffer's name. */
+static int guard_read(float x, char *where, size_t size, const char **name)
+{
+    uint32_t u = float_bits(x) & 0x7fffffffu; /* either sign */
+    if ((u & GUARD_MARK_MASK) != GUARD_MARK)
+        return 0;
+    int slot = (int)(u >> 14 & 0x3f), after = (int)(u >> 20 & 1);
+    size_t k = u & 0x7f;
+    /* the buffer is live, or was the last one freed from its slot (a
+     * test may copy the output out of a guarded buffer and free it) */
+    const unsigned gen = u >> 7 & 0x7f;
+    const struct guarded *b =
+        outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen
+            ? &outputs[slot]
+        : retired[slot].base && (retired[slot].gen & 0x7fu) == gen
+            ? &retired[slot]
+            : NULL;
+    if (!b || !b->name || k >= KIT_GUARD + 1 || (!after && k == 0))
+        return 0;
+    *name = b->name;
+    format_guard(where, size, b->name, b->size, b->n, after, k);
+    return 1;
 }
 
 /* "1st", "2nd", "3rd", "4th", ... */
@@ -927,6 +1123,36 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
         for (int k = 0; k < n_match && used < (int)sizeof msg; k++)
             append(msg, sizeof msg, &used, " (%d) %s: %s", k + 1,
                    mistakes[match[k]].name, mistakes[match[k]].advice);
+        return kit_check(0, file, line, "%s", msg);
+    }
+
+    /* A NaN from a guard: the code read past the end of that buffer. */
+    size_t n_read = 0, first_read = n;
+    const char *read_name = NULL;
+    char read_where[200];
+    for (size_t i = 0; i < n; i++) {
+        char w[200];
+        const char *nm;
+        if (guard_read(got[i], w, sizeof w, &nm)) {
+            if (!n_read++) {
+                first_read = i, read_name = nm;
+                snprintf(read_where, sizeof read_where, "%s", w);
+            }
+        }
+    }
+    if (n_read) {
+        format_index(where, sizeof where, first_read, rows, cols, shape);
+        append(msg, sizeof msg, &used,
+               " " KIT_NAMING_MARK ": a read past the %s of %.*s. Entry %s "
+               "is the NaN the test keeps in %s, outside the buffer, carried "
+               "into the output by the arithmetic; %zu of the %zu entries "
+               "hold such a NaN. %s",
+               strstr(read_where, "its start") ? "start" : "end",
+               (int)strcspn(read_name, " "), read_name, where, read_where,
+               n_read, n,
+               strstr(read_where, "its start")  ? before_advice
+               : strstr(read_where, "one past") ? one_past_advice
+                                                : far_past_advice);
         return kit_check(0, file, line, "%s", msg);
     }
 

@@ -161,6 +161,31 @@ void kit_poison(float *x, size_t n);
 #define KIT_GUARD 64
 float *kit_output(size_t n);
 void kit_output_free(float *x);
+/* A guarded buffer that names itself: n floats, filled with NaN (or a
+ * copy of src), between KIT_GUARD guard floats on each side: signalling
+ * NaNs whose payloads say which buffer and which float they are. name is
+ * the argument's name ("out"), size how its length is made ("T*d_model",
+ * or NULL). Chapters 1-4 and 6 use it for every buffer they hand to a
+ * student's function, outputs and inputs alike (kit_output() is the
+ * older, unnamed form, with a finite guard that chapter 7 relies on):
+ *   - after the call, KIT_EXPECT_GUARDS(call) checks every live one, and
+ *     a write outside (even x[n] += 0) names it and the index:
+ *     "mha_forward(...) wrote past the end of out: out[48], one past the
+ *     end of its 48 floats (T*d_model). A loop bound off by one ...?"
+ *     KIT_EXPECT_IN_BOUNDS on one of them says the same.
+ *   - a read outside brings a guard's NaN into the output, and
+ *     KIT_EXPECT_TENSOR names it ("Likely mistake: a read past the end of
+ *     K. Entry [0][0] is the NaN the test keeps in K[12], one past the
+ *     end of its 12 floats (T*d_k) ..."), and only then: no other NaN
+ *     has such a payload. That holds after the buffer is freed too
+ *     (until the next buffer of its slot is freed), so a test may copy
+ *     an output out of its guarded buffer and free it before the check.
+ * Free it with kit_output_free(); at most 64 guarded buffers at once. */
+float *kit_guarded(size_t n, const char *name, const char *size);
+float *kit_guarded_copy(const float *src, size_t n, const char *name,
+                        const char *size);
+#define KIT_EXPECT_GUARDS(call) kit_expect_guards(__FILE__, __LINE__, call)
+int kit_expect_guards(const char *file, int line, const char *call);
 #define KIT_EXPECT_IN_BOUNDS(call, name, x, n)                                 \
     kit_expect_in_bounds(__FILE__, __LINE__, call, name, x, n)
 int kit_expect_in_bounds(const char *file, int line, const char *call,

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TOL 1e-5
 
@@ -166,14 +167,18 @@ static void expect_attention(const char *label, const float *Qf,
             mo[v].value = NULL;
     }
 
-    float *w = kit_output(nw), *out = kit_output(nv);
+    /* every buffer guarded: a write or a read outside is named */
+    float *Qg = kit_guarded_copy(Qf, nq, "Q", "T*d_k");
+    float *Kg = kit_guarded_copy(Kf, nq, "K", "T*d_k");
+    float *Vg = kit_guarded_copy(Vf, nv, "V", "T*d_v");
+    float *w = kit_guarded(nw, "weights", "T*T");
+    float *out = kit_guarded(nv, "out", "T*d_v");
     char call[160];
     snprintf(call, sizeof call, "attention() on %s (T=%d, d_k=%d, d_v=%d)",
              label, T, d_k, d_v);
-    if (KIT_EXPECT_STATUS(call, attention(Qf, Kf, Vf, out, w, T, d_k, d_v),
+    if (KIT_EXPECT_STATUS(call, attention(Qg, Kg, Vg, out, w, T, d_k, d_v),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "weights", w, nw) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, nv)) {
+        KIT_EXPECT_GUARDS(call)) {
         char what[200];
         const struct kit_shape shape = {
             0, 0, NULL, {{"d_k", d_k}, {"d_v", d_v}, {"T", T}}};
@@ -188,7 +193,49 @@ static void expect_attention(const char *label, const float *Qf,
     for (int v = 0; v < N_VARIANTS - 1; v++)
         free(wbuf[v]), free(obuf[v]);
     free(Q), free(K), free(V);
+    kit_output_free(Qg), kit_output_free(Kg), kit_output_free(Vg);
     kit_output_free(w), kit_output_free(out);
+}
+
+/* ---------------------------------------------------------------------
+ * The student's calls, on guarded buffers
+ * ------------------------------------------------------------------- */
+
+/* softmax_rows() on a kit_guarded() copy of X (rows, cols), copied back:
+ * a write or a read outside X is named. Returns 1 when it returned
+ * KIT_OK and wrote inside X. */
+static int guarded_softmax(const char *call, float *X, int rows, int cols)
+{
+    const size_t n = (size_t)rows * cols;
+    float *x = kit_guarded_copy(X, n, "X", "rows*cols");
+    int ok = KIT_EXPECT_STATUS(call, softmax_rows(x, rows, cols), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(X, x, n * sizeof *X);
+    kit_output_free(x);
+    return ok;
+}
+
+/* attention() on kit_guarded() copies of Q, K and V, into guarded out and
+ * weights (NaN on entry) that are then copied into out and w. Returns 1
+ * when it returned KIT_OK and wrote inside its outputs. */
+static int guarded_attention(const char *call, const float *Q, const float *K,
+                             const float *V, float *out, float *w, int T,
+                             int d_k, int d_v)
+{
+    const size_t nq = (size_t)T * d_k, nv = (size_t)T * d_v;
+    const size_t nw = (size_t)T * T;
+    float *q = kit_guarded_copy(Q, nq, "Q", "T*d_k");
+    float *k = kit_guarded_copy(K, nq, "K", "T*d_k");
+    float *v = kit_guarded_copy(V, nv, "V", "T*d_v");
+    float *o = kit_guarded(nv, "out", "T*d_v");
+    float *g = kit_guarded(nw, "weights", "T*T");
+    int ok = KIT_EXPECT_STATUS(call, attention(q, k, v, o, g, T, d_k, d_v),
+                               KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(out, o, nv * sizeof *out), memcpy(w, g, nw * sizeof *w);
+    kit_output_free(q), kit_output_free(k), kit_output_free(v);
+    kit_output_free(o), kit_output_free(g);
+    return ok;
 }
 
 /* ---------------------------------------------------------------------
@@ -267,13 +314,13 @@ static void mm_variant(enum mm_variant v, const double *A, const double *B,
 }
 
 /* Check C (m, p) against want, after checking that nothing was written
- * outside C, naming the classic mistakes of a product. A, B in double;
+ * outside C or the inputs (kit_guarded() buffers), naming the classic mistakes of a product. A, B in double;
  * bt: the call was matmul_bt, so B is (p, n). */
 static void expect_product(const char *call, const float *C, const double *want,
                            const double *A, const double *B,
                            const float *prefill, int bt, int m, int n, int p)
 {
-    if (!KIT_EXPECT_IN_BOUNDS(call, "C", C, (size_t)m * p))
+    if (!KIT_EXPECT_GUARDS(call))
         return;
     double values[MM_N][64];
     struct kit_mistake mistakes[MM_N - 1];
@@ -295,24 +342,27 @@ static void expect_product(const char *call, const float *C, const double *want,
 
 KIT_TEST(matmul_by_hand, "matmul: a 2x3 times 3x2 product worked by hand")
 {
-    const float A[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
-    const float B[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
+    const float a[6] = {1, 2, 3, 4, 5, 6};    /* (2, 3) */
+    const float b[6] = {7, 8, 9, 10, 11, 12}; /* (3, 2) */
+    float *A = kit_guarded_copy(a, 6, "A", "m*n");
+    float *B = kit_guarded_copy(b, 6, "B", "n*p");
     const double want[4] = {58, 64, 139, 154};
     const double Ad[6] = {1, 2, 3, 4, 5, 6}, Bd[6] = {7, 8, 9, 10, 11, 12};
     const float prefill[4] = {7, 7, 7, 7};
-    float *C = kit_output(4);
+    float *C = kit_guarded(4, "C", "m*p");
     for (int i = 0; i < 4; i++)
         C[i] = prefill[i]; /* not zero, as a caller's buffer may be */
     if (KIT_EXPECT_STATUS("matmul(A, B, C, 2, 3, 2)", matmul(A, B, C, 2, 3, 2),
                           KIT_OK))
         expect_product("matmul(A, B, C, 2, 3, 2)", C, want, Ad, Bd, prefill, 0,
                        2, 3, 2);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
 }
 
 KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
 {
-    float A[15], B[20], prefill[12], *C = kit_output(12);
+    float prefill[12], *C = kit_guarded(12, "C", "m*p");
+    float *A = kit_guarded(15, "A", "m*n"), *B = kit_guarded(20, "B", "n*p");
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_B, B, 20);
     for (int i = 0; i < 12; i++)
@@ -321,13 +371,14 @@ KIT_TEST(matmul_golden, "matmul: a (3,5) x (5,4) product against PyTorch")
                           KIT_OK))
         expect_product("matmul(A, B, C, 3, 5, 4)", C, ch1_mm_C, ch1_mm_A,
                        ch1_mm_B, prefill, 0, 3, 5, 4);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
 }
 
 KIT_TEST(matmul_bt_golden,
          "matmul_bt: A Bt^T, with Bt = B^T given, against PyTorch's A @ B")
 {
-    float A[15], Bt[20], prefill[12], *C = kit_output(12);
+    float prefill[12], *C = kit_guarded(12, "C", "m*p");
+    float *A = kit_guarded(15, "A", "m*n"), *Bt = kit_guarded(20, "Bt", "p*n");
     kit_to_float(ch1_mm_A, A, 15);
     kit_to_float(ch1_mm_Bt, Bt, 20); /* (4, 5): B transposed */
     for (int i = 0; i < 12; i++)
@@ -336,7 +387,7 @@ KIT_TEST(matmul_bt_golden,
                           matmul_bt(A, Bt, C, 3, 5, 4), KIT_OK))
         expect_product("matmul_bt(A, Bt, C, 3, 5, 4)", C, ch1_mm_C, ch1_mm_A,
                        ch1_mm_Bt, prefill, 1, 3, 5, 4);
-    kit_output_free(C);
+    kit_output_free(A), kit_output_free(Bt), kit_output_free(C);
 }
 
 KIT_TEST(matmul_bad_input, "matmul, matmul_bt: bad sizes and NULL are errors")
@@ -429,7 +480,7 @@ static void softmax_mistakes(const double *X, int rows, int cols,
 
 KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
 {
-    float *X = kit_output(24);
+    float *X = kit_guarded(24, "X", "rows*cols");
     double by_column[24], unnormalised[24], carried[24], undivided[24];
     double exp_short[24], first_undivided[24], exp_late[24];
     kit_to_float(ch1_sm_X, X, 24);
@@ -468,7 +519,7 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
     };
     if (KIT_EXPECT_STATUS("softmax_rows(X, 4, 6)", softmax_rows(X, 4, 6),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS("softmax_rows(X, 4, 6)", "X", X, 24))
+        KIT_EXPECT_GUARDS("softmax_rows(X, 4, 6)"))
         KIT_EXPECT_TENSOR("softmax_rows(X, 4, 6)", X, ch1_sm_Y, 4, 6, TOL,
                           mistakes, 7);
     kit_output_free(X);
@@ -483,8 +534,7 @@ KIT_TEST(softmax_rows_sum_to_one,
         int rows = 1 + rng_int(&r, 6), cols = 1 + rng_int(&r, 9);
         float X[54];
         rng_fill(&r, X, rows * cols, -8, 8);
-        if (!KIT_EXPECT_STATUS("softmax_rows(X, rows, cols)",
-                               softmax_rows(X, rows, cols), KIT_OK))
+        if (!guarded_softmax("softmax_rows(X, rows, cols)", X, rows, cols))
             return;
         for (int i = 0; i < rows; i++) {
             double sum = 0;
@@ -516,10 +566,8 @@ KIT_TEST(softmax_shift_invariant,
     float Y[6];
     for (int i = 0; i < 6; i++)
         Y[i] = X[i] + 100.0f; /* e^100 overflows a float: exp(x) alone fails */
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 6)", softmax_rows(X, 1, 6),
-                           KIT_OK) ||
-        !KIT_EXPECT_STATUS("softmax_rows(X + 100, 1, 6)", softmax_rows(Y, 1, 6),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 1, 6)", X, 1, 6) ||
+        !guarded_softmax("softmax_rows(X + 100, 1, 6)", Y, 1, 6))
         return;
     double want[6], naive[6];
     kit_to_double(X, want, 6);
@@ -576,8 +624,7 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
          "larger.",
          short_max},
     };
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 3, 4)", softmax_rows(X, 3, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 3, 4)", X, 3, 4))
         return;
     KIT_EXPECT_TENSOR("softmax_rows(X, 3, 4) with logits of +-1e4", X, want, 3,
                       4, TOL, mistakes, 2);
@@ -588,8 +635,7 @@ KIT_TEST(softmax_minus_infinity,
          "or one holding +INFINITY, becomes NaN (attention.h)")
 {
     float X[4] = {1.0f, -INFINITY, 1.0f, -INFINITY};
-    if (!KIT_EXPECT_STATUS("softmax_rows(X, 1, 4)", softmax_rows(X, 1, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(X, 1, 4)", X, 1, 4))
         return;
     KIT_CHECK(X[1] == 0.0f && X[3] == 0.0f && fabsf(X[0] - 0.5f) < 1e-6f &&
                   fabsf(X[2] - 0.5f) < 1e-6f,
@@ -602,8 +648,7 @@ KIT_TEST(softmax_minus_infinity,
     float Y[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
                   1.0f,      INFINITY,  0.0f,      -INFINITY};
     const double nan_rows[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    if (!KIT_EXPECT_STATUS("softmax_rows(Y, 2, 4)", softmax_rows(Y, 2, 4),
-                           KIT_OK))
+    if (!guarded_softmax("softmax_rows(Y, 2, 4)", Y, 2, 4))
         return;
     KIT_EXPECT_TENSOR("softmax_rows() on the rows [-inf, -inf, -inf, -inf] "
                       "and [1, +inf, 0, -inf], which attention.h says become "
@@ -643,8 +688,8 @@ KIT_TEST(attention_by_hand, "attention: chapter 1's worked example")
     float w[4], out[4];
     kit_poison(w, 4);
     kit_poison(out, 4);
-    if (!KIT_EXPECT_STATUS("attention(Q, K, V, out, weights, 2, 4, 2)",
-                           attention(Q, K, V, out, w, 2, 4, 2), KIT_OK))
+    if (!guarded_attention("attention(Q, K, V, out, weights, 2, 4, 2)", Q, K, V,
+                           out, w, 2, 4, 2))
         return;
     /* the scale mistakes, worked by hand on these scores */
     const double e2 = exp(2.0), h = exp(0.5);
@@ -729,8 +774,7 @@ KIT_TEST(attention_rows_are_distributions,
         rng_fill(&r, Q, T * d_k, -3, 3);
         rng_fill(&r, K, T * d_k, -3, 3);
         rng_fill(&r, V, T * d_v, -1, 1);
-        if (!KIT_EXPECT_STATUS("attention()",
-                               attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+        if (!guarded_attention("attention()", Q, K, V, out, w, T, d_k, d_v))
             return;
         for (int i = 0; i < T; i++) {
             double sum = 0, min = 1;
@@ -771,8 +815,8 @@ KIT_TEST(attention_equal_keys_uniform,
     float w[T * T], out[T * d_v];
     kit_poison(w, T * T);
     kit_poison(out, T * d_v);
-    if (!KIT_EXPECT_STATUS("attention() with equal keys",
-                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+    if (!guarded_attention("attention() with equal keys", Q, K, V, out, w, T,
+                           d_k, d_v))
         return;
     KIT_EXPECT_TENSOR("attention() with 4 equal keys: weights", w, want_w, T, T,
                       TOL, NULL, 0);
@@ -790,8 +834,8 @@ KIT_TEST(attention_huge_logits, "attention: huge scores stay finite")
     float w[T * T], out[T * d_v];
     kit_poison(out, T * d_v);
     kit_poison(w, T * T);
-    if (!KIT_EXPECT_STATUS("attention() with huge scores",
-                           attention(Q, K, V, out, w, T, d_k, d_v), KIT_OK))
+    if (!guarded_attention("attention() with huge scores", Q, K, V, out, w, T,
+                           d_k, d_v))
         return;
     /* the right answer, and the one a softmax without the max subtraction
      * gives in float: expf() above FLT_MAX is inf, inf / inf is NaN */

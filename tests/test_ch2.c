@@ -231,9 +231,12 @@ static void variant_mask(enum variant v, const float *scores, double *S, int T)
         }
 }
 
-static float *random_floats(struct rng *r, int n, float lo, float hi)
+/* n random floats in a guarded buffer (kit_guarded()) named name, of
+ * size size ("T*d_k"); free with kit_output_free(). */
+static float *random_floats(struct rng *r, int n, float lo, float hi,
+                            const char *name, const char *size)
 {
-    float *x = kit_alloc(sizeof(float) * (size_t)n);
+    float *x = kit_guarded((size_t)n, name, size);
     rng_fill(r, x, n, lo, hi);
     return x;
 }
@@ -278,7 +281,7 @@ KIT_TEST(causal_mask_hides_future,
     enum { T = 6 };
     struct rng r;
     rng_seed(&r, 201);
-    float orig[T * T], *scores = kit_output(T * T);
+    float orig[T * T], *scores = kit_guarded(T * T, "scores", "T*T");
     rng_fill(&r, orig, T * T, -3.0f, 3.0f);
     for (int i = 0; i < T * T; i++)
         scores[i] = orig[i];
@@ -296,7 +299,7 @@ KIT_TEST(causal_mask_hides_future,
     mistakes_table(m, values);
     const char *call = "causal_mask(scores, 6)";
     if (KIT_EXPECT_STATUS(call, causal_mask(scores, T), KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "scores", scores, T * T)) {
+        KIT_EXPECT_GUARDS(call)) {
         /* a large finite negative instead of -INFINITY: whatever number
          * the student chose, it is the one in scores[0][1]; the model is
          * the right mask filled with that number */
@@ -322,7 +325,7 @@ KIT_TEST(causal_mask_hides_future,
  * ------------------------------------------------------------------- */
 
 /* Random causal attention of one shape: inputs, the student's outputs
- * (guarded buffers, see kit_output()) and every variant's. */
+ * (guarded buffers, see kit_guarded()) and every variant's. */
 struct run {
     int T, d_k, d_v;
     float *Q, *K, *V; /* (T, d_k), (T, d_k), (T, d_v) */
@@ -338,11 +341,11 @@ static int run_random(struct run *x, unsigned long long seed, int T, int d_k,
     struct rng r;
     rng_seed(&r, seed);
     x->T = T, x->d_k = d_k, x->d_v = d_v;
-    x->Q = random_floats(&r, T * d_k, -2.0f, 2.0f);
-    x->K = random_floats(&r, T * d_k, -2.0f, 2.0f);
-    x->V = random_floats(&r, T * d_v, -1.0f, 1.0f);
-    x->out = kit_output((size_t)(T * d_v));
-    x->W = kit_output((size_t)(T * T));
+    x->Q = random_floats(&r, T * d_k, -2.0f, 2.0f, "Q", "T*d_k");
+    x->K = random_floats(&r, T * d_k, -2.0f, 2.0f, "K", "T*d_k");
+    x->V = random_floats(&r, T * d_v, -1.0f, 1.0f, "V", "T*d_v");
+    x->out = kit_guarded((size_t)(T * d_v), "out", "T*d_v");
+    x->W = kit_guarded((size_t)(T * T), "weights", "T*T");
     variants_compute(&x->vs, x->Q, x->K, x->V, T, d_k, d_v);
     char call[100];
     snprintf(call, sizeof call,
@@ -352,13 +355,12 @@ static int run_random(struct run *x, unsigned long long seed, int T, int d_k,
                call,
                causal_attention(x->Q, x->K, x->V, x->out, x->W, T, d_k, d_v),
                KIT_OK) &&
-           KIT_EXPECT_IN_BOUNDS(call, "weights", x->W, (size_t)(T * T)) &&
-           KIT_EXPECT_IN_BOUNDS(call, "out", x->out, (size_t)(T * d_v));
+           KIT_EXPECT_GUARDS(call);
 }
 
 static void run_free(struct run *x)
 {
-    free(x->Q), free(x->K), free(x->V);
+    kit_output_free(x->Q), kit_output_free(x->K), kit_output_free(x->V);
     kit_output_free(x->out), kit_output_free(x->W);
     variants_free(&x->vs);
 }
@@ -469,27 +471,27 @@ KIT_TEST(causal_row0_one_hot,
 static int future_case(struct rng *r, const char *label, int T, int d_k,
                        int d_v, int t)
 {
-    float *Q = random_floats(r, T * d_k, -2.0f, 2.0f);
-    float *K = random_floats(r, T * d_k, -2.0f, 2.0f);
-    float *V = random_floats(r, T * d_v, -1.0f, 1.0f);
-    float *out1 = kit_output((size_t)(T * d_v));
-    float *out2 = kit_output((size_t)(T * d_v));
-    float *W1 = kit_output((size_t)(T * T));
-    float *W2 = kit_output((size_t)(T * T));
+    float *Q = random_floats(r, T * d_k, -2.0f, 2.0f, "Q", "T*d_k");
+    float *K = random_floats(r, T * d_k, -2.0f, 2.0f, "K", "T*d_k");
+    float *V = random_floats(r, T * d_v, -1.0f, 1.0f, "V", "T*d_v");
+    float *out1 = kit_guarded((size_t)(T * d_v), "out", "T*d_v");
+    float *out2 = kit_guarded((size_t)(T * d_v), "out", "T*d_v");
+    float *W1 = kit_guarded((size_t)(T * T), "weights", "T*T");
+    float *W2 = kit_guarded((size_t)(T * T), "weights", "T*T");
     char call[200];
     snprintf(call, sizeof call,
              "%s: causal_attention(Q, K, V, out, weights, %d, %d, %d)", label,
              T, d_k, d_v);
     if (!KIT_EXPECT_STATUS(
             call, causal_attention(Q, K, V, out1, W1, T, d_k, d_v), KIT_OK) ||
-        !KIT_EXPECT_IN_BOUNDS(call, "weights", W1, (size_t)(T * T)) ||
-        !KIT_EXPECT_IN_BOUNDS(call, "out", out1, (size_t)(T * d_v)))
+        !KIT_EXPECT_GUARDS(call))
         return 0;
     /* a new future: fresh rows t+1..T-1 of K and V */
     rng_fill(r, K + (t + 1) * d_k, (T - t - 1) * d_k, -2.0f, 2.0f);
     rng_fill(r, V + (t + 1) * d_v, (T - t - 1) * d_v, -1.0f, 1.0f);
     if (!KIT_EXPECT_STATUS(
-            call, causal_attention(Q, K, V, out2, W2, T, d_k, d_v), KIT_OK))
+            call, causal_attention(Q, K, V, out2, W2, T, d_k, d_v), KIT_OK) ||
+        !KIT_EXPECT_GUARDS(call))
         return 0;
     /* 1. row t against the answer, naming a mistake if it is one: the
      *    whole weights W2 say which */
@@ -534,7 +536,7 @@ static int future_case(struct rng *r, const char *label, int T, int d_k,
                 return 0;
             }
     variants_free(&vs);
-    free(Q), free(K), free(V);
+    kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(out1), kit_output_free(out2);
     kit_output_free(W1), kit_output_free(W2);
     return 1;
@@ -573,11 +575,11 @@ KIT_TEST(causal_future_invariance,
 static int check_golden(const struct ch2_golden_case *g, double tol)
 {
     int T = g->T, d_k = g->d_k, d_v = g->d_v;
-    float *Q = kit_alloc(sizeof(float) * (size_t)(T * d_k));
-    float *K = kit_alloc(sizeof(float) * (size_t)(T * d_k));
-    float *V = kit_alloc(sizeof(float) * (size_t)(T * d_v));
-    float *out = kit_output((size_t)(T * d_v));
-    float *W = kit_output((size_t)(T * T));
+    float *Q = kit_guarded((size_t)(T * d_k), "Q", "T*d_k");
+    float *K = kit_guarded((size_t)(T * d_k), "K", "T*d_k");
+    float *V = kit_guarded((size_t)(T * d_v), "V", "T*d_v");
+    float *out = kit_guarded((size_t)(T * d_v), "out", "T*d_v");
+    float *W = kit_guarded((size_t)(T * T), "weights", "T*T");
     kit_to_float(g->Q, Q, (size_t)(T * d_k));
     kit_to_float(g->K, K, (size_t)(T * d_k));
     kit_to_float(g->V, V, (size_t)(T * d_v));
@@ -589,8 +591,7 @@ static int check_golden(const struct ch2_golden_case *g, double tol)
     int ok =
         KIT_EXPECT_STATUS(call, causal_attention(Q, K, V, out, W, T, d_k, d_v),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "weights", W, (size_t)(T * T)) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, (size_t)(T * d_v));
+        KIT_EXPECT_GUARDS(call);
     if (ok) {
         struct variants vs;
         variants_compute(&vs, Q, K, V, T, d_k, d_v);
@@ -606,7 +607,7 @@ static int check_golden(const struct ch2_golden_case *g, double tol)
              KIT_EXPECT_TENSOR(what, out, g->out, T, d_v, tol, mo, N_MISTAKES);
         variants_free(&vs);
     }
-    free(Q), free(K), free(V);
+    kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(out), kit_output_free(W);
     return ok;
 }
@@ -669,19 +670,23 @@ KIT_TEST(causal_huge_logits,
 
 KIT_TEST(causal_t1, "causal_attention: T = 1, the token sees only itself")
 {
-    const float Q[3] = {0.5f, -1.0f, 2.0f}, K[3] = {3.0f, 1.0f, -0.5f};
-    const float V[2] = {0.25f, -4.0f};
+    const float q[3] = {0.5f, -1.0f, 2.0f}, k[3] = {3.0f, 1.0f, -0.5f};
+    const float v[2] = {0.25f, -4.0f};
     const double want_w[1] = {1.0}, want_out[2] = {0.25, -4.0};
-    float *out = kit_output(2), *W = kit_output(1);
+    float *Q = kit_guarded_copy(q, 3, "Q", "T*d_k");
+    float *K = kit_guarded_copy(k, 3, "K", "T*d_k");
+    float *V = kit_guarded_copy(v, 2, "V", "T*d_v");
+    float *out = kit_guarded(2, "out", "T*d_v");
+    float *W = kit_guarded(1, "weights", "T*T");
     const char *call = "causal_attention(Q, K, V, out, weights, 1, 3, 2)";
     if (KIT_EXPECT_STATUS(call, causal_attention(Q, K, V, out, W, 1, 3, 2),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "weights", W, 1) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, 2) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR("causal_attention(..., T = 1) weights", W, want_w, 1,
                           1, 0.0, NULL, 0))
         KIT_EXPECT_TENSOR("causal_attention(..., T = 1) out", out, want_out, 1,
                           2, 0.0, NULL, 0);
+    kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(out), kit_output_free(W);
 }
 

@@ -275,10 +275,11 @@ typedef int (*forward_fn)(const struct mha_config *, const struct mha_weights *,
 static void weights_from_double(struct mha_weights *w, const struct layer *L)
 {
     size_t n = (size_t)L->d_model * L->d_model;
-    w->W_q = kit_alloc(n * sizeof(float));
-    w->W_k = kit_alloc(n * sizeof(float));
-    w->W_v = kit_alloc(n * sizeof(float));
-    w->W_o = kit_alloc(n * sizeof(float));
+    /* guarded (kit_guarded()): a read or a write outside is named */
+    w->W_q = kit_guarded(n, "w.W_q", "d_model*d_model");
+    w->W_k = kit_guarded(n, "w.W_k", "d_model*d_model");
+    w->W_v = kit_guarded(n, "w.W_v", "d_model*d_model");
+    w->W_o = kit_guarded(n, "w.W_o", "d_model*d_model");
     kit_to_float(L->W_q, w->W_q, n);
     kit_to_float(L->W_k, w->W_k, n);
     kit_to_float(L->W_v, w->W_v, n);
@@ -287,7 +288,29 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 
 static void weights_free(struct mha_weights *w)
 {
-    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+    kit_output_free(w->W_q), kit_output_free(w->W_k);
+    kit_output_free(w->W_v), kit_output_free(w->W_o);
+}
+
+/* forward() on guarded buffers: X and the weights as the caller has them
+ * (random_layer()'s are kit_guarded() ones), out (T, d_model) and att
+ * (n_heads, T, T) in kit_guarded() buffers, NaN on entry, then copied
+ * into the caller's. Returns 1 when it returned KIT_OK and wrote inside
+ * every guarded buffer. */
+static int guarded_forward(forward_fn forward, const char *call,
+                           const struct mha_config *cfg,
+                           const struct mha_weights *w, const float *X,
+                           float *out, float *att, int T)
+{
+    const size_t n_out = (size_t)T * cfg->d_model;
+    const size_t n_att = (size_t)cfg->n_heads * T * T;
+    float *o = kit_guarded(n_out, "out", "T*d_model");
+    float *a = kit_guarded(n_att, "weights", "n_heads*T*T");
+    int ok = KIT_EXPECT_STATUS(call, forward(cfg, w, X, o, a, T), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    memcpy(out, o, n_out * sizeof *out), memcpy(att, a, n_att * sizeof *att);
+    kit_output_free(o), kit_output_free(a);
+    return ok;
 }
 
 /* A random layer in float (w, X) and the same numbers in double (L). */
@@ -304,7 +327,7 @@ static void random_layer(struct random_layer *R, int T, int d_model,
     struct rng r;
     rng_seed(&r, seed);
     size_t nx = (size_t)T * d_model, nw = (size_t)d_model * d_model;
-    R->X = kit_alloc(nx * sizeof(float));
+    R->X = kit_guarded(nx, "X", "T*d_model");
     float *tmp = kit_alloc((nx + 4 * nw) * sizeof(float));
     rng_fill(&r, tmp, (int)(nx + 4 * nw), -1.0f, 1.0f);
     R->buf = kit_alloc((nx + 4 * nw) * sizeof(double));
@@ -326,7 +349,7 @@ static void random_layer(struct random_layer *R, int T, int d_model,
 static void random_layer_free(struct random_layer *R)
 {
     weights_free(&R->w);
-    free(R->X);
+    kit_output_free(R->X);
     free(R->buf);
 }
 
@@ -396,7 +419,7 @@ KIT_TEST(mha_head_slice_blocks,
 {
     enum { D = 6, H = 3, DH = D / H };
     float W[D * D];
-    float *W_i = kit_output(D * DH); /* (D, DH), guarded */
+    float *W_i = kit_guarded(D * DH, "W_i", "d_model*d_head");
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++)
             W[r * D + c] = (float)(10 * r + c); /* W[r][c] = "rc" */
@@ -459,10 +482,10 @@ static int golden_one(forward_fn forward, int causal,
         struct mha_config cfg = {d, h, causal};
         struct mha_weights w;
         weights_from_double(&w, &L);
-        float *X = kit_alloc(sizeof(float) * (size_t)T * d);
+        float *X = kit_guarded((size_t)T * d, "X", "T*d_model");
         const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
-        float *out = kit_output(n_out); /* (T, d_model), guarded */
-        float *att = kit_output(n_att); /* (h, T, T), guarded */
+        float *out = kit_guarded(n_out, "out", "T*d_model");
+        float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
         kit_to_float(g->X, X, (size_t)T * d);
         struct mistakes M;
         mistakes_build(&M, &L);
@@ -476,8 +499,7 @@ static int golden_one(forward_fn forward, int causal,
                  fn_name(forward), g->name, T, d, h, causal);
         int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &w, X, out, att, T),
                                    KIT_OK) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+                 KIT_EXPECT_GUARDS(call);
         if (ok) {
             char what[200];
             snprintf(what, sizeof what, "%s weights (head, query, key)", call);
@@ -504,8 +526,7 @@ static int golden_one(forward_fn forward, int causal,
         }
         mistakes_free(&M);
         weights_free(&w);
-        free(X);
-        kit_output_free(out), kit_output_free(att);
+        kit_output_free(X), kit_output_free(out), kit_output_free(att);
         return ok;
     }
 }
@@ -596,14 +617,13 @@ KIT_TEST(mha_fused_equals_loop,
         double want_out[T * D], want_att[H * T * T];
         kit_poison(out_loop, T * D), kit_poison(att_loop, H * T * T);
         kit_poison(out_fused, T * D), kit_poison(att_fused, H * T * T);
-        int ok = KIT_EXPECT_STATUS(
-            "mha_forward(T 9, d_model 16, 4 heads)",
-            mha_forward(&cfg, &R.w, R.X, out_loop, att_loop, T), KIT_OK);
-        ok = ok && KIT_EXPECT_STATUS("mha_forward_fused(T 9, d_model 16, "
-                                     "4 heads)",
-                                     mha_forward_fused(&cfg, &R.w, R.X,
-                                                       out_fused, att_fused, T),
-                                     KIT_OK);
+        int ok = guarded_forward(mha_forward,
+                                 "mha_forward(T 9, d_model 16, 4 heads)", &cfg,
+                                 &R.w, R.X, out_loop, att_loop, T);
+        ok =
+            ok && guarded_forward(mha_forward_fused,
+                                  "mha_forward_fused(T 9, d_model 16, 4 heads)",
+                                  &cfg, &R.w, R.X, out_fused, att_fused, T);
         if (ok) {
             kit_to_double(out_loop, want_out, T * D);
             kit_to_double(att_loop, want_att, H * T * T);
@@ -639,8 +659,8 @@ KIT_TEST(mha_wo_sum_over_heads,
     double sum[T * D] = {0}, concat_only[T * D];
     kit_poison(out, T * D);
     int ok =
-        KIT_EXPECT_STATUS("mha_forward(T 7, d_model 12, 3 heads)",
-                          mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+        guarded_forward(mha_forward, "mha_forward(T 7, d_model 12, 3 heads)",
+                        &cfg, &R.w, R.X, out, att, T);
     /* head i alone: keep only W_o's row block i, so out_i = head_i W_o^i */
     float *W_o = R.w.W_o, W_oi[D * D];
     for (int i = 0; ok && i < H; i++) {
@@ -649,9 +669,9 @@ KIT_TEST(mha_wo_sum_over_heads,
                 W_oi[r * D + c] = r / DH == i ? W_o[r * D + c] : 0.0f;
         R.w.W_o = W_oi;
         kit_poison(part, T * D);
-        ok = KIT_EXPECT_STATUS("mha_forward with W_o cut to row block i",
-                               mha_forward(&cfg, &R.w, R.X, part, att, T),
-                               KIT_OK);
+        ok = guarded_forward(mha_forward,
+                             "mha_forward with W_o cut to row block i", &cfg,
+                             &R.w, R.X, part, att, T);
         for (int k = 0; k < T * D; k++)
             sum[k] += part[k];
     }
@@ -683,9 +703,10 @@ KIT_TEST(mha_one_head_is_attention,
         float Q[T * D], K[T * D], V[T * D], head[T * D], w1[T * T], o1[T * D];
         double want_out[T * D], want_att[T * T];
         kit_poison(out, T * D), kit_poison(att, T * T);
-        int ok = KIT_EXPECT_STATUS(
-            causal ? "mha_forward(1 head, causal)" : "mha_forward(1 head)",
-            mha_forward(&cfg, &R.w, R.X, out, att, T), KIT_OK);
+        int ok = guarded_forward(mha_forward,
+                                 causal ? "mha_forward(1 head, causal)"
+                                        : "mha_forward(1 head)",
+                                 &cfg, &R.w, R.X, out, att, T);
         /* the same with the chapter 1 and 2 functions */
         ok = ok &&
              KIT_EXPECT_STATUS("matmul (chapter 1)",
@@ -736,8 +757,7 @@ static void independence(forward_fn forward)
     char call[80];
     snprintf(call, sizeof call, "%s(T 7, d_model 16, 4 heads)",
              fn_name(forward));
-    int ok = KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, before, T),
-                               KIT_OK);
+    int ok = guarded_forward(forward, call, &cfg, &R.w, R.X, out, before, T);
     /* new numbers in W_q's column block 2, in float and in double */
     double *W_q2 = kit_alloc(sizeof(double) * D * D);
     memcpy(W_q2, R.L.W_q, sizeof(double) * D * D);
@@ -747,8 +767,7 @@ static void independence(forward_fn forward)
             W_q2[r * D + c] = R.w.W_q[r * D + c];
         }
     kit_poison(after, H * T * T);
-    ok = ok && KIT_EXPECT_STATUS(call, forward(&cfg, &R.w, R.X, out, after, T),
-                                 KIT_OK);
+    ok = ok && guarded_forward(forward, call, &cfg, &R.w, R.X, out, after, T);
     /* the property, in plain words */
     char what[240] = "";
     for (int i = 0; ok && i < H && !what[0]; i++) {
@@ -908,7 +927,8 @@ static void forward_errors(forward_fn forward)
     random_layer(&R, T, D, 2, 0, 851);
     /* weights sized for the most heads any call below names */
     const size_t n_out = T * D, n_att = 6 * T * T;
-    float *out = kit_output(n_out), *att = kit_output(n_att);
+    float *out = kit_guarded(n_out, "out", "T*d_model");
+    float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
     char call[160];
     struct mha_config good = {D, 2, 0};
     snprintf(call, sizeof call, "%s(cfg {d_model 6, n_heads 2}, T 3)",
@@ -1095,7 +1115,8 @@ KIT_TEST(mha_out_of_memory,
         rng_seed(&r, 332);
         o.X = kit_alloc(sizeof(float) * T * D);
         rng_fill(&r, o.X, T * D, -1.0f, 1.0f);
-        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        o.out = kit_guarded(o.n_out, "out", "T*d_model");
+        o.att = kit_guarded(o.n_att, "weights", "n_heads*T*T");
         const struct kit_nomem t = {calls[fused], oom3_prepare, oom3_run,
                                     oom3_unchanged, &o};
         const int ok = KIT_EXPECT_NOMEM(&t);

@@ -123,13 +123,15 @@ static void fd_grad(loss_fn loss, void *ctx, double *x, double *g, int n)
 }
 /* @end fd_grad */
 
-/* A float copy of n doubles, in a guarded buffer (kit_output()): a loop
- * that reads one entry past the end gets the large guard value, so its
- * wrong write shows up instead of adding a harmless 0. Free with
- * kit_output_free(). Also random inputs with both copies. */
-static float *to_float(const double *x, int n)
+/* A float copy of n doubles, in a guarded buffer (kit_guarded()) named
+ * name, of size size ("T*d_k"): a loop that reads one entry past the end
+ * gets a guard's NaN, which the tensor check names ("a read past the end
+ * of Q"). Free with kit_output_free(). Also random inputs with both
+ * copies. */
+static float *to_float(const double *x, int n, const char *name,
+                       const char *size)
 {
-    float *f = kit_output((size_t)n);
+    float *f = kit_guarded((size_t)n, name, size);
     kit_to_float(x, f, (size_t)n);
     return f;
 }
@@ -143,11 +145,12 @@ static double *random_double(struct rng *r, int n, float lo, float hi)
 }
 
 /* A zeroed d_ buffer, or one pre-filled with PREFILL, with guard zones
- * on both sides (kit_output()) so that KIT_EXPECT_IN_BOUNDS can tell
- * whether the backward pass wrote outside it. Free with kit_output_free. */
-static float *grad_buffer(int n, float fill)
+ * on both sides (kit_guarded(), named name, of size size) so that
+ * KIT_EXPECT_IN_BOUNDS can tell whether the backward pass wrote outside
+ * it, and where. Free with kit_output_free. */
+static float *grad_buffer(int n, float fill, const char *name, const char *size)
 {
-    float *d = kit_output((size_t)n);
+    float *d = kit_guarded((size_t)n, name, size);
     for (int i = 0; i < n; i++)
         d[i] = fill;
     return d;
@@ -258,9 +261,11 @@ static void mm_free(struct mm_case *c)
 static int mm_check(struct mm_case *c, float fill, const char *call)
 {
     int m = c->m, n = c->n, p = c->p, ok = 0;
-    float *A = to_float(c->A, m * n), *B = to_float(c->B, n * p);
-    float *G = to_float(c->G, m * p);
-    float *d_A = grad_buffer(m * n, fill), *d_B = grad_buffer(n * p, fill);
+    float *A = to_float(c->A, m * n, "A", "m*n"),
+          *B = to_float(c->B, n * p, "B", "n*p");
+    float *G = to_float(c->G, m * p, "d_C", "m*p");
+    float *d_A = grad_buffer(m * n, fill, "d_A", "m*n"),
+          *d_B = grad_buffer(n * p, fill, "d_B", "n*p");
     double *want_A = affine(c->d_A, m * n, 1, fill);
     double *want_B = affine(c->d_B, n * p, 1, fill);
     /* d_A = d_C B, forgetting the transpose (only shaped right if n = p) */
@@ -310,6 +315,7 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_A", d_A, (size_t)m * n) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_B", d_B, (size_t)n * p) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 3)) {
         what[strlen(what) - 1] = 'B';
         ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 2);
@@ -371,9 +377,11 @@ KIT_TEST(matmul_backward_null_grad,
 {
     struct mm_case c = mm_make(2);
     int m = c.m, n = c.n, p = c.p;
-    float *A = to_float(c.A, m * n), *B = to_float(c.B, n * p);
-    float *G = to_float(c.G, m * p);
-    float *d_A = grad_buffer(m * n, 0), *d_B = grad_buffer(n * p, 0);
+    float *A = to_float(c.A, m * n, "A", "m*n"),
+          *B = to_float(c.B, n * p, "B", "n*p");
+    float *G = to_float(c.G, m * p, "d_C", "m*p");
+    float *d_A = grad_buffer(m * n, 0, "d_A", "m*n"),
+          *d_B = grad_buffer(n * p, 0, "d_B", "n*p");
     if (KIT_EXPECT_STATUS("matmul_backward(A, B, d_C, NULL, d_B)",
                           matmul_backward(A, B, G, NULL, d_B, m, n, p),
                           KIT_OK) &&
@@ -397,19 +405,19 @@ KIT_TEST(matmul_backward_golden,
          "matmul_backward: d_A, d_B equal PyTorch autograd's")
 {
     static const char call[] = "matmul_backward(A, B, d_C, d_A, d_B, 3, 5, 4)";
-    float A[15], B[20], G[12];
-    float *d_A = grad_buffer(15, 0), *d_B = grad_buffer(20, 0);
-    kit_to_float(ch4_mm_A, A, 15);
-    kit_to_float(ch4_mm_B, B, 20);
-    kit_to_float(ch4_mm_dC, G, 12);
+    float *A = to_float(ch4_mm_A, 15, "A", "m*n");
+    float *B = to_float(ch4_mm_B, 20, "B", "n*p");
+    float *G = to_float(ch4_mm_dC, 12, "d_C", "m*p");
+    float *d_A = grad_buffer(15, 0, "d_A", "m*n"),
+          *d_B = grad_buffer(20, 0, "d_B", "n*p");
     if (KIT_EXPECT_STATUS(call, matmul_backward(A, B, G, d_A, d_B, 3, 5, 4),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_A", d_A, 15) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_B", d_B, 20) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR("matmul_backward(...) d_A vs PyTorch", d_A, ch4_mm_dA,
                           3, 5, GRAD_TOL, NULL, 0))
         KIT_EXPECT_TENSOR("matmul_backward(...) d_B vs PyTorch", d_B, ch4_mm_dB,
                           5, 4, GRAD_TOL, NULL, 0);
+    kit_output_free(A), kit_output_free(B), kit_output_free(G);
     kit_output_free(d_A), kit_output_free(d_B);
 }
 
@@ -463,8 +471,9 @@ static void sm_free(struct sm_case *c)
 static int sm_check(struct sm_case *c, float fill, const char *call)
 {
     int R = c->rows, C = c->cols, n = R * C;
-    float *Y = to_float(c->Y, n), *G = to_float(c->G, n);
-    float *d_X = grad_buffer(n, fill);
+    float *Y = to_float(c->Y, n, "Y", "rows*cols"),
+          *G = to_float(c->G, n, "d_Y", "rows*cols");
+    float *d_X = grad_buffer(n, fill, "d_X", "rows*cols");
     double *want = affine(c->d_X, n, 1, fill);
     /* the classic mistakes, from Y and d_Y in double */
     double *no_diag = kit_alloc((size_t)n * sizeof *no_diag);
@@ -493,6 +502,7 @@ static int sm_check(struct sm_case *c, float fill, const char *call)
     int ok = KIT_EXPECT_STATUS(call, softmax_rows_backward(Y, G, d_X, R, C),
                                KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_X", d_X, (size_t)n) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(what, d_X, want, R, C, GRAD_TOL, mistakes, 3);
     kit_output_free(Y), kit_output_free(G), kit_output_free(d_X);
     free(want), free(no_diag), free(no_off);
@@ -525,15 +535,15 @@ KIT_TEST(softmax_backward_golden,
          "softmax_rows_backward: d_X equals PyTorch autograd's")
 {
     static const char call[] = "softmax_rows_backward(Y, d_Y, d_X, 4, 6)";
-    float Y[24], G[24], *d_X = grad_buffer(24, 0);
-    kit_to_float(ch4_sm_Y, Y, 24);
-    kit_to_float(ch4_sm_dY, G, 24);
+    float *Y = to_float(ch4_sm_Y, 24, "Y", "rows*cols");
+    float *G = to_float(ch4_sm_dY, 24, "d_Y", "rows*cols");
+    float *d_X = grad_buffer(24, 0, "d_X", "rows*cols");
     if (KIT_EXPECT_STATUS(call, softmax_rows_backward(Y, G, d_X, 4, 6),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_X", d_X, 24))
+        KIT_EXPECT_GUARDS(call))
         KIT_EXPECT_TENSOR("softmax_rows_backward(...) d_X vs PyTorch", d_X,
                           ch4_sm_dX, 4, 6, GRAD_TOL, NULL, 0);
-    kit_output_free(d_X);
+    kit_output_free(Y), kit_output_free(G), kit_output_free(d_X);
 }
 
 /* ---------------------------------------------------------------------
@@ -584,7 +594,7 @@ KIT_TEST(causal_mask_backward_zeroes,
              "Zero every j > i up to j = T-1: loop while j < T.", lastcol},
             {"the mask's gradient off by one, leaving j = i+1 not zeroed",
              "Zero every j > i: start the inner loop at j = i + 1.", next}};
-        float *d = kit_output((size_t)n); /* (T, T), guarded */
+        float *d = kit_guarded((size_t)n, "d_scores", "T*T");
         kit_to_float(d_in, d, (size_t)n);
         char call[64];
         snprintf(call, sizeof call, "causal_mask_backward(d_scores, %d)", T);
@@ -662,11 +672,14 @@ static void att_free(struct att_case *c)
 static int att_check(const struct att_case *c, float fill, const char *call)
 {
     int T = c->T, dk = c->d_k, dv = c->d_v, ok = 0;
-    float *Q = to_float(c->Q, T * dk), *K = to_float(c->K, T * dk);
-    float *V = to_float(c->V, T * dv), *G = to_float(c->G, T * dv);
-    float *P = to_float(c->P, T * T);
-    float *d_Q = grad_buffer(T * dk, fill), *d_K = grad_buffer(T * dk, fill);
-    float *d_V = grad_buffer(T * dv, fill);
+    float *Q = to_float(c->Q, T * dk, "Q", "T*d_k"),
+          *K = to_float(c->K, T * dk, "K", "T*d_k");
+    float *V = to_float(c->V, T * dv, "V", "T*d_v"),
+          *G = to_float(c->G, T * dv, "d_out", "T*d_v");
+    float *P = to_float(c->P, T * T, "weights", "T*T");
+    float *d_Q = grad_buffer(T * dk, fill, "d_Q", "T*d_k"),
+          *d_K = grad_buffer(T * dk, fill, "d_K", "T*d_k");
+    float *d_V = grad_buffer(T * dv, fill, "d_V", "T*d_v");
     double *want_Q = affine(c->d_Q, T * dk, 1, fill);
     double *want_K = affine(c->d_K, T * dk, 1, fill);
     double *want_V = affine(c->d_V, T * dv, 1, fill);
@@ -748,6 +761,7 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         KIT_EXPECT_IN_BOUNDS(call, "d_Q", d_Q, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) &&
         KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
                                  5)) {
         what[len - 1] = 'K';
@@ -936,6 +950,7 @@ static double *mha_last_use_only(struct mha_case *c)
 
 static const char *const W_NAME[4] = {"d_w.W_q", "d_w.W_k", "d_w.W_v",
                                       "d_w.W_o"};
+static const char *const IN_W_NAME[4] = {"w.W_q", "w.W_k", "w.W_v", "w.W_o"};
 
 /* Runs mha_backward on c with d_ buffers pre-filled with fill. */
 static int mha_check(struct mha_case *c, float fill, const char *call)
@@ -943,12 +958,13 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
     int T = c->T, D = c->D, TD = T * D, DD = D * D, ok = 0;
     struct mha_config cfg = {D, c->h, c->causal};
     struct mha_weights w, d_w;
-    float *X = to_float(c->X, TD), *G = to_float(c->G, TD);
-    float *d_X = grad_buffer(TD, fill);
+    float *X = to_float(c->X, TD, "X", "T*d_model"),
+          *G = to_float(c->G, TD, "d_out", "T*d_model");
+    float *d_X = grad_buffer(TD, fill, "d_X", "T*d_model");
     float *Wf[4], *dWf[4];
     for (int x = 0; x < 4; x++) {
-        Wf[x] = to_float(c->W[x], DD);
-        dWf[x] = grad_buffer(DD, fill);
+        Wf[x] = to_float(c->W[x], DD, IN_W_NAME[x], "d_model*d_model");
+        dWf[x] = grad_buffer(DD, fill, W_NAME[x], "d_model*d_model");
     }
     w.W_q = Wf[0], w.W_k = Wf[1], w.W_v = Wf[2], w.W_o = Wf[3];
     d_w.W_q = dWf[0], d_w.W_k = dWf[1], d_w.W_v = dWf[2], d_w.W_o = dWf[3];
@@ -963,6 +979,8 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
     for (int x = 0; x < 4; x++)
         if (!KIT_EXPECT_IN_BOUNDS(call, W_NAME[x], dWf[x], (size_t)DD))
             goto done;
+    if (!KIT_EXPECT_GUARDS(call)) /* X, d_out and w too */
+        goto done;
     /* the weights in the order the backward pass reaches them: W_o, W_v,
      * then W_q and W_k, which the 1/sqrt(d_head) scale touches */
     static const int order[4] = {3, 2, 0, 1};
@@ -1295,8 +1313,10 @@ KIT_TEST(backward_out_of_memory,
     struct oom4 o = {0};
     o.T = T, o.Q = in, o.K = in + T * OOM_DK, o.V = in + 2 * T * OOM_DK;
     o.att = att, o.d_out = att + T * T, o.X = att + T * T + N;
-    o.d_Q = kit_output(T * OOM_DK), o.d_K = kit_output(T * OOM_DK);
-    o.d_V = kit_output(T * OOM_DV), o.d_X = kit_output(N);
+    o.d_Q = kit_guarded(T * OOM_DK, "d_Q", "T*d_k");
+    o.d_K = kit_guarded(T * OOM_DK, "d_K", "T*d_k");
+    o.d_V = kit_guarded(T * OOM_DV, "d_V", "T*d_v");
+    o.d_X = kit_guarded(N, "d_X", "T*d_model");
     o.cfg = (struct mha_config){OOM_D, OOM_H, 1};
     int ok = KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
                            mha_weights_randomize(&o.w, &o.cfg, 442) == KIT_OK &&

@@ -210,9 +210,14 @@ static void random_layer(struct random_layer *R, int T, int d_model,
     rng_fill(&r, f, (int)n, -1.0f, 1.0f);
     R->buf = kit_alloc(n * sizeof(double));
     kit_to_double(f, R->buf, n);
-    R->X = f; /* X first, then W_q, W_k, W_v, W_o, all in one block */
-    R->w = (struct mha_weights){f + nx, f + nx + nq, f + nx + nq + nk,
-                                f + nx + nq + 2 * nk};
+    /* X, then W_q, W_k, W_v, W_o, each in a kit_guarded() buffer */
+    R->X = kit_guarded_copy(f, nx, "X", "T*d_model");
+    R->w = (struct mha_weights){
+        kit_guarded_copy(f + nx, nq, "w.W_q", "d_model*d_model"),
+        kit_guarded_copy(f + nx + nq, nk, "w.W_k", "d_model*d_kv"),
+        kit_guarded_copy(f + nx + nq + nk, nk, "w.W_v", "d_model*d_kv"),
+        kit_guarded_copy(f + nx + nq + 2 * nk, nq, "w.W_o", "d_model*d_model")};
+    free(f);
     double *b = R->buf;
     R->L = (struct layer){T,
                           d_model,
@@ -227,7 +232,9 @@ static void random_layer(struct random_layer *R, int T, int d_model,
 
 static void random_layer_free(struct random_layer *R)
 {
-    free(R->X);
+    kit_output_free(R->X);
+    kit_output_free(R->w.W_q), kit_output_free(R->w.W_k);
+    kit_output_free(R->w.W_v), kit_output_free(R->w.W_o);
     free(R->buf);
 }
 
@@ -236,10 +243,10 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 {
     const size_t d = (size_t)L->d_model;
     const size_t dkv = (size_t)L->n_kv * (d / L->n_heads);
-    w->W_q = kit_alloc(d * d * sizeof(float));
-    w->W_k = kit_alloc(d * dkv * sizeof(float));
-    w->W_v = kit_alloc(d * dkv * sizeof(float));
-    w->W_o = kit_alloc(d * d * sizeof(float));
+    w->W_q = kit_guarded(d * d, "w.W_q", "d_model*d_model");
+    w->W_k = kit_guarded(d * dkv, "w.W_k", "d_model*d_kv");
+    w->W_v = kit_guarded(d * dkv, "w.W_v", "d_model*d_kv");
+    w->W_o = kit_guarded(d * d, "w.W_o", "d_model*d_model");
     kit_to_float(L->W_q, w->W_q, d * d);
     kit_to_float(L->W_k, w->W_k, d * dkv);
     kit_to_float(L->W_v, w->W_v, d * dkv);
@@ -248,7 +255,8 @@ static void weights_from_double(struct mha_weights *w, const struct layer *L)
 
 static void weights_free(struct mha_weights *w)
 {
-    free(w->W_q), free(w->W_k), free(w->W_v), free(w->W_o);
+    kit_output_free(w->W_q), kit_output_free(w->W_k);
+    kit_output_free(w->W_v), kit_output_free(w->W_o);
 }
 
 static int all_nan(const float *x, size_t n)
@@ -260,17 +268,49 @@ static int all_nan(const float *x, size_t n)
 }
 
 /* A cache from the given code; the test stops if it cannot be made. */
+/* A cache from kv_cache_alloc(), whose K and V are then moved into
+ * kit_guarded() buffers (zeroed, as kv_cache_alloc() leaves them), so
+ * that a write or a read outside the cache is named. Free it with
+ * cache_free(), not kv_cache_free(). */
 static int new_cache(struct kv_cache *c, int capacity, int n_kv, int d_head)
 {
-    return KIT_CHECK(kv_cache_alloc(c, capacity, n_kv, d_head) == KIT_OK,
-                     "could not allocate a KV cache (capacity %d, %d heads "
-                     "of %d): out of memory?",
-                     capacity, n_kv, d_head);
+    if (!KIT_CHECK(kv_cache_alloc(c, capacity, n_kv, d_head) == KIT_OK,
+                   "could not allocate a KV cache (capacity %d, %d heads "
+                   "of %d): out of memory?",
+                   capacity, n_kv, d_head))
+        return 0;
+    const size_t n = (size_t)capacity * n_kv * d_head;
+    free(c->K), free(c->V);
+    c->K = kit_guarded(n, "cache.K", "n_kv_heads*capacity*d_head");
+    c->V = kit_guarded(n, "cache.V", "n_kv_heads*capacity*d_head");
+    memset(c->K, 0, n * sizeof *c->K), memset(c->V, 0, n * sizeof *c->V);
+    return 1;
+}
+
+static void cache_free(struct kv_cache *c)
+{
+    kit_output_free(c->K), kit_output_free(c->V);
+    *c = (struct kv_cache){0};
 }
 
 /* ---------------------------------------------------------------------
  * The cache
  * ------------------------------------------------------------------- */
+
+/* kv_cache_append() of kit_guarded() copies of k and v (n_kv_heads *
+ * d_head each): a write or a read outside them or the cache is named.
+ * Returns 1 when it returned KIT_OK and wrote inside every guard. */
+static int guarded_append(const char *call, struct kv_cache *c, const float *k,
+                          const float *v)
+{
+    const size_t n = (size_t)c->n_kv_heads * c->d_head;
+    float *kg = kit_guarded_copy(k, n, "k", "n_kv_heads*d_head");
+    float *vg = kit_guarded_copy(v, n, "v", "n_kv_heads*d_head");
+    int ok = KIT_EXPECT_STATUS(call, kv_cache_append(c, kg, vg), KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    kit_output_free(kg), kit_output_free(vg);
+    return ok;
+}
 
 KIT_TEST(kv_cache_append_stores,
          "kv_cache_append: K/V head j's key of position p lands in row "
@@ -293,7 +333,7 @@ KIT_TEST(kv_cache_append_stores,
         }
         char call[80];
         snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
-        if (!KIT_EXPECT_STATUS(call, kv_cache_append(&c, k, v), KIT_OK))
+        if (!guarded_append(call, &c, k, v))
             goto done;
         if (!KIT_CHECK(c.len == p + 1 && c.appends == p + 1,
                        "after %d appends the cache says len %d, appends %ld; "
@@ -311,7 +351,7 @@ KIT_TEST(kv_cache_append_stores,
         KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
                           want_V, G * C, DH, 0, NULL, 0);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 KIT_TEST(kv_cache_capacity,
@@ -324,8 +364,7 @@ KIT_TEST(kv_cache_capacity,
         return;
     float k[DKV] = {1, 2, 3, 4}, v[DKV] = {5, 6, 7, 8};
     for (int p = 0; p < C; p++)
-        if (!KIT_EXPECT_STATUS("kv_cache_append (filling the cache)",
-                               kv_cache_append(&c, k, v), KIT_OK))
+        if (!guarded_append("kv_cache_append (filling the cache)", &c, k, v))
             goto done;
     float K0[G * C * DH], V0[G * C * DH];
     memcpy(K0, c.K, sizeof K0), memcpy(V0, c.V, sizeof V0);
@@ -357,7 +396,7 @@ KIT_TEST(kv_cache_capacity,
     KIT_EXPECT_STATUS("kv_cache_append(cache with V NULL, k, v)",
                       kv_cache_append(&empty, k, v), KIT_E_NULL);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 KIT_TEST(kv_cache_read_positions,
@@ -368,13 +407,13 @@ KIT_TEST(kv_cache_read_positions,
     struct kv_cache c;
     if (!new_cache(&c, C, G, DH))
         return;
-    float *K = kit_output(C * DH), *V = kit_output(C * DH);
+    float *K = kit_guarded(C * DH, "K_out", "capacity*d_head");
+    float *V = kit_guarded(C * DH, "V_out", "capacity*d_head");
     for (int p = 0; p < N; p++) {
         float k[DKV], v[DKV];
         for (int e = 0; e < DKV; e++)
             k[e] = (float)(100 * p + e), v[e] = 0.5f * k[e];
-        if (!KIT_EXPECT_STATUS("kv_cache_append", kv_cache_append(&c, k, v),
-                               KIT_OK))
+        if (!guarded_append("kv_cache_append", &c, k, v))
             goto done;
     }
     for (int j = 0; j < G; j++)
@@ -389,11 +428,13 @@ KIT_TEST(kv_cache_read_positions,
             snprintf(call, sizeof call, "kv_cache_read(c, head %d, t %d)", j,
                      t);
             const size_t n = (size_t)(t + 1) * DH; /* (t + 1, d_head) */
-            float *Kt = kit_output(n), *Vt = kit_output(n);
+            float *Kt = kit_guarded(n, "K_out", "(t+1)*d_head");
+            float *Vt = kit_guarded(n, "V_out", "(t+1)*d_head");
             int ok = KIT_EXPECT_STATUS(call, kv_cache_read(&c, j, t, Kt, Vt),
                                        KIT_OK) &&
                      KIT_EXPECT_IN_BOUNDS(call, "K_out", Kt, n) &&
                      KIT_EXPECT_IN_BOUNDS(call, "V_out", Vt, n) &&
+                     KIT_EXPECT_GUARDS(call) &&
                      KIT_EXPECT_TENSOR(call, Kt, wk, t + 1, DH, 0, NULL, 0) &&
                      KIT_EXPECT_TENSOR(call, Vt, wv, t + 1, DH, 0, NULL, 0);
             kit_output_free(Kt), kit_output_free(Vt);
@@ -445,7 +486,7 @@ KIT_TEST(kv_cache_read_positions,
                       kv_cache_read(&holes, 0, 0, K, V), KIT_E_NULL);
 done:
     kit_output_free(K), kit_output_free(V);
-    kv_cache_free(&c);
+    cache_free(&c);
 }
 
 /* ---------------------------------------------------------------------
@@ -485,7 +526,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     struct mistakes M;
     mistakes_build(&M, L, 1);
     const double *want = golden ? golden : M.out[RIGHT];
-    float *out = kit_output((size_t)T * d); /* (T, d_model), guarded */
+    float *out = kit_guarded((size_t)T * d, "out", "T*d_model");
     char call[400];
     int ok = 1;
     for (int t = 0; ok && t < T; t++) {
@@ -497,6 +538,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
         ok = KIT_EXPECT_STATUS(call, step(cfg, w, &c, X + (size_t)t * d, out_t),
                                KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "out", out, (size_t)T * d) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_CHECK(c.len == t + 1,
                        "%s: after the step the cache holds %d positions, "
                        "expected %d (append exactly one per token)",
@@ -512,7 +554,7 @@ static int decode_rows(const char *fn, step_fn step, const void *cfg,
     }
     kit_output_free(out);
     mistakes_free(&M);
-    kv_cache_free(&c);
+    cache_free(&c);
     return ok;
 }
 
@@ -545,7 +587,8 @@ KIT_TEST(mha_decode_step_equals_your_forward,
     struct random_layer R;
     random_layer(&R, T, D, H, H, 641);
     struct mha_config cfg = {D, H, 1};
-    float full[T * D], att[H * T * T], row[D];
+    float full[T * D], att[H * T * T];
+    float *row = kit_guarded(D, "out", "d_model");
     double want[T * D];
     struct kv_cache c;
     int ok =
@@ -565,9 +608,11 @@ KIT_TEST(mha_decode_step_equals_your_forward,
         ok = KIT_EXPECT_STATUS(
                  call, mha_decode_step(&cfg, &R.w, &c, R.X + t * D, row),
                  KIT_OK) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(call, row, want + t * D, 1, D, 1e-5, NULL, 0);
     }
-    kv_cache_free(&c);
+    kit_output_free(row);
+    cache_free(&c);
     random_layer_free(&R);
 }
 
@@ -581,14 +626,14 @@ KIT_TEST(mha_decode_sequence,
     struct mha_config cfg = {D, H, 1};
     struct mistakes M;
     mistakes_build(&M, &R.L, 1);
-    float *out = kit_output(T * D);
+    float *out = kit_guarded(T * D, "out", "T*d_model");
     struct kv_cache c;
     int ok = new_cache(&c, CAP, H, D / H);
     /* in one call, then in two: 4 tokens and 6 more */
     for (int split = 0; ok && split <= 1; split++) {
         const int first = split ? 4 : T;
         char call[120];
-        kv_cache_free(&c);
+        cache_free(&c);
         if (!new_cache(&c, CAP, H, D / H))
             break;
         kit_poison(out, T * D);
@@ -605,7 +650,8 @@ KIT_TEST(mha_decode_sequence,
                 mha_decode(&cfg, &R.w, &c, R.X + 4 * D, out + 4 * D, T - 4),
                 KIT_OK);
         }
-        ok = ok && KIT_EXPECT_IN_BOUNDS(call, "out", out, T * D);
+        ok = ok && KIT_EXPECT_IN_BOUNDS(call, "out", out, T * D) &&
+             KIT_EXPECT_GUARDS(call);
         if (ok) {
             const char *what = split ? "mha_decode in two calls (4 + 6 "
                                        "tokens) out, against the causal layer"
@@ -636,7 +682,7 @@ KIT_TEST(mha_decode_sequence,
                            "appends)",
                            call, c.appends, c.len, T, T, T);
     }
-    kv_cache_free(&c);
+    cache_free(&c);
     kit_output_free(out);
     mistakes_free(&M);
     random_layer_free(&R);
@@ -658,6 +704,7 @@ static int decode_error(const char *call, int rc, int want, const float *out,
                      "write nothing: check every argument first",
                      call) &&
            KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out) &&
+           KIT_EXPECT_GUARDS(call) &&
            KIT_CHECK(!c || (c->len == len && c->appends == appends),
                      "%s returned the error but changed the cache (len %d -> "
                      "%d, appends %ld -> %ld); an error changes nothing",
@@ -672,12 +719,12 @@ KIT_TEST(mha_decode_errors,
     struct random_layer R;
     random_layer(&R, 4, D, H, H, 681);
     struct mha_config cfg = {D, H, 1};
-    float *out = kit_output(4 * D);
+    float *out = kit_guarded(4 * D, "out", "T*d_model");
     struct kv_cache c, wrong;
     if (!new_cache(&c, CAP, H, DH))
         goto end;
     if (!new_cache(&wrong, CAP, 3, 2)) {
-        kv_cache_free(&c);
+        cache_free(&c);
         goto end;
     }
     kit_poison(out, D);
@@ -704,11 +751,11 @@ KIT_TEST(mha_decode_errors,
     if (!new_cache(&room, CAP, H, DH))
         goto done;
     if (!new_cache(&narrow, CAP, H, DH - 1)) {
-        kv_cache_free(&room);
+        cache_free(&room);
         goto done;
     }
     if (!new_cache(&few, CAP, 1, DH)) {
-        kv_cache_free(&room), kv_cache_free(&narrow);
+        cache_free(&room), cache_free(&narrow);
         goto done;
     }
     struct kv_cache no_K = room, no_V = room;
@@ -759,7 +806,7 @@ KIT_TEST(mha_decode_errors,
         ok = decode_error(bad[b].call, rc, bad[b].want, out, 4 * D, bad[b].c, 0,
                           0);
     }
-    kv_cache_free(&room), kv_cache_free(&narrow), kv_cache_free(&few);
+    cache_free(&room), cache_free(&narrow), cache_free(&few);
     kit_about_to_call("mha_decode_step(out NULL)");
     ok = ok && KIT_EXPECT_STATUS("mha_decode_step(out NULL)",
                                  mha_decode_step(&cfg, &R.w, &wrong, R.X, NULL),
@@ -776,9 +823,9 @@ KIT_TEST(mha_decode_errors,
         decode_error("mha_decode(T 0)",
                      mha_decode(&cfg, &R.w, &fresh, R.X, out, 0), KIT_E_SIZE,
                      out, 4 * D, &fresh, 0, 0);
-    kv_cache_free(&fresh);
+    cache_free(&fresh);
 done:
-    kv_cache_free(&c), kv_cache_free(&wrong);
+    cache_free(&c), cache_free(&wrong);
 end:
     kit_output_free(out);
     random_layer_free(&R);
@@ -803,8 +850,8 @@ KIT_TEST(mha_decode_partly_full,
     struct mha_config cfg = {D, H, 1};
     struct mistakes M;
     mistakes_build(&M, &R.L, 1);
-    float *out = kit_output(T * D);
-    float *rest = kit_output(4 * D); /* (4, d_model), guarded */
+    float *out = kit_guarded(T * D, "out", "T*d_model");
+    float *rest = kit_guarded(4 * D, "out", "T*d_model");
     struct kv_cache c;
     if (!new_cache(&c, CAP, H, DH))
         goto end;
@@ -849,6 +896,7 @@ KIT_TEST(mha_decode_partly_full,
             call, mha_decode(&cfg, &R.w, &c, R.X + FIRST * D, rest, room),
             KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "out", rest, 4 * D) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_CHECK(all_nan(rest + room * D, D),
                   "%s wrote a 4th row of out: 3 tokens make 3 rows", call) &&
         (memcpy(out + FIRST * D, rest, sizeof(float) * room * D), 1) &&
@@ -864,7 +912,7 @@ KIT_TEST(mha_decode_partly_full,
     if (!ok)
         goto done;
     /* full now: one more token does not fit */
-    float *extra = kit_output(D);
+    float *extra = kit_guarded(D, "out", "d_model");
     kit_poison(extra, D);
     ok = decode_error("mha_decode(T 1) on a full cache (capacity 5, len 5)",
                       mha_decode(&cfg, &R.w, &c, R.X, extra, 1), KIT_E_SIZE,
@@ -917,9 +965,9 @@ KIT_TEST(mha_decode_partly_full,
                   "mha_decode(out NULL) returned the error but changed the "
                   "cache (len 0 -> %d); an error changes nothing",
                   c.len);
-    kv_cache_free(&wrong);
+    cache_free(&wrong);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out), kit_output_free(rest);
     mistakes_free(&M);
@@ -991,7 +1039,8 @@ static int gqa_case(const char *name, const struct layer *L,
     const int T = L->T, d = L->d_model, h = L->n_heads;
     struct gqa_config cfg = {d, h, L->n_kv, causal};
     const size_t n_out = (size_t)T * d, n_att = (size_t)h * T * T;
-    float *out = kit_output(n_out), *att = kit_output(n_att);
+    float *out = kit_guarded(n_out, "out", "T*d_model");
+    float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
     struct mistakes M;
     mistakes_build(&M, L, causal);
     char call[300], what[360];
@@ -1002,7 +1051,8 @@ static int gqa_case(const char *name, const struct layer *L,
     int ok =
         KIT_EXPECT_STATUS(call, gqa_forward(&cfg, w, X, out, att, T), KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "weights", att, n_att) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out);
+        KIT_EXPECT_IN_BOUNDS(call, "out", out, n_out) &&
+        KIT_EXPECT_GUARDS(call);
     if (ok) {
         /* (h, T, T) as (h*T, T): a failure can say which head */
         const struct kit_shape shape = {
@@ -1182,7 +1232,7 @@ KIT_TEST(gqa_decode_cache_shape,
     random_layer(&R, T, D, H, G, 721);
     struct gqa_config cfg = {D, H, G, 0};
     struct kv_cache c, big;
-    float *out = kit_output(D); /* guarded: a write past d_model is named */
+    float *out = kit_guarded(D, "out", "d_model");
     if (!new_cache(&c, T, G, DH))
         goto end;
     int ok = 1;
@@ -1191,7 +1241,8 @@ KIT_TEST(gqa_decode_cache_shape,
                  "gqa_decode_step(4 heads, 2 K/V heads)",
                  gqa_decode_step(&cfg, &R.w, &c, R.X + t * D, out), KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS("gqa_decode_step(4 heads, 2 K/V heads)",
-                                  "out", out, D);
+                                  "out", out, D) &&
+             KIT_EXPECT_GUARDS("gqa_decode_step(4 heads, 2 K/V heads)");
     /* the cache's K/V head j holds x_p W_k's columns j*DH .. */
     for (int j = 0; ok && j < G; j++) {
         double want[T * DH];
@@ -1212,14 +1263,14 @@ KIT_TEST(gqa_decode_cache_shape,
     }
     /* a cache made for MHA (4 heads) does not fit a 2 K/V-head layer */
     if (ok && new_cache(&big, T, H, DH)) {
-        float *o2 = kit_output(D);
+        float *o2 = kit_guarded(D, "out", "d_model");
         decode_error("gqa_decode_step(2 K/V heads, cache of 4 heads)",
                      gqa_decode_step(&cfg, &R.w, &big, R.X, o2), KIT_E_HEADS,
                      o2, D, &big, 0, 0);
         kit_output_free(o2);
-        kv_cache_free(&big);
+        cache_free(&big);
     }
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out);
     random_layer_free(&R);
@@ -1233,7 +1284,8 @@ KIT_TEST(gqa_errors,
     struct random_layer R;
     random_layer(&R, T, D, H, 2, 741);
     const size_t n_out = T * D, n_att = 8 * T * T;
-    float *out = kit_output(n_out), *att = kit_output(n_att);
+    float *out = kit_guarded(n_out, "out", "T*d_model");
+    float *att = kit_guarded(n_att, "weights", "n_heads*T*T");
     struct kv_cache c;
     if (!new_cache(&c, T, 2, D / H))
         goto end;
@@ -1329,7 +1381,7 @@ KIT_TEST(gqa_errors,
             "gqa_decode_step(layer of d_head 2, cache of 2 K/V heads of 3)",
             gqa_decode_step(&good, &R.w, &narrow, R.X, out), KIT_E_HEADS, out,
             n_out, &narrow, 0, 0);
-        kv_cache_free(&narrow);
+        cache_free(&narrow);
         if (!ok)
             goto done;
     }
@@ -1346,7 +1398,7 @@ KIT_TEST(gqa_errors,
                  gqa_decode_step(&good, &R.w, &c, R.X, out), KIT_E_SIZE, out,
                  n_out, &c, T, T);
 done:
-    kv_cache_free(&c);
+    cache_free(&c);
 end:
     kit_output_free(out), kit_output_free(att);
     random_layer_free(&R);
@@ -1459,14 +1511,15 @@ KIT_TEST(decode_out_of_memory,
         random_layer(&o.R, cases[k].T, D, h, g, 761 + k);
         o.prefix = o.fn == OOM_GQA_FORWARD ? 0 : PREFIX;
         o.n_out = (size_t)cases[k].T * D, o.n_att = (size_t)h * o.T * o.T;
-        o.out = kit_output(o.n_out), o.att = kit_output(o.n_att);
+        o.out = kit_guarded(o.n_out, "out", "T*d_model");
+        o.att = kit_guarded(o.n_att, "weights", "n_heads*T*T");
         int ok = new_cache(&o.c, CAP, g, D / h);
         if (ok) {
             const struct kit_nomem t = {
                 cases[k].call, oom_prepare, oom_run,
                 o.fn == OOM_DECODE ? NULL : oom_unchanged, &o};
             ok = KIT_EXPECT_NOMEM(&t);
-            kv_cache_free(&o.c);
+            cache_free(&o.c);
         }
         kit_output_free(o.out), kit_output_free(o.att);
         random_layer_free(&o.R);
