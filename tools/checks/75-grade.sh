@@ -410,10 +410,11 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 
 # ---------------------------------------------------------------------
-# 3b. The two paths agree. make test runs chapters 1-3 with the student's
-#     code in the tests' process (fast: the edit-test loop); grading runs
-#     them in the worker. On the solutions, the stubs and every planted
-#     mistake of tests/mutants/ch1-3.tsv, each test's status and message
+# 3b. The two paths agree. make test runs the judged chapters (1-4,
+#     PREP/judged.txt) with the student's code in the tests' process
+#     (fast: the edit-test loop); grading runs them in the worker. On the
+#     solutions, the stubs and every planted mistake of their
+#     tests/mutants/chN.tsv, each test's status and message
 #     must be the same both ways.
 # ---------------------------------------------------------------------
 P="$AG/prep"
@@ -472,7 +473,7 @@ nm=0
 # are left out.
 beside_read="ch1-unknown-matmul-stride"
 beside_write="ch1-wrong-axis ch1-matmul-overrun"
-for m in $(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' tests/mutants/ch1.tsv tests/mutants/ch2.tsv tests/mutants/ch3.tsv); do
+for m in $(for c in $(cat "$P/judged.txt"); do awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' "tests/mutants/ch$c.tsv"; done); do
     how=""
     case " $beside_read " in *" $m "*) how=status ;; esac
     case " $beside_write " in *" $m "*) continue ;; esac
@@ -483,7 +484,7 @@ for m in $(awk -F'\t' '!/^#/ && NF >= 3 { print $1 }' tests/mutants/ch1.tsv test
     both "m" "$pw/src-m" "${c#ch}" $how
     rm -f "$pw/m"/*.o
 done
-[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters 1-3 (the status only for $beside_read, which reads beside a test's array; not $beside_write, which write there)"
+[ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters $(tr '\n' ',' <"$P/judged.txt" | sed 's/,$//') (the status only for $beside_read, which reads beside a test's array; not $beside_write, which write there)"
 
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.

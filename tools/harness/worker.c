@@ -16,6 +16,7 @@
 #include "worker_proto.h"
 
 #include "attention.h"
+#include "grad.h"
 #include "mha.h"
 
 #include <errno.h>
@@ -205,6 +206,26 @@ int main(void)
             ret = (h.fn == W_MHA_FORWARD ? mha_forward : mha_forward_fused)(
                 I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5), F(6), I(5));
             break;
+        case W_MATMUL_BACKWARD:
+            ret =
+                matmul_backward(F(0), F(1), F(2), F(3), F(4), I(0), I(1), I(2));
+            break;
+        case W_SOFTMAX_ROWS_BACKWARD:
+            ret = softmax_rows_backward(F(0), F(1), F(2), I(0), I(1));
+            break;
+        case W_CAUSAL_MASK_BACKWARD:
+            ret = causal_mask_backward(F(0), I(0));
+            break;
+        case W_ATTENTION_BACKWARD:
+            ret = attention_backward(F(0), F(1), F(2), F(3), F(4), F(5), F(6),
+                                     F(7), I(0), I(1), I(2), I(3));
+            break;
+        case W_MHA_BACKWARD: {
+            struct mha_weights d_w = {F(7), F(8), F(9), F(10)};
+            ret = mha_backward(I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5),
+                               F(6), I(6) ? &d_w : NULL, I(5));
+            break;
+        }
         default: _exit(3);
         }
         fflush(stdout);

@@ -46,6 +46,12 @@ enum worker_fn {
     W_MHA_HEAD_SLICE,
     W_MHA_FORWARD,
     W_MHA_FORWARD_FUSED,
+    /* chapter 4 */
+    W_MATMUL_BACKWARD = 64,
+    W_SOFTMAX_ROWS_BACKWARD,
+    W_CAUSAL_MASK_BACKWARD,
+    W_ATTENTION_BACKWARD,
+    W_MHA_BACKWARD,
 };
 
 struct worker_header {
