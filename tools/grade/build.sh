@@ -251,7 +251,9 @@ if [ -s "$PREP/race-cc" ]; then
         "${robjs[@]}" $cunit -lm >"$OUT/log/link-race" 2>&1 || rok=false
     if $rok; then
         for c in $(cat "$PREP/race-chapters.txt"); do
-            grep -qx "$c" "$PREP/judged.txt" || run race "$OUT/kit_race" "$c" --san-log "$OUT/log/race-san-$c.log" --timeout "$((TEST_TIMEOUT * 6))"
+            # judged chapters too: the race pass can only fail a test
+            # that passed in the judge (the table below), never pass one
+            run race "$OUT/kit_race" "$c" --san-log "$OUT/log/race-san-$c.log" --timeout "$((TEST_TIMEOUT * 6))"
         done
     else
         echo "the race pass did not run: clang could not build the files (log/race-*.cc, log/link-race)" >"$OUT/race-note.txt"

@@ -46,6 +46,21 @@ enum worker_fn {
     W_MHA_HEAD_SLICE,
     W_MHA_FORWARD,
     W_MHA_FORWARD_FUSED,
+    /* chapter 4 */
+    W_MATMUL_BACKWARD = 64,
+    W_SOFTMAX_ROWS_BACKWARD,
+    W_CAUSAL_MASK_BACKWARD,
+    W_ATTENTION_BACKWARD,
+    W_MHA_BACKWARD,
+    /* chapter 7: each request's last integer is the judge's thread
+     * count, which the worker sets before the call */
+    W_MATMUL_IKJ = 80,
+    W_MATMUL_BLOCKED,
+    W_MATMUL_TILED,
+    W_MATMUL_FAST,
+    W_SOFTMAX_ONLINE,
+    W_FLASH_ATTENTION,
+    W_MHA_FORWARD_FLASH,
 };
 
 struct worker_header {
