@@ -515,10 +515,10 @@ int flash_attention(const float *Q, const float *K, const float *V, float *out,
                 /* 6. what came before was measured against the old
                  *    maximum: rescale it; step 7 adds this tile */
                 for (int q = 0; q < w; q++) {
-                    const float *mq = m + i + q; /* this query's maximum */
                     if (m_new[q] == -INFINITY)
                         continue; /* no key seen yet: nothing to add */
-                    const float alpha = expf(*mq - m_new[q]); /* 0 at first */
+                    const float alpha =
+                        expf(m[i + q] - m_new[q]); /* 0 at first */
                     l[i + q] = l[i + q] * alpha + sum[q];
                     float *a = acc + (i + q) * d; /* (d) */
                     for (int c = 0; c < d; c++)
