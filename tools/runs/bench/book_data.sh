@@ -86,8 +86,8 @@ END {
     ams = ms["flash", T] - pms
     printf "ch7.proj_ms=%s\n", fmt(pms) > v
     printf "ch7.att_ms=%s\n", fmt(ams > 0 ? ams : 0) > v
-    printf "ch7.att_gflops=%s\n", ams > 0 ? fmt(attc / (ams * 1e6)) : "(not measurable in this run)" > v
-    printf "ch7.proj_pct=%.0f\n", ms["flash", T] > 0 ? 100 * pms / ms["flash", T] : 0 > v
+    printf "ch7.att_gflops=%s\n", (ams > 0 ? fmt(attc / (ams * 1e6)) : "(not measurable in this run)") > v
+    printf "ch7.proj_pct=%.0f\n", (ms["flash", T] > 0 ? 100 * pms / ms["flash", T] : 0) > v
     printf "ch7.ch3_ms=%s\n", fmt(ms["ch3_fused", T]) > v
     printf "ch7.ch3_gflops=%s\n", fmt(gf["ch3_fused", T]) > v
     printf "ch7.ratio_ch3=%.0f\n", ms["ch3_fused", T] / ms["flash", T] > v
