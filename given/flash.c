@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* @listing flash_scratch_size */
-/* Floats of scratch for flash_attention(): S (bq, bk), Kt (d, bk),
+/* Floats of scratch for flash_attention(): S (bk, bq), Qt (d, bq),
  * acc (bq, d), m (bq), l (bq), with bq = min(Bq, T), bk = min(Bk, T).
  * Nothing here grows with T * T. */
 size_t flash_scratch_size(int T, int d, int Bq, int Bk)
@@ -17,7 +17,7 @@ size_t flash_scratch_size(int T, int d, int Bq, int Bk)
         return 0;
     const size_t bq = (size_t)(Bq < T ? Bq : T);
     const size_t bk = (size_t)(Bk < T ? Bk : T);
-    return bq * bk + (size_t)d * bk + bq * (size_t)d + 2 * bq;
+    return bk * bq + (size_t)d * bq + bq * (size_t)d + 2 * bq;
 }
 /* @end flash_scratch_size */
 

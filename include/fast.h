@@ -98,13 +98,14 @@ int softmax_online(float *X, int rows, int cols);
 
 /* How many floats of scratch flash_attention() needs, with
  * bq = min(Bq, T) and bk = min(Bk, T):
- *   S   (bq, bk)  one tile of scores, then of exp(score - max)
- *   Kt  (d, bk)   the key tile, transposed
+ *   S   (bk, bq)  one tile of scores, then of exp(score - max), one
+ *                 key per row and one query per column
+ *   Qt  (d, bq)   the query tile, transposed (and scaled by 1/sqrt(d))
  *   acc (bq, d)   the output accumulators of the tile's queries
  *   m   (bq)      each query's running maximum
  *   l   (bq)      each query's running sum
  * laid out in that order. It does not grow with T: at most
- * Bq*Bk + d*Bk + Bq*d + 2*Bq. Returns 0 when a size is not positive.
+ * Bk*Bq + 2*d*Bq + 2*Bq. Returns 0 when a size is not positive.
  * (Given code, given/flash.c.) */
 size_t flash_scratch_size(int T, int d, int Bq, int Bk);
 

@@ -368,8 +368,75 @@ int softmax_online(float *X, int rows, int cols)
  * ------------------------------------------------------------------- */
 
 /* @listing flash_attention */
+/* The micro-kernel of both products of a tile: an MM_MR x MM_NR tile
+ * of C, ldc floats between its rows, += a (MM_MR, n) block of A times
+ * an (n, MM_NR) block of B, as mm_kernel() does. Entry (r, k) of A is
+ * a[r][k * aks], so that A may be read along its rows (aks = 1) or
+ * down its columns; row k of B starts at b + k * ldb. first: the tile
+ * starts from 0, not from C. */
+static void fa_kernel(const float *const a[MM_MR], int aks, const float *b,
+                      int ldb, int n, float *c, int ldc, int first)
+{
+    mm_vec acc[MM_MR][2];
+    for (int r = 0; r < MM_MR; r++)
+        for (int v = 0; v < 2; v++) {
+            if (first)
+                acc[r][v] = (mm_vec){0};
+            else
+                memcpy(&acc[r][v], c + r * ldc + v * MM_NR / 2,
+                       sizeof acc[r][v]);
+        }
+    for (int k = 0; k < n; k++) {
+        mm_vec b0, b1;
+        memcpy(&b0, b + (size_t)k * ldb, sizeof b0);
+        memcpy(&b1, b + (size_t)k * ldb + MM_NR / 2, sizeof b1);
+        for (int r = 0; r < MM_MR; r++) {
+            const float a_r = a[r][(size_t)k * aks]; /* the same in all lanes */
+            acc[r][0] += a_r * b0;
+            acc[r][1] += a_r * b1;
+        }
+    }
+    for (int r = 0; r < MM_MR; r++)
+        for (int v = 0; v < 2; v++)
+            memcpy(c + r * ldc + v * MM_NR / 2, &acc[r][v], sizeof acc[r][v]);
+}
+
+/* The same on a tile of rows <= MM_MR rows and cols <= MM_NR columns,
+ * with A's row r at a0 + r * ars: a full tile goes straight to the
+ * kernel; one with fewer rows through a small tile of its own (its
+ * missing rows read row 0 of A, and their results are dropped); one
+ * with fewer columns by plain loops, in the same order of operations. */
+static void fa_tile(const float *a0, int ars, int aks, int rows, const float *b,
+                    int ldb, int n, float *c, int ldc, int cols, int first)
+{
+    const float *a[MM_MR];
+    for (int r = 0; r < MM_MR; r++)
+        a[r] = a0 + (size_t)(r < rows ? r : 0) * ars;
+    if (rows == MM_MR && cols == MM_NR) {
+        fa_kernel(a, aks, b, ldb, n, c, ldc, first);
+    } else if (cols == MM_NR) {
+        float t[MM_MR * MM_NR] = {0}; /* the edge tile */
+        for (int r = 0; r < rows && !first; r++)
+            memcpy(t + r * MM_NR, c + r * ldc, sizeof(float) * MM_NR);
+        fa_kernel(a, aks, b, ldb, n, t, MM_NR, first);
+        for (int r = 0; r < rows; r++)
+            memcpy(c + r * ldc, t + r * MM_NR, sizeof(float) * MM_NR);
+    } else {
+        for (int r = 0; r < rows; r++)
+            for (int q = 0; q < cols; q++) {
+                float x = first ? 0.0f : c[r * ldc + q];
+                for (int k = 0; k < n; k++)
+                    x += a[r][(size_t)k * aks] * b[(size_t)k * ldb + q];
+                c[r * ldc + q] = x;
+            }
+    }
+}
+
 /* out = softmax(Q K^T / sqrt(d)) V, in tiles of Bq queries by Bk keys,
- * never holding more than one (Bq, Bk) tile of scores.
+ * never holding more than one (Bk, Bq) tile of scores. Both products
+ * of a tile, S = K_tile Q_tile^T and acc += P V_tile, go through the
+ * register micro-kernel, and the softmax runs across the queries: S
+ * holds one query per column, so every loop over them is a vector loop.
  * Q, K, V, out (T, d); scratch: flash_scratch_size(T, d, Bq, Bk). */
 int flash_attention(const float *Q, const float *K, const float *V, float *out,
                     int T, int d, int Bq, int Bk, int causal, float *scratch)
@@ -379,71 +446,99 @@ int flash_attention(const float *Q, const float *K, const float *V, float *out,
     if (T <= 0 || d <= 0 || Bq <= 0 || Bk <= 0)
         return KIT_E_SIZE;
     const int bq = min_int(Bq, T), bk = min_int(Bk, T);
-    float *S = scratch;       /* (bq, bk) scores, then exp(score - max) */
-    float *Kt = S + bq * bk;  /* (d, bk)  the key tile, transposed */
-    float *acc = Kt + d * bk; /* (bq, d)  output accumulators */
+    float *S = scratch;       /* (bk, bq) scores, then exp(score - max) */
+    float *Qt = S + bk * bq;  /* (d, bq)  the query tile, transposed */
+    float *acc = Qt + d * bq; /* (bq, d)  output accumulators */
     float *m = acc + bq * d;  /* (bq)     running maxima */
     float *l = m + bq;        /* (bq)     running sums */
     const float scale = 1.0f / sqrtf((float)d);
     for (int i0 = 0; i0 < T; i0 += bq) {
         const int nq = min_int(bq, T - i0); /* queries in this tile */
-        /* 1. a fresh start for the tile's queries */
+        /* 1. a fresh start for the tile's queries, whose scaled
+         *    vectors become the columns of Qt */
         for (int i = 0; i < nq; i++) {
             m[i] = -INFINITY;
             l[i] = 0.0f;
-            for (int c = 0; c < d; c++)
+            for (int c = 0; c < d; c++) {
                 acc[i * d + c] = 0.0f;
+                Qt[c * bq + i] = Q[(i0 + i) * d + c] * scale;
+            }
         }
         for (int j0 = 0; j0 < T; j0 += bk) {
             /* 2. causal: a key tile after the tile's last query is hidden */
             if (causal && j0 > i0 + nq - 1)
                 break;
             const int nk = T - j0 < bk ? T - j0 : bk; /* keys in this tile */
-            for (int j = 0; j < nk; j++)
-                for (int c = 0; c < d; c++)
-                    Kt[c * bk + j] = K[(j0 + j) * d + c];
-            for (int i = 0; i < nq; i++) {
-                /* the keys query i0 + i may see: all, or up to itself */
-                const int end = causal ? min_int(nk, i0 + i - j0 + 1) : nk;
-                if (end <= 0)
-                    continue;
-                float *s = S + i * bk; /* (end) this query's scores */
-                /* 3. scores s_j = q . k_j / sqrt(d) */
-                for (int j = 0; j < end; j++)
-                    s[j] = 0.0f;
-                for (int c = 0; c < d; c++) {
-                    const float q = Q[(i0 + i) * d + c] * scale;
-                    const float *kt = Kt + c * bk;
-                    for (int j = 0; j < end; j++)
-                        s[j] += q * kt[j];
+            /* 3. scores S[j][i] = k_j . q_i / sqrt(d), MM_MR keys by
+             *    MM_NR queries at a time; causal: a block whose first
+             *    key comes after its last query is left out */
+            for (int jr = 0; jr < nk; jr += MM_MR)
+                for (int ir = 0; ir < nq; ir += MM_NR) {
+                    const int cols = min_int(MM_NR, nq - ir);
+                    if (causal && j0 + jr > i0 + ir + cols - 1)
+                        continue;
+                    fa_tile(K + (size_t)(j0 + jr) * d, d, 1,
+                            min_int(MM_MR, nk - jr), Qt + ir, bq, d,
+                            S + jr * bq + ir, bq, cols, 1);
                 }
-                /* 4. the new running maximum */
-                float m_new = m[i];
-                for (int j = 0; j < end; j++)
-                    m_new = s[j] > m_new ? s[j] : m_new;
-                /* 5. exponentials, all <= 1, and their sum */
-                for (int j = 0; j < end; j++)
-                    s[j] = fast_expf(s[j] - m_new);
-                float sum = 0.0f;
-                for (int j = 0; j < end; j++)
-                    sum += s[j];
+            /* causal: key j0 + j is hidden from the queries before it */
+            const int diagonal = causal && j0 + nk - 1 > i0;
+            for (int j = 0; diagonal && j < nk; j++)
+                for (int i = 0; i < min_int(nq, j0 + j - i0); i++)
+                    S[j * bq + i] = -INFINITY;
+            /* 4.-6. the online softmax, MM_NR queries (columns) at a time */
+            for (int i = 0; i < nq; i += MM_NR) {
+                const int w = min_int(MM_NR, nq - i);
+                float m_new[MM_NR], sum[MM_NR];
+                /* 4. the new running maxima (a hidden score is -inf) */
+                for (int q = 0; q < w; q++)
+                    m_new[q] = m[i + q];
+                for (int j = 0; j < nk; j++)
+                    for (int q = 0; q < w; q++) {
+                        const float x = S[j * bq + i + q];
+                        m_new[q] = x > m_new[q] ? x : m_new[q];
+                    }
+                /* 5. exponentials, all <= 1, and their sums; a hidden
+                 *    score's is 0 (fast_expf(-inf) is not) */
+                for (int j = 0; j < nk; j++)
+                    for (int q = 0; q < w; q++)
+                        S[j * bq + i + q] =
+                            fast_expf(S[j * bq + i + q] - m_new[q]);
+                for (int j = 0; diagonal && j < nk; j++)
+                    for (int q = 0; q < min_int(w, j0 + j - i0 - i); q++)
+                        S[j * bq + i + q] = 0.0f;
+                for (int q = 0; q < w; q++)
+                    sum[q] = 0.0f;
+                for (int j = 0; j < nk; j++)
+                    for (int q = 0; q < w; q++)
+                        sum[q] += S[j * bq + i + q];
                 /* 6. what came before was measured against the old
-                 *    maximum: rescale it, then add this tile */
-                const float alpha = expf(m[i] - m_new); /* 0 the first time */
-                l[i] = l[i] * alpha + sum;
-                float *a = acc + i * d; /* (d) */
-                for (int c = 0; c < d; c++)
-                    a[c] *= alpha;
-                for (int j = 0; j < end; j++) {
-                    const float pj = s[j];
-                    const float *v = V + (j0 + j) * d; /* (d) row of V */
+                 *    maximum: rescale it; step 7 adds this tile */
+                for (int q = 0; q < w; q++) {
+                    if (m_new[q] == -INFINITY)
+                        continue; /* no key seen yet: nothing to add */
+                    const float alpha =
+                        expf(m[i + q] - m_new[q]); /* 0 at first */
+                    l[i + q] = l[i + q] * alpha + sum[q];
+                    float *a = acc + (i + q) * d; /* (d) */
                     for (int c = 0; c < d; c++)
-                        a[c] += pj * v[c];
+                        a[c] *= alpha;
+                    m[i + q] = m_new[q];
                 }
-                m[i] = m_new;
+            }
+            /* 7. acc += P V_tile, with P = S^T: MM_MR queries by MM_NR
+             *    columns at a time, over the keys the block's last
+             *    query may see */
+            for (int r0 = 0; r0 < nq; r0 += MM_MR) {
+                const int rows = min_int(MM_MR, nq - r0);
+                const int kend = causal ? min_int(nk, i0 + r0 + rows - j0) : nk;
+                for (int c0 = 0; c0 < d && kend > 0; c0 += MM_NR)
+                    fa_tile(S + r0, 1, bq, rows, V + (size_t)j0 * d + c0, d,
+                            kend, acc + r0 * d + c0, d, min_int(MM_NR, d - c0),
+                            0);
             }
         }
-        /* 7. divide once, at the end */
+        /* 8. divide once, at the end */
         for (int i = 0; i < nq; i++)
             for (int c = 0; c < d; c++)
                 out[(i0 + i) * d + c] = acc[i * d + c] / l[i];

@@ -98,7 +98,7 @@ int softmax_online(float *X, int rows, int cols)
 /* @listing flash_attention */
 /* Exercise 7.6. out = softmax(Q K^T / sqrt(d)) V, tile by tile.
  * Q, K, V, out (T, d). scratch: flash_scratch_size(T, d, Bq, Bk) floats,
- * laid out as fast.h says (S, Kt, acc, m, l), with bq = min(Bq, T) and
+ * laid out as fast.h says (S, Qt, acc, m, l), with bq = min(Bq, T) and
  * bk = min(Bk, T). For each tile of queries i0 .. i0+nq-1:
  *   set m_i = -INFINITY, l_i = 0, acc_i = 0;
  *   for each tile of keys j0 .. j0+nk-1 (nk = min(bk, T - j0)):

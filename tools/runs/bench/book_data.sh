@@ -51,7 +51,7 @@ END {
     printf "ch7.qkv_mib=%.0f\n", 4 * T * d * 4 / 1048576 > v
     printf "ch7.scratch_kib=%.1f\n", scratch * 4 / 1024 > v
     # what one step of flash_attention() keeps resident: the scratch and
-    # the tiles of Q (64 x d_head) and V (64 x d_head) it reads again and
+    # the tiles of K (64 x d_head) and V (64 x d_head) it reads again and
     # again; checked against the caches of the machine the run was on
     res = scratch + 2 * 64 * 64
     printf "ch7.resident_floats=%d\n", res > v
@@ -79,6 +79,15 @@ END {
     # measured
     printf "ch7.flash_ms=%s\n", fmt(ms["flash", T]) > v
     printf "ch7.flash_gflops=%s\n", fmt(gf["flash", T]) > v
+    # the projections within that time, at the rate matmul_fast() reached
+    # on its own (its first row: T = mmT, the same threads); the rest is
+    # the attention with the regrouping of the heads
+    pms = mm["matmul_fast"] > 0 ? proj / (mm["matmul_fast"] * 1e9) * 1000 : 0
+    ams = ms["flash", T] - pms
+    printf "ch7.proj_ms=%s\n", fmt(pms) > v
+    printf "ch7.att_ms=%s\n", fmt(ams > 0 ? ams : 0) > v
+    printf "ch7.att_gflops=%s\n", (ams > 0 ? fmt(attc / (ams * 1e6)) : "(not measurable in this run)") > v
+    printf "ch7.proj_pct=%.0f\n", (ms["flash", T] > 0 ? 100 * pms / ms["flash", T] : 0) > v
     printf "ch7.ch3_ms=%s\n", fmt(ms["ch3_fused", T]) > v
     printf "ch7.ch3_gflops=%s\n", fmt(gf["ch3_fused", T]) > v
     printf "ch7.ratio_ch3=%.0f\n", ms["ch3_fused", T] / ms["flash", T] > v
