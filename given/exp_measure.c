@@ -315,7 +315,7 @@ static int forward_all(struct exp_model *m, const int *x, int n, float *logits,
 {
     const int T = m->cfg.T, R = m->n_relations;
     const int TRS = T * R * m->cfg.n_symbols;
-    long correct[EXP_R] = {0}, counted[EXP_R] = {0}, total = 0;
+    long correct[EXP_R] = {0}, counted[EXP_R] = {0};
     double sum = 0;
     for (int k = 0; k < n; k++) {
         int status = exp_forward(m, x + k * T, &sum, correct, counted);
@@ -323,14 +323,7 @@ static int forward_all(struct exp_model *m, const int *x, int n, float *logits,
             return status;
         memcpy(logits + k * TRS, m->logits, (size_t)TRS * sizeof(float));
     }
-    memset(score, 0, sizeof *score);
-    for (int r = 0; r < R; r++) {
-        score->accuracy[r] =
-            counted[r] ? (double)correct[r] / (double)counted[r] : 0;
-        score->mean_accuracy += score->accuracy[r] / R;
-        total += counted[r];
-    }
-    score->loss = total ? sum / (double)total : 0;
+    exp_score_counts(score, R, correct, counted, sum);
     return KIT_OK;
 }
 

@@ -595,8 +595,14 @@ int exp_evaluate(struct exp_model *m, const int *x, int N,
     double sum = 0;
     for (int n = 0; n < N; n++)
         TRY(exp_forward(m, x + n * m->cfg.T, &sum, correct, counted));
+    exp_score_counts(score, m->n_relations, correct, counted, sum);
+    return KIT_OK;
+}
+
+void exp_score_counts(struct exp_score *score, int R, const long *correct,
+                      const long *counted, double loss_sum)
+{
     long total = 0;
-    const int R = m->n_relations;
     memset(score, 0, sizeof *score);
     for (int r = 0; r < R; r++) {
         score->accuracy[r] =
@@ -604,6 +610,5 @@ int exp_evaluate(struct exp_model *m, const int *x, int N,
         score->mean_accuracy += score->accuracy[r] / R;
         total += counted[r];
     }
-    score->loss = total ? sum / (double)total : 0;
-    return KIT_OK;
+    score->loss = total ? loss_sum / (double)total : 0;
 }

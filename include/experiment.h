@@ -250,6 +250,12 @@ int exp_train_step(struct exp_model *m, const int *x, int N, float lr,
  * losses (steps) receives each step's mean loss; it may be NULL. */
 int exp_train(struct exp_model *m, float *losses);
 
+/* The score of counts that exp_forward() added up over the relations
+ * (R of them): each relation's accuracy correct/counted (0 when none was
+ * counted), their mean, and the loss per counted prediction. */
+void exp_score_counts(struct exp_score *score, int R, const long *correct,
+                      const long *counted, double loss_sum);
+
 /* Loss and accuracy on the fixed sequences x (N, T), no training, with
  * the heads in m->heads_off knocked out. */
 int exp_evaluate(struct exp_model *m, const int *x, int N,

@@ -116,6 +116,26 @@ static void ref_layernorm(const float *x, const float *g, const float *b,
     }
 }
 
+/* The two classic forward mistakes on x, g, b (n, C): the variance
+ * divided by C - 1, and eps outside the square root, as
+ * ref_layernorm() computes them into unbiased and eps_out (n*C each). */
+static void ln_mistakes(const float *x, const float *g, const float *b, int n,
+                        int C, double *unbiased, double *eps_out,
+                        struct kit_mistake m[2])
+{
+    ref_layernorm(x, g, b, unbiased, NULL, NULL, n, C, 1, 0);
+    ref_layernorm(x, g, b, eps_out, NULL, NULL, n, C, 0, 1);
+    m[0] = (struct kit_mistake){
+        "the variance divided by C - 1 instead of C",
+        "LayerNorm's variance is the plain mean of (x - mean)^2 over the "
+        "row: divide by C, as torch.nn.LayerNorm does.",
+        unbiased};
+    m[1] = (struct kit_mistake){
+        "eps added after the square root",
+        "rstd = 1 / sqrt(var + eps): eps goes inside the square root.",
+        eps_out};
+}
+
 /* Hidden case k of the seed: n rows of C (both at least 2) and their
  * inputs, each row with its own offset and spread and a variance of at
  * least 0.05. */
@@ -175,16 +195,8 @@ static int ln_forward_hidden(const struct ln_case *L)
     double *unbiased = want + nc, *eps_out = unbiased + nc;
     double *wmean = eps_out + nc, *wrstd = wmean + n;
     ref_layernorm(L->x, L->g, L->b, want, wmean, wrstd, n, C, 0, 0);
-    ref_layernorm(L->x, L->g, L->b, unbiased, NULL, NULL, n, C, 1, 0);
-    ref_layernorm(L->x, L->g, L->b, eps_out, NULL, NULL, n, C, 0, 1);
-    const struct kit_mistake mistakes[] = {
-        {"the variance divided by C - 1 instead of C",
-         "LayerNorm's variance is the plain mean of (x - mean)^2 over the "
-         "row: divide by C, as torch.nn.LayerNorm does.",
-         unbiased},
-        {"eps added after the square root",
-         "rstd = 1 / sqrt(var + eps): eps goes inside the square root.",
-         eps_out}};
+    struct kit_mistake mistakes[2];
+    ln_mistakes(L->x, L->g, L->b, n, C, unbiased, eps_out, mistakes);
     char call[300];
     snprintf(call, sizeof call, "layernorm_forward(%s)", L->name);
     int ok = KIT_EXPECT_STATUS(
@@ -281,28 +293,10 @@ KIT_TEST(ln_forward_golden,
           *g = from_double(ch8_ln_g, LN_C);
     float *b = from_double(ch8_ln_b, LN_C), *y = kit_output(LN_N * LN_C);
     float *mean = kit_output(LN_N), *rstd = kit_output(LN_N);
-    /* the classic mistakes, from PyTorch's y: the variance divided by
-     * C - 1, and eps outside the square root */
+    /* the classic mistakes, on the same inputs in double */
     double unbiased[LN_N * LN_C], eps_out[LN_N * LN_C];
-    for (int i = 0; i < LN_N; i++)
-        for (int c = 0; c < LN_C; c++) {
-            int k = i * LN_C + c;
-            double xhat = (ch8_ln_y[k] - ch8_ln_b[c]) / ch8_ln_g[c];
-            double var = 1 / (ch8_ln_rstd[i] * ch8_ln_rstd[i]) - 1e-5;
-            double r1 = 1 / sqrt(var * LN_C / (LN_C - 1) + 1e-5);
-            double r2 = 1 / (sqrt(var) + 1e-5);
-            unbiased[k] =
-                xhat / ch8_ln_rstd[i] * r1 * ch8_ln_g[c] + ch8_ln_b[c];
-            eps_out[k] = xhat / ch8_ln_rstd[i] * r2 * ch8_ln_g[c] + ch8_ln_b[c];
-        }
-    const struct kit_mistake mistakes[] = {
-        {"the variance divided by C - 1 instead of C",
-         "LayerNorm's variance is the plain mean of (x - mean)^2 over the "
-         "row: divide by C, as torch.nn.LayerNorm does.",
-         unbiased},
-        {"eps added after the square root",
-         "rstd = 1 / sqrt(var + eps): eps goes inside the square root.",
-         eps_out}};
+    struct kit_mistake mistakes[2];
+    ln_mistakes(x, g, b, LN_N, LN_C, unbiased, eps_out, mistakes);
     if (KIT_EXPECT_STATUS(call,
                           layernorm_forward(x, g, b, y, mean, rstd, LN_N, LN_C),
                           KIT_OK) &&
