@@ -1100,33 +1100,10 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
                         call, where, want[bad], (double)got[bad],
                         max_error(got, want, n, tol), tol);
 
-    /* Name the classic mistakes whose answer this is, and only those.
-     * More than one can fit the same numbers; then say so, rather than
-     * guess. The words KIT_NAMING_MARK start every naming. */
-    int match[16], n_match = 0;
-    for (int k = 0; k < n_mistakes && n_match < 16; k++)
-        if (mistakes[k].value && all_close(got, mistakes[k].value, n, tol))
-            match[n_match++] = k;
-    if (n_match == 1) {
-        const struct kit_mistake *m = &mistakes[match[0]];
-        append(msg, sizeof msg, &used,
-               " " KIT_NAMING_MARK ": %s. Your output is what that mistake "
-               "gives. %s",
-               m->name, m->advice);
-        return kit_check(0, file, line, "%s", msg);
-    }
-    if (n_match > 1) {
-        append(msg, sizeof msg, &used,
-               " " KIT_NAMING_MARK "s: your output fits %d classic mistakes, "
-               "and these numbers cannot tell them apart:",
-               n_match);
-        for (int k = 0; k < n_match && used < (int)sizeof msg; k++)
-            append(msg, sizeof msg, &used, " (%d) %s: %s", k + 1,
-                   mistakes[match[k]].name, mistakes[match[k]].advice);
-        return kit_check(0, file, line, "%s", msg);
-    }
-
-    /* A NaN from a guard: the code read past the end of that buffer. */
+    /* A NaN from a guard: the code read past the end of that buffer.
+     * Checked before the mistakes: no mistake's model holds a guard's
+     * NaN, and a model whose entries are NaN (a poisoned output never
+     * written) must not be matched by one. */
     size_t n_read = 0, first_read = n;
     const char *read_name = NULL;
     char read_where[200];
@@ -1153,6 +1130,32 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
                strstr(read_where, "its start")  ? before_advice
                : strstr(read_where, "one past") ? one_past_advice
                                                 : far_past_advice);
+        return kit_check(0, file, line, "%s", msg);
+    }
+
+    /* Name the classic mistakes whose answer this is, and only those.
+     * More than one can fit the same numbers; then say so, rather than
+     * guess. The words KIT_NAMING_MARK start every naming. */
+    int match[16], n_match = 0;
+    for (int k = 0; k < n_mistakes && n_match < 16; k++)
+        if (mistakes[k].value && all_close(got, mistakes[k].value, n, tol))
+            match[n_match++] = k;
+    if (n_match == 1) {
+        const struct kit_mistake *m = &mistakes[match[0]];
+        append(msg, sizeof msg, &used,
+               " " KIT_NAMING_MARK ": %s. Your output is what that mistake "
+               "gives. %s",
+               m->name, m->advice);
+        return kit_check(0, file, line, "%s", msg);
+    }
+    if (n_match > 1) {
+        append(msg, sizeof msg, &used,
+               " " KIT_NAMING_MARK "s: your output fits %d classic mistakes, "
+               "and these numbers cannot tell them apart:",
+               n_match);
+        for (int k = 0; k < n_match && used < (int)sizeof msg; k++)
+            append(msg, sizeof msg, &used, " (%d) %s: %s", k + 1,
+                   mistakes[match[k]].name, mistakes[match[k]].advice);
         return kit_check(0, file, line, "%s", msg);
     }
 

@@ -1002,15 +1002,19 @@ KIT_TEST(mha_sentence_heads,
     enum { T = SENTENCE_T, D = SENTENCE_D, H = HEADS_N };
     struct mha_config cfg = {D, H, 0};
     struct mha_weights w;
-    float X[T * D], out[T * D], att[H * T * T];
     if (!KIT_CHECK(mha_weights_alloc(&w, &cfg) == KIT_OK &&
                        heads_build(&w) == KIT_OK,
                    "could not build the hand-built heads"))
         return;
+    float *X = kit_guarded(T * D, "X", "T*d_model");
+    float *out = kit_guarded(T * D, "out", "T*d_model");
+    float *att = kit_guarded(H * T * T, "weights", "n_heads*T*T");
     sentence_embedding(X);
     kit_poison(att, H * T * T);
-    int ok = KIT_EXPECT_STATUS("mha_forward(the sentence, 4 hand-built heads)",
-                               mha_forward(&cfg, &w, X, out, att, T), KIT_OK);
+    static const char call[] = "mha_forward(the sentence, 4 hand-built heads)";
+    int ok = KIT_EXPECT_STATUS(call, mha_forward(&cfg, &w, X, out, att, T),
+                               KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
     if (ok) {
         /* the whole map, against the double layer */
         double Xd[T * D], want_out[T * D], want_att[H * T * T];
@@ -1044,6 +1048,7 @@ KIT_TEST(mha_sentence_heads,
                        i, heads_relation[i], sentence_tokens[best],
                        sentence_tokens[want_key[i]]);
     }
+    kit_output_free(X), kit_output_free(out), kit_output_free(att);
     mha_weights_free(&w);
 }
 

@@ -1121,12 +1121,23 @@ static int untouched(const float *x, int n, float v)
 
 /* 1 when mha_backward_errors' d_X (T=2, d_model=4) and its four d_w
  * matrices (4, 4) still hold 7 everywhere. */
-static int mha_clean(const float *d_X, float dWm[4][16])
+static int mha_clean(const float *d_X, const struct mha_weights *d_w)
 {
-    int clean = untouched(d_X, 8, 7);
-    for (int x = 0; x < 4; x++)
-        clean = clean && untouched(dWm[x], 16, 7);
-    return clean;
+    return untouched(d_X, 8, 7) && untouched(d_w->W_q, 16, 7) &&
+           untouched(d_w->W_k, 16, 7) && untouched(d_w->W_v, 16, 7) &&
+           untouched(d_w->W_o, 16, 7);
+}
+
+/* The error tests' outputs, each a named kit_guarded() buffer of n
+ * sevens: when grading, the worker receives the whole buffer even when
+ * the call's sizes are 0, so a write on an error path is seen there as
+ * in make test's process. Freed by the test's done: label. */
+static float *sevens(int n, const char *name, const char *size)
+{
+    float *x = kit_guarded((size_t)n, name, size);
+    for (int i = 0; i < n; i++)
+        x[i] = 7;
+    return x;
 }
 
 /* One impossible call: the documented status, and then, checked right
@@ -1139,14 +1150,14 @@ static int mha_clean(const float *d_X, float dWm[4][16])
                    "%s returned an error but wrote into %s; on error write "   \
                    "nothing: check every argument before the first write.",    \
                    #call, OUTPUTS))                                            \
-    return
+    goto done
 
 KIT_TEST(matmul_backward_errors,
          "matmul_backward: NULL -> KIT_E_NULL, size <= 0 -> KIT_E_SIZE, "
          "d_A and d_B both NULL -> KIT_OK")
 {
     float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, G[4] = {1, 1, 1, 1};
-    float d_A[4] = {7, 7, 7, 7}, d_B[4] = {7, 7, 7, 7};
+    float *d_A = sevens(4, "d_A", "m*n"), *d_B = sevens(4, "d_B", "n*p");
 #define CLEAN   (untouched(d_A, 4, 7) && untouched(d_B, 4, 7))
 #define OUTPUTS "d_A or d_B"
     EXPECT_ERR(matmul_backward(NULL, B, G, d_A, d_B, 2, 2, 2), KIT_E_NULL);
@@ -1157,6 +1168,8 @@ KIT_TEST(matmul_backward_errors,
     EXPECT_ERR(matmul_backward(A, B, G, d_A, d_B, 2, 2, 0), KIT_E_SIZE);
     /* grad.h: both gradients NULL is no error, and nothing is computed */
     EXPECT_ERR(matmul_backward(A, B, G, NULL, NULL, 2, 2, 2), KIT_OK);
+done:
+    kit_output_free(d_A), kit_output_free(d_B);
 #undef CLEAN
 #undef OUTPUTS
 }
@@ -1165,7 +1178,7 @@ KIT_TEST(softmax_backward_errors,
          "softmax_rows_backward: NULL -> KIT_E_NULL, size -> KIT_E_SIZE")
 {
     float Y[4] = {0.5f, 0.5f, 0.25f, 0.75f}, G[4] = {1, 2, 3, 4};
-    float d_X[4] = {7, 7, 7, 7};
+    float *d_X = sevens(4, "d_X", "rows*cols");
 #define CLEAN   untouched(d_X, 4, 7)
 #define OUTPUTS "d_X"
     EXPECT_ERR(softmax_rows_backward(NULL, G, d_X, 2, 2), KIT_E_NULL);
@@ -1173,6 +1186,8 @@ KIT_TEST(softmax_backward_errors,
     EXPECT_ERR(softmax_rows_backward(Y, G, NULL, 2, 2), KIT_E_NULL);
     EXPECT_ERR(softmax_rows_backward(Y, G, d_X, 0, 2), KIT_E_SIZE);
     EXPECT_ERR(softmax_rows_backward(Y, G, d_X, 2, -3), KIT_E_SIZE);
+done:
+    kit_output_free(d_X);
 #undef CLEAN
 #undef OUTPUTS
 }
@@ -1180,12 +1195,14 @@ KIT_TEST(softmax_backward_errors,
 KIT_TEST(causal_mask_backward_errors,
          "causal_mask_backward: NULL -> KIT_E_NULL, T <= 0 -> KIT_E_SIZE")
 {
-    float d[4] = {7, 7, 7, 7};
+    float *d = sevens(4, "d_scores", "T*T");
 #define CLEAN   untouched(d, 4, 7)
 #define OUTPUTS "d_scores"
     EXPECT_ERR(causal_mask_backward(NULL, 2), KIT_E_NULL);
     EXPECT_ERR(causal_mask_backward(d, 0), KIT_E_SIZE);
     EXPECT_ERR(causal_mask_backward(d, -2), KIT_E_SIZE);
+done:
+    kit_output_free(d);
 #undef CLEAN
 #undef OUTPUTS
 }
@@ -1195,8 +1212,8 @@ KIT_TEST(attention_backward_errors,
 {
     float Q[4] = {1, 0, 0, 1}, K[4] = {1, 1, 0, 1}, V[4] = {1, 2, 3, 4};
     float P[4] = {1, 0, 0.5f, 0.5f}, G[4] = {1, 1, 1, 1};
-    float d_Q[4] = {7, 7, 7, 7}, d_K[4] = {7, 7, 7, 7};
-    float d_V[4] = {7, 7, 7, 7};
+    float *d_Q = sevens(4, "d_Q", "T*d_k"), *d_K = sevens(4, "d_K", "T*d_k");
+    float *d_V = sevens(4, "d_V", "T*d_v");
 #define CLEAN                                                                  \
     (untouched(d_Q, 4, 7) && untouched(d_K, 4, 7) && untouched(d_V, 4, 7))
 #define OUTPUTS "d_Q, d_K or d_V"
@@ -1218,6 +1235,8 @@ KIT_TEST(attention_backward_errors,
                KIT_E_SIZE);
     EXPECT_ERR(attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, 2, 2, -1, 0),
                KIT_E_SIZE);
+done:
+    kit_output_free(d_Q), kit_output_free(d_K), kit_output_free(d_V);
 #undef CLEAN
 #undef OUTPUTS
 }
@@ -1226,17 +1245,21 @@ KIT_TEST(mha_backward_errors,
          "mha_backward: KIT_E_NULL, KIT_E_SIZE, KIT_E_HEADS as documented")
 {
     enum { D = 4, T = 2 };
-    float Wm[4][D * D], dWm[4][D * D], X[T * D], G[T * D], d_X[T * D];
+    float Wm[4][D * D], X[T * D], G[T * D];
     for (int i = 0; i < D * D; i++)
         for (int x = 0; x < 4; x++)
-            Wm[x][i] = 0.1f * (float)((i + x) % 5), dWm[x][i] = 7;
+            Wm[x][i] = 0.1f * (float)((i + x) % 5);
     for (int i = 0; i < T * D; i++)
-        X[i] = 0.5f, G[i] = 1, d_X[i] = 7;
+        X[i] = 0.5f, G[i] = 1;
+    float *d_X = sevens(T * D, "d_X", "T*d_model");
     struct mha_weights w = {Wm[0], Wm[1], Wm[2], Wm[3]};
-    struct mha_weights d_w = {dWm[0], dWm[1], dWm[2], dWm[3]};
-    struct mha_weights no_o = {dWm[0], dWm[1], dWm[2], NULL};
+    struct mha_weights d_w = {sevens(D * D, "d_w.W_q", "d_model*d_model"),
+                              sevens(D * D, "d_w.W_k", "d_model*d_model"),
+                              sevens(D * D, "d_w.W_v", "d_model*d_model"),
+                              sevens(D * D, "d_w.W_o", "d_model*d_model")};
+    struct mha_weights no_o = {d_w.W_q, d_w.W_k, d_w.W_v, NULL};
     struct mha_config cfg = {D, 2, 0}, odd = {D, 3, 0}, zero = {D, 0, 0};
-#define CLEAN   mha_clean(d_X, dWm)
+#define CLEAN   mha_clean(d_X, &d_w)
 #define OUTPUTS "d_X or d_w"
     EXPECT_ERR(mha_backward(NULL, &w, X, G, d_X, &d_w, T), KIT_E_NULL);
     EXPECT_ERR(mha_backward(&cfg, NULL, X, G, d_X, &d_w, T), KIT_E_NULL);
@@ -1247,6 +1270,9 @@ KIT_TEST(mha_backward_errors,
     EXPECT_ERR(mha_backward(&cfg, &w, X, G, d_X, &d_w, 0), KIT_E_SIZE);
     EXPECT_ERR(mha_backward(&zero, &w, X, G, d_X, &d_w, T), KIT_E_SIZE);
     EXPECT_ERR(mha_backward(&odd, &w, X, G, d_X, &d_w, T), KIT_E_HEADS);
+done:
+    kit_output_free(d_X), kit_output_free(d_w.W_q), kit_output_free(d_w.W_k);
+    kit_output_free(d_w.W_v), kit_output_free(d_w.W_o);
 #undef CLEAN
 #undef OUTPUTS
 }

@@ -587,14 +587,16 @@ KIT_TEST(mha_decode_step_equals_your_forward,
     struct random_layer R;
     random_layer(&R, T, D, H, H, 641);
     struct mha_config cfg = {D, H, 1};
-    float full[T * D], att[H * T * T];
+    float *full = kit_guarded(T * D, "out", "T*d_model");
+    float *att = kit_guarded(H * T * T, "weights", "n_heads*T*T");
     float *row = kit_guarded(D, "out", "d_model");
     double want[T * D];
     struct kv_cache c;
     int ok =
         new_cache(&c, T, H, D / H) &&
         KIT_EXPECT_STATUS("mha_forward (chapter 3, causal)",
-                          mha_forward(&cfg, &R.w, R.X, full, att, T), KIT_OK);
+                          mha_forward(&cfg, &R.w, R.X, full, att, T), KIT_OK) &&
+        KIT_EXPECT_GUARDS("mha_forward (chapter 3, causal)");
     if (ok)
         kit_to_double(full, want, T * D);
     /* a cache of capacity exactly T: the last token fills it */
@@ -611,7 +613,7 @@ KIT_TEST(mha_decode_step_equals_your_forward,
              KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(call, row, want + t * D, 1, D, 1e-5, NULL, 0);
     }
-    kit_output_free(row);
+    kit_output_free(row), kit_output_free(full), kit_output_free(att);
     cache_free(&c);
     random_layer_free(&R);
 }
@@ -1150,9 +1152,15 @@ KIT_TEST(gqa_equals_mha,
         random_layer(&R, T, D, H, H, 701 + causal);
         struct mha_config mcfg = {D, H, causal};
         struct gqa_config gcfg = {D, H, H, causal};
-        float out_g[T * D], att_g[H * T * T];
-        float out_f[T * D], att_f[H * T * T], out_l[T * D], att_l[H * T * T];
-        kit_poison(out_g, T * D);
+        enum { NO = T * D, NA = H * T * T };
+        float *out_g = kit_guarded(NO, "out", "T*d_model"),
+              *att_g = kit_guarded(NA, "weights", "n_heads*T*T");
+        float *out_f = kit_guarded(NO, "out", "T*d_model"),
+              *att_f = kit_guarded(NA, "weights", "n_heads*T*T");
+        float *out_l = kit_guarded(NO, "out", "T*d_model"),
+              *att_l = kit_guarded(NA, "weights", "n_heads*T*T");
+        const size_t bo = NO * sizeof(float), ba = NA * sizeof(float);
+        kit_poison(out_g, NO);
         int ok =
             KIT_EXPECT_STATUS("mha_forward (chapter 3)",
                               mha_forward(&mcfg, &R.w, R.X, out_l, att_l, T),
@@ -1163,12 +1171,12 @@ KIT_TEST(gqa_equals_mha,
             KIT_EXPECT_STATUS("gqa_forward(T 7, d_model 9, 3 heads, 3 "
                               "K/V heads)",
                               gqa_forward(&gcfg, &R.w, R.X, out_g, att_g, T),
-                              KIT_OK);
+                              KIT_OK) &&
+            KIT_EXPECT_GUARDS("mha_forward, mha_forward_fused and "
+                              "gqa_forward (T 7, d_model 9, 3 heads)");
         if (ok) {
-            int same_f = !memcmp(out_g, out_f, sizeof out_g) &&
-                         !memcmp(att_g, att_f, sizeof att_g);
-            int same_l = !memcmp(out_g, out_l, sizeof out_g) &&
-                         !memcmp(att_g, att_l, sizeof att_g);
+            int same_f = !memcmp(out_g, out_f, bo) && !memcmp(att_g, att_f, ba);
+            int same_l = !memcmp(out_g, out_l, bo) && !memcmp(att_g, att_l, ba);
             double diff = 0;
             for (int k = 0; k < T * D; k++)
                 diff = fmax(diff, fabs((double)out_g[k] - out_f[k]));
@@ -1182,6 +1190,9 @@ KIT_TEST(gqa_equals_mha,
                            "order, as your mha_forward_fused()",
                            causal, diff);
         }
+        kit_output_free(out_g), kit_output_free(att_g);
+        kit_output_free(out_f), kit_output_free(att_f);
+        kit_output_free(out_l), kit_output_free(att_l);
         random_layer_free(&R);
         if (!ok)
             return;

@@ -70,18 +70,20 @@ static int layernorm_ready(void)
                  layernorm_forward(x, g, b, y, &mean, &rstd, 1, 2));
 }
 
-/* A guarded float copy of n doubles (kit_output); free with
+/* A guarded float copy of n doubles, named (kit_guarded: a write or a
+ * read past either end is named with name and size); free with
  * kit_output_free. */
-static float *from_double(const double *x, int n)
+static float *from_double(const double *x, int n, const char *name,
+                          const char *size)
 {
-    float *f = kit_output((size_t)n);
+    float *f = kit_guarded((size_t)n, name, size);
     kit_to_float(x, f, (size_t)n);
     return f;
 }
 
-static float *filled(int n, float v)
+static float *filled(int n, float v, const char *name, const char *size)
 {
-    float *f = kit_output((size_t)n);
+    float *f = kit_guarded((size_t)n, name, size);
     for (int i = 0; i < n; i++)
         f[i] = v;
     return f;
@@ -151,8 +153,10 @@ static void ln_hidden(struct ln_case *L, int k, unsigned long long seed)
     rng_seed(&r, seed + 31337ULL * (unsigned long long)(k + 1));
     L->n = 2 + rng_int(&r, 7), L->C = 2 + rng_int(&r, 15);
     const int nc = L->n * L->C;
-    L->x = kit_output((size_t)nc), L->d_y = kit_output((size_t)nc);
-    L->g = kit_output((size_t)L->C), L->b = kit_output((size_t)L->C);
+    L->x = kit_guarded((size_t)nc, "x", "N*C");
+    L->d_y = kit_guarded((size_t)nc, "d_y", "N*C");
+    L->g = kit_guarded((size_t)L->C, "g", "C");
+    L->b = kit_guarded((size_t)L->C, "b", "C");
     for (int i = 0; i < L->n; i++) {
         /* a row whose variance is well above eps: float's rounding in a
          * nearly constant row is ln_small_variance's business */
@@ -189,8 +193,9 @@ static void ln_hidden_free(struct ln_case *L)
 static int ln_forward_hidden(const struct ln_case *L)
 {
     const int n = L->n, C = L->C, nc = n * C;
-    float *y = kit_output((size_t)nc), *mean = kit_output((size_t)n),
-          *rstd = kit_output((size_t)n);
+    float *y = kit_guarded((size_t)nc, "y", "N*C");
+    float *mean = kit_guarded((size_t)n, "mean", "N");
+    float *rstd = kit_guarded((size_t)n, "rstd", "N");
     double *want = kit_alloc(sizeof(double) * (size_t)(3 * nc + 2 * n));
     double *unbiased = want + nc, *eps_out = unbiased + nc;
     double *wmean = eps_out + nc, *wrstd = wmean + n;
@@ -202,6 +207,7 @@ static int ln_forward_hidden(const struct ln_case *L)
     int ok = KIT_EXPECT_STATUS(
                  call, layernorm_forward(L->x, L->g, L->b, y, mean, rstd, n, C),
                  KIT_OK) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_IN_BOUNDS(call, "y", y, (size_t)nc) &&
              KIT_EXPECT_TENSOR(call, y, want, n, C, TOL, mistakes, 2) &&
              KIT_EXPECT_TENSOR("... mean", mean, wmean, 1, n, TOL, NULL, 0) &&
@@ -220,7 +226,8 @@ static int ln_backward_hidden(const struct ln_case *L)
     double *want_x = y + nc, *direct = want_x + nc, *xhat = direct + nc;
     double *m = xhat + nc, *r = m + n, *want_g = r + n, *want_b = want_g + C;
     ref_layernorm(L->x, L->g, L->b, y, m, r, n, C, 0, 0);
-    float *mean = kit_output((size_t)n), *rstd = kit_output((size_t)n);
+    float *mean = kit_guarded((size_t)n, "mean", "N");
+    float *rstd = kit_guarded((size_t)n, "rstd", "N");
     kit_to_float(m, mean, (size_t)n);
     kit_to_float(r, rstd, (size_t)n);
     for (int c = 0; c < C; c++)
@@ -250,13 +257,15 @@ static int ln_backward_hidden(const struct ln_case *L)
          "output of the row: subtract mean(dxh) and xhat * mean(dxh * xhat) "
          "before multiplying by rstd.",
          direct}};
-    float *d_x = filled(nc, 0), *d_g = filled(C, 0), *d_b = filled(C, 0);
+    float *d_x = filled(nc, 0, "d_x", "N*C"), *d_g = filled(C, 0, "d_g", "C");
+    float *d_b = filled(C, 0, "d_b", "C");
     char call[300];
     snprintf(call, sizeof call, "layernorm_backward(%s)", L->name);
     int ok = KIT_EXPECT_STATUS(call,
                                layernorm_backward(L->x, L->g, mean, rstd,
                                                   L->d_y, d_x, d_g, d_b, n, C),
                                KIT_OK) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_x", d_x, (size_t)nc) &&
              KIT_EXPECT_TENSOR(call, d_x, want_x, n, C, TOL, mistakes, 1) &&
              KIT_EXPECT_TENSOR("... d_g", d_g, want_g, 1, C, TOL, NULL, 0) &&
@@ -289,10 +298,12 @@ KIT_TEST(ln_forward_golden,
 {
     static const char call[] =
         "layernorm_forward(x, g, b, y, mean, rstd, 5, 7)";
-    float *x = from_double(ch8_ln_x, LN_N * LN_C),
-          *g = from_double(ch8_ln_g, LN_C);
-    float *b = from_double(ch8_ln_b, LN_C), *y = kit_output(LN_N * LN_C);
-    float *mean = kit_output(LN_N), *rstd = kit_output(LN_N);
+    float *x = from_double(ch8_ln_x, LN_N * LN_C, "x", "N*C"),
+          *g = from_double(ch8_ln_g, LN_C, "g", "C");
+    float *b = from_double(ch8_ln_b, LN_C, "b", "C"),
+          *y = kit_guarded(LN_N * LN_C, "y", "N*C");
+    float *mean = kit_guarded(LN_N, "mean", "N"),
+          *rstd = kit_guarded(LN_N, "rstd", "N");
     /* the classic mistakes, on the same inputs in double */
     double unbiased[LN_N * LN_C], eps_out[LN_N * LN_C];
     struct kit_mistake mistakes[2];
@@ -300,6 +311,7 @@ KIT_TEST(ln_forward_golden,
     if (KIT_EXPECT_STATUS(call,
                           layernorm_forward(x, g, b, y, mean, rstd, LN_N, LN_C),
                           KIT_OK) &&
+        KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_IN_BOUNDS(call, "y", y, LN_N * LN_C) &&
         KIT_EXPECT_IN_BOUNDS(call, "mean", mean, LN_N) &&
         KIT_EXPECT_IN_BOUNDS(call, "rstd", rstd, LN_N) &&
@@ -319,11 +331,14 @@ KIT_TEST(ln_forward_golden,
 static int ln_backward_check(float fill, const char *call)
 {
     const int n = LN_N * LN_C;
-    float *x = from_double(ch8_ln_x, n), *g = from_double(ch8_ln_g, LN_C);
-    float *mean = from_double(ch8_ln_mean, LN_N);
-    float *rstd = from_double(ch8_ln_rstd, LN_N);
-    float *d_y = from_double(ch8_ln_d_y, n), *d_x = filled(n, fill);
-    float *d_g = filled(LN_C, fill), *d_b = filled(LN_C, fill);
+    float *x = from_double(ch8_ln_x, n, "x", "N*C"),
+          *g = from_double(ch8_ln_g, LN_C, "g", "C");
+    float *mean = from_double(ch8_ln_mean, LN_N, "mean", "N");
+    float *rstd = from_double(ch8_ln_rstd, LN_N, "rstd", "N");
+    float *d_y = from_double(ch8_ln_d_y, n, "d_y", "N*C"),
+          *d_x = filled(n, fill, "d_x", "N*C");
+    float *d_g = filled(LN_C, fill, "d_g", "C"),
+          *d_b = filled(LN_C, fill, "d_b", "C");
     double want_x[LN_N * LN_C], want_g[LN_C], want_b[LN_C];
     double direct[LN_N * LN_C], over[LN_N * LN_C];
     for (int k = 0; k < n; k++) {
@@ -349,6 +364,7 @@ static int ln_backward_check(float fill, const char *call)
                                layernorm_backward(x, g, mean, rstd, d_y, d_x,
                                                   d_g, d_b, LN_N, LN_C),
                                KIT_OK) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_x", d_x, n) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_g", d_g, LN_C) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_b", d_b, LN_C) &&
@@ -393,8 +409,11 @@ KIT_TEST(ln_small_variance,
         want_r[i] = 1 / sqrt(var[i] + eps);
         eps_out_r[i] = 1 / (sqrt(var[i]) + eps);
     }
-    float *x = from_double(xs, N * C), *g = filled(C, 1), *b = filled(C, 0);
-    float *y = kit_output(N * C), *mean = kit_output(N), *rstd = kit_output(N);
+    float *x = from_double(xs, N * C, "x", "N*C"), *g = filled(C, 1, "g", "C"),
+          *b = filled(C, 0, "b", "C");
+    float *y = kit_guarded(N * C, "y", "N*C"),
+          *mean = kit_guarded(N, "mean", "N"),
+          *rstd = kit_guarded(N, "rstd", "N");
     const struct kit_mistake mistakes[] = {
         {"eps added after the square root",
          "rstd = 1 / sqrt(var + eps): eps goes inside the square root. On "
@@ -415,9 +434,10 @@ KIT_TEST(ln_small_variance,
 KIT_TEST(ln_errors, "layernorm_forward/backward: NULL is KIT_E_NULL, a size "
                     "<= 0 is KIT_E_SIZE, and nothing is written")
 {
-    float x[4] = {1, 2, 3, 4}, g[2] = {1, 1}, b[2] = {0, 0}, mean[2], rstd[2];
-    float y[4] = {7, 7, 7, 7}, d_x[4] = {7, 7, 7, 7}, d_g[2] = {7, 7};
-    float d_b[2] = {7, 7};
+    float x[4] = {1, 2, 3, 4}, g[2] = {1, 1}, b[2] = {0, 0};
+    float *mean = filled(2, 7, "mean", "N"), *rstd = filled(2, 7, "rstd", "N");
+    float *y = filled(4, 7, "y", "N*C"), *d_x = filled(4, 7, "d_x", "N*C");
+    float *d_g = filled(2, 7, "d_g", "C"), *d_b = filled(2, 7, "d_b", "C");
     if (!KIT_EXPECT_STATUS("layernorm_forward(NULL x, ...)",
                            layernorm_forward(NULL, g, b, y, mean, rstd, 2, 2),
                            KIT_E_NULL) ||
@@ -438,13 +458,18 @@ KIT_TEST(ln_errors, "layernorm_forward/backward: NULL is KIT_E_NULL, a size "
             "layernorm_backward(..., N = 2, C = 0)",
             layernorm_backward(x, g, mean, rstd, x, d_x, d_g, d_b, 2, 0),
             KIT_E_SIZE))
-        return;
+        goto done;
     int untouched = 1;
     for (int i = 0; i < 4; i++)
         untouched &= y[i] == 7 && d_x[i] == 7;
-    KIT_CHECK(untouched && d_g[0] == 7 && d_b[0] == 7,
-              "a call that returned an error wrote into its outputs: check "
-              "the arguments before the first write");
+    if (KIT_CHECK(untouched && d_g[0] == 7 && d_b[0] == 7,
+                  "a call that returned an error wrote into its outputs: "
+                  "check the arguments before the first write"))
+        KIT_EXPECT_GUARDS("layernorm_forward and layernorm_backward with "
+                          "bad arguments");
+done:
+    kit_output_free(mean), kit_output_free(rstd), kit_output_free(y);
+    kit_output_free(d_x), kit_output_free(d_g), kit_output_free(d_b);
 }
 
 /* ---------------------------------------------------------------------
@@ -459,16 +484,21 @@ KIT_TEST(mlp_golden, "the MLP: fc, GELU (tanh), out and every gradient equal "
     if (!layernorm_ready())
         return;
     const int NC = MLP_N * MLP_C, NF = MLP_N * MLP_F, CF = MLP_C * MLP_F;
-    float *x = from_double(ch8_mlp_x, NC),
-          *W_fc = from_double(ch8_mlp_W_fc, CF);
-    float *b_fc = from_double(ch8_mlp_b_fc, MLP_F);
-    float *W_proj = from_double(ch8_mlp_W_proj, CF);
-    float *b_proj = from_double(ch8_mlp_b_proj, MLP_C);
-    float *d_out = from_double(ch8_mlp_d_out, NC);
-    float *fc = kit_output(NF), *gl = kit_output(NF), *out = kit_output(NC);
-    float *scratch = kit_output(2 * NF), *d_x = filled(NC, 0);
-    float *d_W_fc = filled(CF, 0), *d_b_fc = filled(MLP_F, 0);
-    float *d_W_proj = filled(CF, 0), *d_b_proj = filled(MLP_C, 0);
+    float *x = from_double(ch8_mlp_x, NC, "x", "N*C"),
+          *W_fc = from_double(ch8_mlp_W_fc, CF, "W_fc", "C*F");
+    float *b_fc = from_double(ch8_mlp_b_fc, MLP_F, "b_fc", "F");
+    float *W_proj = from_double(ch8_mlp_W_proj, CF, "W_proj", "F*C");
+    float *b_proj = from_double(ch8_mlp_b_proj, MLP_C, "b_proj", "C");
+    float *d_out = from_double(ch8_mlp_d_out, NC, "d_out", "N*C");
+    float *fc = kit_guarded(NF, "fc", "N*F"),
+          *gl = kit_guarded(NF, "gl", "N*F");
+    float *out = kit_guarded(NC, "out", "N*C");
+    float *scratch = kit_guarded(2 * NF, "scratch", "2*N*F"),
+          *d_x = filled(NC, 0, "d_x", "N*C");
+    float *d_W_fc = filled(CF, 0, "d_W_fc", "C*F"),
+          *d_b_fc = filled(MLP_F, 0, "d_b_fc", "F");
+    float *d_W_proj = filled(CF, 0, "d_W_proj", "F*C"),
+          *d_b_proj = filled(MLP_C, 0, "d_b_proj", "C");
     if (ready("mlp_forward() (it calls your matmul_fast())",
               mlp_forward(x, W_fc, b_fc, W_proj, b_proj, fc, gl, out, MLP_N,
                           MLP_C)) &&
@@ -505,8 +535,10 @@ KIT_TEST(crossentropy_golden, "cross-entropy: probabilities, the mean loss "
     if (!layernorm_ready())
         return;
     const int n = CE_N * CE_V;
-    float *logits = from_double(ch8_ce_logits, n), *probs = kit_output(n);
-    float *losses = kit_output(CE_N), *d_logits = filled(n, 0);
+    float *logits = from_double(ch8_ce_logits, n, "logits", "N*V"),
+          *probs = kit_guarded(n, "probs", "N*V");
+    float *losses = kit_guarded(CE_N, "losses", "N"),
+          *d_logits = filled(n, 0, "d_logits", "N*V");
     if (KIT_EXPECT_STATUS("crossentropy_forward()",
                           crossentropy_forward(logits, ch8_ce_targets, probs,
                                                losses, CE_N, CE_V),
@@ -1087,7 +1119,8 @@ static int expect_profile(const char *call, const float *A, int N, int T, int K,
                           const double *want)
 {
     const int n = K + 2;
-    float *mean_w = kit_output((size_t)n), *top = kit_output((size_t)n);
+    float *mean_w = kit_guarded((size_t)n, "mean_w", "K+2"),
+          *top = kit_guarded((size_t)n, "top_share", "K+2");
     float *got = kit_alloc(2 * (size_t)n * sizeof *got);
     double *mis = kit_alloc(5 * 2 * (size_t)n * sizeof *mis);
     const int flags[5] = {M_WRONG_END, M_MEAN_ALL_ROWS, M_SHARE_ALL_ROWS,
@@ -1109,10 +1142,12 @@ static int expect_profile(const char *call, const float *A, int N, int T, int K,
          advice_all_rows, mis + 6 * n},
         {"argmax ties broken to the last j instead of the first",
          advice_ties_last, mis + 8 * n}};
+    float *Ag = kit_guarded_copy(A, (size_t)N * T * T, "A", "N*T*T");
     int ok = KIT_EXPECT_STATUS(
-                 call, head_offset_profile(A, N, T, K, mean_w, top), KIT_OK) &&
+                 call, head_offset_profile(Ag, N, T, K, mean_w, top), KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "mean_w", mean_w, (size_t)n) &&
-             KIT_EXPECT_IN_BOUNDS(call, "top_share", top, (size_t)n);
+             KIT_EXPECT_IN_BOUNDS(call, "top_share", top, (size_t)n) &&
+             KIT_EXPECT_GUARDS(call);
     if (ok) {
         memcpy(got, mean_w, (size_t)n * sizeof *got);
         memcpy(got + n, top, (size_t)n * sizeof *got);
@@ -1123,7 +1158,7 @@ static int expect_profile(const char *call, const float *A, int N, int T, int K,
                  call);
         ok = KIT_EXPECT_TENSOR(what, got, want, 2, n, 1e-6, m, 5);
     }
-    kit_output_free(mean_w), kit_output_free(top);
+    kit_output_free(mean_w), kit_output_free(top), kit_output_free(Ag);
     free(got), free(mis);
     return ok;
 }
@@ -1275,10 +1310,14 @@ static int expect_relation(const char *call, const float *A, int N, int T,
          mis[3]}};
     float score = NAN, baseline = NAN;
     int best_k = -77;
-    if (!KIT_EXPECT_STATUS(call,
-                           relation_score(A, N, T, word, related, n_cases,
-                                          &score, &baseline, &best_k),
-                           KIT_OK))
+    float *Ag = kit_guarded_copy(A, (size_t)N * T * T, "A", "N*T*T");
+    int ok = KIT_EXPECT_STATUS(call,
+                               relation_score(Ag, N, T, word, related, n_cases,
+                                              &score, &baseline, &best_k),
+                               KIT_OK) &&
+             KIT_EXPECT_GUARDS(call);
+    kit_output_free(Ag);
+    if (!ok)
         return 0;
     const float got[3] = {score, baseline, (float)best_k};
     char what[200];
@@ -1465,7 +1504,7 @@ static void ablate_cases(int N, int C, int h, int head, const float *mean,
 static int expect_ablate(int N, int C, int h, int head)
 {
     const int n = N * C, dh = C / h;
-    float *concat = kit_output((size_t)n), mean[8];
+    float *concat = kit_guarded((size_t)n, "concat", "N*C"), mean[8];
     double *want = kit_alloc((size_t)n * sizeof *want);
     double *mis = kit_alloc(4 * (size_t)n * sizeof *mis);
     for (int c = 0; c < dh; c++)
