@@ -137,8 +137,10 @@ has "$out" "in the book: build/book.html#probe-anchor" && ok "the next exercise 
     fail "make progress with a book: $(printf '%s\n' "$out" | grep '^Next')"
 rm -f "$kit/build/book.html"
 
-# 5. SAN=1: a read past the end of A in the solutions' matmul.
-sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k <= n; k++)/' "$kit/solutions/ch1_attention.c"
+# 5. SAN=1: a read far past the end of B in the solutions' matmul (k up
+#    to n + 79: 20 rows of B too far, past the test's 64-float guard zone,
+#    which names a read one past the end without SAN=1).
+sed -i '0,/for (int k = 0; k < n; k++)/s//for (int k = 0; k < n + 80; k++)/' "$kit/solutions/ch1_attention.c"
 out=$(m test IMPL=solutions SAN=1 TEST=matmul_golden STRICT=)
 log="$kit/build/solutions-san/sanitizer.log"
 if has "$out" "SUMMARY: AddressSanitizer:" && has "$out" "ch1_attention.c:" &&
