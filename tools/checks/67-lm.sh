@@ -33,10 +33,12 @@ fi
 bin=$B/lm/solutions/lm-experiment
 
 # 1. the files. The smoke size: heads 1 and 4, and 4 query heads sharing
-# 1 K/V head; 2 rates, 2 seeds, 2 blocks.
+# 1 K/V head; a grid of 2 rates (3e-3 and 1e-2, rates 1 and 2 of the
+# ladder 1e-3, 3e-3, 1e-2, 3e-2), 2 seeds, 2 blocks. In 4 steps the
+# highest rate is the best for each, so each tries 3e-2 as well.
 for f in table.txt tuning.csv results.csv curves.dat curves_tuning.dat \
     offsets.csv relations.csv ablation.csv ablation_h1.dat ablation_h4.dat \
-    generated.txt models/h1_g1_lr0.bin models/h4_g4_lr1.bin models/h4_g1_lr1.bin; do
+    generated.txt models/h1_g1_lr1.bin models/h4_g4_lr2.bin models/h4_g1_lr3.bin; do
     [ -s "$out/$f" ] || fail "$out/$f is missing or empty"
 done
 ls "$out" | grep -q '\.tmp$' && fail "a temporary file was left in $out"
@@ -53,11 +55,24 @@ csv() {
         END { if (NR - 1 != rows) { print name ": " NR - 1 " rows, not " rows; bad = 1 }
               exit bad }' "$out/$1" && ok "$1: $2 rows of numbers" || fail "$1 is malformed"
 }
-csv tuning.csv 6                        # 3 configurations x 2 rates
+csv tuning.csv 9                        # 3 configurations x 3 rates
 csv results.csv 6                       # 3 configurations x 2 seeds
 csv offsets.csv 10                      # 2 blocks x (1 + 4) heads
 csv relations.csv 50                    # 5 relations x 10 heads
 csv ablation.csv 90                     # 10 heads x (all + 8 classes)
+
+# the tuning: the grid's two rates, then one rate further for each
+# configuration, as its best was the highest it had tried; no rate
+# below the grid, and each configuration's chosen rate its lowest loss
+awk -F, 'NR > 1 { n[$2 "/" $3 " " $4]++; cfg[$2 "/" $3] = 1
+                  if ($9 == 1) { ch[$2 "/" $3]++; chl[$2 "/" $3] = $8 } ; l[$2 "/" $3, NR] = $8 }
+    END { for (c in cfg) {
+              if (n[c " 0.003000"] != 1 || n[c " 0.010000"] != 1 || n[c " 0.030000"] != 1 || n[c " 0.001000"]) bad = 1
+              if (ch[c] != 1) bad = 1
+              for (k in l) { split(k, kk, SUBSEP); if (kk[1] == c && l[k] < chl[c]) bad = 1 } }
+          exit bad }' "$out/tuning.csv" &&
+    ok "tuning.csv: the grid, then one rate further where the best was the highest; the lowest loss chosen" ||
+    fail "tuning.csv: the rates tried or the choice are wrong"
 
 # the test losses: between 0 and ln V + 1, the perplexity exp(loss)
 awk -F, 'NR > 1 && !($9 > 0 && $9 < 10.1 && ($10 - exp($9)) ^ 2 < 1) { bad = 1 }
@@ -141,6 +156,10 @@ head -n 1 "$data/ch8run_measured.values" | grep -q '^# measured' &&
     ok "--data: the wall time is in a '# measured' file, apart from the numbers the book quotes" ||
     fail "--data: ch8run_measured.values is not marked '# measured'"
 grep -q wall "$data/ch8run.values" && fail "--data: ch8run.values holds a wall time"
+grep -qx "ch8run.n_tuned=9" "$data/ch8run.values" && grep -qx "ch8run.networks=12" "$data/ch8run.values" &&
+    grep -q "^ch8run.edge_verdict=1 head (0.03), 4 heads (0.03) and 4 query heads on 1 K/V head (0.03) chose the end of the ladder" "$data/ch8run.values" &&
+    ok "--data: 9 tuning networks, 12 in all, and the configurations that chose the ladder's end named" ||
+    fail "--data: the tuning counts or the edge verdict are wrong ($(grep -E 'n_tuned|networks|edge' "$data/ch8run.values" | tr '\n' ' '))"
 n_ok=$(grep -c ' ok$' "$out/again/compare.txt" || true)
 [ "$n_ok" -eq 3 ] && ok "--reference: the same code, the same numbers: 3 of 3 configurations ok" ||
     { cat "$out/again/compare.txt"; fail "--reference: $n_ok of 3 configurations ok"; }

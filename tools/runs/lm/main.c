@@ -14,8 +14,12 @@
  * head), then sz.gqa_h query heads reading each K/V head count of
  * sz.kv (gpt_kv_share()). The protocol, the same for every configuration:
  *   1. tuning: seed 1 (RUN_FIRST_SEED) is trained at every learning rate
- *      of the grid, with the same token budget and the same batches;
- *      the rate with the lowest validation loss (on seed 1 alone) is
+ *      of the grid (sz.lr[sz.lr_lo .. sz.lr_hi]), with the same token
+ *      budget and the same batches; then, while the best rate so far is
+ *      the lowest or the highest the configuration has tried, at the
+ *      next rate beyond it on the ladder sz.lr (half or twice the rate),
+ *      until the best has a worse rate on each side or is the ladder's
+ *      end; the rate with the lowest validation loss (on seed 1 alone) is
  *      chosen;
  *   2. the chosen rate is trained on seeds 2 .. N as well (seed 1's
  *      network is the tuning run's own, saved and reloaded, not trained
@@ -115,7 +119,10 @@ struct size {
     const char *name;
     int seeds, n_heads, heads[MAX_HC], n_lr;
     int gqa_h, n_kv, kv[MAX_KV]; /* gqa_h query heads sharing kv[i] K/V */
+    /* the ladder of rates a configuration may try, lowest first, and
+     * the grid every configuration tries first: lr[lr_lo .. lr_hi] */
     float lr[MAX_LR];
+    int lr_lo, lr_hi;
     int tokens;                       /* per network */
     int points;                       /* validation points after the start */
     int n_val, n_test, n_meas, n_abl; /* sequences of T tokens */
@@ -126,8 +133,10 @@ static const struct size sizes[] = {
      .seeds = 2,
      .n_heads = 2,
      .heads = {1, 4},
-     .n_lr = 2,
-     .lr = {3e-3f, 1e-2f},
+     .n_lr = 4,
+     .lr = {1e-3f, 3e-3f, 1e-2f, 3e-2f},
+     .lr_lo = 1,
+     .lr_hi = 2,
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
@@ -141,12 +150,14 @@ static const struct size sizes[] = {
      .seeds = 3,
      .n_heads = 3,
      .heads = {1, 4, 16},
-     .n_lr = 2,
-     .lr = {7e-3f, 1.4e-2f},
+     .n_lr = 4,
+     .lr = {3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f},
+     .lr_lo = 1,
+     .lr_hi = 2,
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
-     .tokens = 163840,
+     .tokens = 131072,
      .points = 8,
      .n_val = 64,
      .n_test = 128,
@@ -156,12 +167,14 @@ static const struct size sizes[] = {
      .seeds = 3,
      .n_heads = 5,
      .heads = {1, 2, 4, 8, 16},
-     .n_lr = 2,
-     .lr = {7e-3f, 1.4e-2f},
+     .n_lr = 4,
+     .lr = {3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f},
+     .lr_lo = 1,
+     .lr_hi = 2,
      .gqa_h = 8,
      .n_kv = 3,
      .kv = {4, 2, 1},
-     .tokens = 327680,
+     .tokens = 294912,
      .points = 10,
      .n_val = 128,
      .n_test = 512,
@@ -191,6 +204,8 @@ struct lm {
      * heads with each K/V head count of sz.kv (g < h) */
     int n_cfg, cfg_h[MAX_CFG], cfg_g[MAX_CFG];
     int chosen[MAX_CFG]; /* phase 2: the rate chosen for each */
+    /* phase 1: job k trains configuration job_hc[k] at rate job_lr[k] */
+    int job_hc[MAX_CFG * MAX_LR], job_lr[MAX_CFG * MAX_LR];
     struct windows val, test, meas;
     int n_cases[R], *word[R], *related[R]; /* the relations in meas */
     int n_sent, sent[MAX_S];
@@ -200,6 +215,7 @@ struct lm {
 struct result {
     int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
     int measured;
+    int trained; /* a tuning network that was trained (phase 1) */
     float lr;
     int n_points;
     int curve_tokens[MAX_POINTS];
@@ -527,11 +543,62 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
     return rc;
 }
 
+/* The rate of the ladder with configuration hc's lowest validation loss
+ * among those it was trained at (the lower rate on a tie); *lo and *hi:
+ * the lowest and highest rate it was trained at */
+static int best_rate(const struct lm *lm, const struct result *tune, int hc,
+                     int *lo, int *hi)
+{
+    const int n_lr = lm->sz.n_lr;
+    int b = -1;
+    *lo = *hi = -1;
+    for (int i = 0; i < n_lr; i++) {
+        const struct result *r = &tune[hc * n_lr + i];
+        if (!r->trained)
+            continue;
+        if (*lo < 0)
+            *lo = i;
+        *hi = i;
+        if (b < 0 || r->val_loss < tune[hc * n_lr + b].val_loss)
+            b = i;
+    }
+    return b;
+}
+
+/* "1 head", "16 heads", "4 query heads on 1 K/V head" */
+static void cfg_label(const struct lm *lm, int hc, char *buf, size_t n)
+{
+    const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
+    if (g == h)
+        snprintf(buf, n, "%d head%s", h, h > 1 ? "s" : "");
+    else
+        snprintf(buf, n, "%d query heads on %d K/V head%s", h, g,
+                 g > 1 ? "s" : "");
+}
+
+/* whether any configuration was trained at rate i of the ladder */
+static int rate_used(const struct lm *lm, const struct result *tune, int i)
+{
+    for (int hc = 0; hc < lm->n_cfg; hc++)
+        if (tune[hc * lm->sz.n_lr + i].trained)
+            return 1;
+    return 0;
+}
+
+/* the tuning networks trained */
+static int n_tuned(const struct lm *lm, const struct result *tune)
+{
+    int n = 0;
+    for (int k = 0; k < lm->n_cfg * lm->sz.n_lr; k++)
+        n += tune[k].trained;
+    return n;
+}
+
 /* job k of the phase: which head count, rate and seed it is */
 static void job_of(const struct lm *lm, int k, int *hc, int *lr, int *s)
 {
     if (lm->phase == 1)
-        *hc = k / lm->sz.n_lr, *lr = k % lm->sz.n_lr, *s = 0;
+        *hc = lm->job_hc[k], *lr = lm->job_lr[k], *s = 0;
     else
         *hc = k / lm->sz.seeds, *s = k % lm->sz.seeds, *lr = lm->chosen[*hc];
 }
@@ -574,6 +641,7 @@ static int network_run(int k, void *result, void *ctx)
     }
     if (rc == KIT_OK && lm->phase == 1)
         rc = save_params(&m, path);
+    r->trained = lm->phase == 1;
     if (rc == KIT_OK && lm->phase == 2) {
         rc = eval_loss(&m, &lm->test, &r->test_loss);
         if (rc == KIT_OK && s == 0 && g == cfg.n_heads)
@@ -857,13 +925,16 @@ static void write_curves(const struct lm *lm, const char *dir,
     fprintf(f, "# validation loss against tokens seen, seed %llu, for:",
             RUN_FIRST_SEED);
     for (int k = 0; k < H * n_lr; k++)
-        fprintf(f, " [%d heads, %d K/V, lr %.1e]", tune[k].heads,
-                tune[k].kv_heads, (double)tune[k].lr);
+        if (tune[k].trained)
+            fprintf(f, " [%d heads, %d K/V, lr %.1e]", tune[k].heads,
+                    tune[k].kv_heads, (double)tune[k].lr);
     fprintf(f, "\n");
-    for (int p = 0; p < tune[0].n_points; p++) {
-        fprintf(f, "%d", tune[0].curve_tokens[p]);
+    const struct result *t0 = &tune[lm->chosen[0]]; /* a trained one */
+    for (int p = 0; p < t0->n_points; p++) {
+        fprintf(f, "%d", t0->curve_tokens[p]);
         for (int k = 0; k < H * n_lr; k++)
-            fprintf(f, " %.4f", (double)tune[k].val_curve[p]);
+            if (tune[k].trained)
+                fprintf(f, " %.4f", (double)tune[k].val_curve[p]);
         fprintf(f, "\n");
     }
     out_close(&o);
@@ -891,27 +962,39 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             "Chapter 8 (%s, size %s): V %d, d_model %d, %d blocks, context "
             "%d, batch %d x %d tokens; %d parameters for every head count.\n"
             "Each network saw %d tokens (%d steps). Learning rate chosen per "
-            "head count from {",
+            "head count by the validation loss of seed %llu (%d windows of %d "
+            "tokens)\nfrom the grid {",
             impl, lm->sz.name, lm->d->V, LM_C, LM_L, LM_T, LM_B, LM_T,
-            fin[0].n_params, fin[0].tokens, fin[0].steps);
+            fin[0].n_params, fin[0].tokens, fin[0].steps, RUN_FIRST_SEED,
+            lm->val.n, LM_T);
+    for (int i = lm->sz.lr_lo; i <= lm->sz.lr_hi; i++)
+        fprintf(f, "%s%.1e", i > lm->sz.lr_lo ? ", " : "",
+                (double)lm->sz.lr[i]);
+    fprintf(f, "}, then one rate further along {");
     for (int i = 0; i < n_lr; i++)
         fprintf(f, "%s%.1e", i ? ", " : "", (double)lm->sz.lr[i]);
     fprintf(f,
-            "} by the validation loss of seed %llu (%d windows of %d "
-            "tokens);\nthe chosen rate then trained on %d seeds and scored "
+            "} while the best was the lowest or highest tried (- : not "
+            "tried);\nthe chosen rate then trained on %d seeds and scored "
             "once on the test set (%d windows, %d tokens).\n\n",
-            RUN_FIRST_SEED, lm->val.n, LM_T, S, lm->test.n, lm->test.n * LM_T);
+            S, lm->test.n, lm->test.n * LM_T);
     fprintf(f, "%-8s %8s", "heads", "d_head");
     for (int i = 0; i < n_lr; i++)
-        fprintf(f, "  val@%-7.1e", (double)lm->sz.lr[i]);
+        if (rate_used(lm, tune, i))
+            fprintf(f, "  val@%-7.1e", (double)lm->sz.lr[i]);
     fprintf(f, " %9s %20s %18s %8s\n", "chosen", "test loss (nats)",
             "perplexity", "params");
     for (int hc = 0; hc < H; hc++) {
         if (lm->cfg_g[hc] != lm->cfg_h[hc])
             continue; /* the K/V table's */
         fprintf(f, "%-8d %8d", lm->cfg_h[hc], LM_C / lm->cfg_h[hc]);
-        for (int i = 0; i < n_lr; i++)
-            fprintf(f, "  %12.3f", (double)tune[hc * n_lr + i].val_loss);
+        for (int i = 0; i < n_lr; i++) {
+            const struct result *t = &tune[hc * n_lr + i];
+            if (t->trained)
+                fprintf(f, "  %12.3f", (double)t->val_loss);
+            else if (rate_used(lm, tune, i))
+                fprintf(f, "  %12s", "-");
+        }
         struct run_sum loss = {0}, ppl = {0};
         for (int s = 0; s < S; s++) {
             run_sum_add(&loss, fin[hc * S + s].test_loss);
@@ -1201,14 +1284,43 @@ static void write_book_data(const char *impl, const struct lm *lm,
             "ch8run.seeds=%d\nch8run.seed_first=%llu\nch8run.seed_last=%llu\n",
             S, RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1);
     fprintf(f, "ch8run.grid=");
+    for (int i = lm->sz.lr_lo; i <= lm->sz.lr_hi; i++)
+        fprintf(f, "%s%g", i > lm->sz.lr_lo ? ", " : "", (double)lm->sz.lr[i]);
+    fprintf(f, "\nch8run.ladder=");
     for (int i = 0; i < n_lr; i++)
         fprintf(f, "%s%g", i ? ", " : "", (double)lm->sz.lr[i]);
-    fprintf(f, "\nch8run.n_lr=%d\n", n_lr);
+    fprintf(f, "\nch8run.n_lr=%d\nch8run.n_tuned=%d\n", n_lr,
+            n_tuned(lm, tune));
+    /* the configurations whose choice is the ladder's end: a rate beyond
+     * it was never tried */
+    int n_end = 0;
+    for (int hc = 0; hc < H; hc++)
+        n_end += lm->chosen[hc] == 0 || lm->chosen[hc] == n_lr - 1;
+    fprintf(f, "ch8run.n_edge=%d\nch8run.edge_verdict=", n_end);
+    if (n_end == 0)
+        fprintf(f, "every configuration's chosen rate lies between two "
+                   "rates it tried that did worse");
+    for (int hc = 0, q = 0; hc < H; hc++) {
+        if (lm->chosen[hc] != 0 && lm->chosen[hc] != n_lr - 1)
+            continue;
+        char label[64];
+        cfg_label(lm, hc, label, sizeof label);
+        q++;
+        fprintf(f, "%s%s (%g)",
+                q == 1       ? ""
+                : q == n_end ? " and "
+                             : ", ",
+                label, (double)lm->sz.lr[lm->chosen[hc]]);
+    }
+    if (n_end > 0)
+        fprintf(f, " chose the end of the ladder, so a rate beyond it might "
+                   "have done better");
+    fprintf(f, "\n");
     fprintf(f, "ch8run.heads=");
     for (int hc = 0, n = 0; hc < H; hc++)
         if (lm->cfg_g[hc] == lm->cfg_h[hc])
             fprintf(f, "%s%d", n++ ? ", " : "", lm->cfg_h[hc]);
-    fprintf(f, "\nch8run.networks=%d\n", H * n_lr + H * (S - 1));
+    fprintf(f, "\nch8run.networks=%d\n", n_tuned(lm, tune) + H * (S - 1));
     fprintf(f, "ch8run.val_windows=%d\nch8run.val_tokens=%d\n", lm->val.n,
             lm->val.n * LM_T);
     fprintf(f, "ch8run.test_windows=%d\nch8run.test_tokens=%d\n", lm->test.n,
@@ -1216,6 +1328,29 @@ static void write_book_data(const char *impl, const struct lm *lm,
     fprintf(f, "ch8run.meas_windows=%d\nch8run.abl_windows=%d\n", lm->meas.n,
             lm->sz.n_abl < lm->meas.n ? lm->sz.n_abl : lm->meas.n);
     fprintf(f, "ch8run.params=%d\n", fin[0].n_params);
+    /* how close each choice was: the chosen rate's lead over the next
+     * best rate tried, against the sd over seeds of the validation loss
+     * at the chosen rate */
+    int n_close = 0;
+    for (int hc = 0; hc < H; hc++) {
+        double second = INFINITY;
+        for (int i = 0; i < n_lr; i++)
+            if (i != lm->chosen[hc] && tune[hc * n_lr + i].trained &&
+                tune[hc * n_lr + i].val_loss < second)
+                second = tune[hc * n_lr + i].val_loss;
+        struct run_sum v = {0};
+        for (int s = 0; s < S; s++)
+            run_sum_add(&v, fin[hc * S + s].val_loss);
+        n_close += second - tune[hc * n_lr + lm->chosen[hc]].val_loss <
+                   run_sum_stats(&v).sd;
+    }
+    fprintf(f, "ch8run.n_close=%d\nch8run.close_verdict=", n_close);
+    if (n_close == H)
+        fprintf(f, "all %d\n", H);
+    else if (n_close == 0)
+        fprintf(f, "none of the %d\n", H);
+    else
+        fprintf(f, "%d of the %d\n", n_close, H);
     const long train_n = lm->d->split_n[SPLIT_TRAIN];
     fprintf(f, "ch8run.train_tokens=%ld\nch8run.pass_pct=%.0f\n", train_n,
             100.0 * fin[0].tokens / (double)train_n);
@@ -1455,18 +1590,24 @@ static void write_book_data(const char *impl, const struct lm *lm,
     f = out_open(&o, dir, "ch8_heads.md");
     fprintf(f, "| heads | d_head |");
     for (int i = 0; i < n_lr; i++)
-        fprintf(f, " val. loss, lr %g |", (double)lm->sz.lr[i]);
+        if (rate_used(lm, tune, i))
+            fprintf(f, " val. loss, lr %g |", (double)lm->sz.lr[i]);
     fprintf(f, " chosen lr | test loss (nats) | perplexity |\n|---:|---:|");
     for (int i = 0; i < n_lr; i++)
-        fprintf(f, "---:|");
+        if (rate_used(lm, tune, i))
+            fprintf(f, "---:|");
     fprintf(f, "---:|---:|---:|\n");
     for (int hc = 0; hc < H; hc++) {
         if (lm->cfg_g[hc] != lm->cfg_h[hc])
             continue;
         fprintf(f, "| %d | %d |", lm->cfg_h[hc], LM_C / lm->cfg_h[hc]);
         for (int i = 0; i < n_lr; i++) {
-            const double v = tune[hc * n_lr + i].val_loss;
-            fprintf(f, i == lm->chosen[hc] ? " **%.3f** |" : " %.3f |", v);
+            const struct result *t = &tune[hc * n_lr + i];
+            if (t->trained)
+                fprintf(f, i == lm->chosen[hc] ? " **%.3f** |" : " %.3f |",
+                        (double)t->val_loss);
+            else if (rate_used(lm, tune, i))
+                fprintf(f, " – |");
         }
         struct run_stats ppl, a = test_stats(lm, fin, hc, &ppl);
         fprintf(f, " %g | %.3f ± %.3f | %.1f ± %.1f |\n",
@@ -1778,8 +1919,10 @@ int main(int argc, char **argv)
     if (heads_arg)
         lm.sz.n_heads = run_parse_ints(&run, "HEADS", heads_arg, lm.sz.heads,
                                        MAX_HC, 1, MAX_H);
-    if (lrs_arg)
+    if (lrs_arg) { /* every rate listed is tried: no further ones */
         lm.sz.n_lr = parse_lrs(&run, lrs_arg, lm.sz.lr);
+        lm.sz.lr_lo = 0, lm.sz.lr_hi = lm.sz.n_lr - 1;
+    }
     if (tokens)
         lm.sz.tokens = tokens;
     for (int i = 0; i < lm.sz.n_heads; i++)
@@ -1858,7 +2001,8 @@ int main(int argc, char **argv)
     if (cores < 1)
         cores = 1;
     const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
-    int busy = run.workers < H * n_lr ? run.workers : H * n_lr;
+    const int n_grid = H * (lm.sz.lr_hi - lm.sz.lr_lo + 1); /* first jobs */
+    int busy = run.workers < n_grid ? run.workers : n_grid;
     lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
     char models[512];
     if (strlen(dir) > 400)
@@ -1878,27 +2022,53 @@ int main(int argc, char **argv)
     if (lm.sz.n_kv)
         fprintf(stderr, " K/V heads)");
     fprintf(stderr,
-            ", %d rates, %d seeds, %d tokens per network; %d "
-            "worker%s x %d thread%s\n",
-            n_lr, S, lm.sz.tokens, busy, busy > 1 ? "s" : "", lm.threads,
-            lm.threads > 1 ? "s" : "");
+            ", a grid of %d rates (a ladder of %d), %d seeds, %d tokens per "
+            "network; %d worker%s x %d thread%s\n",
+            lm.sz.lr_hi - lm.sz.lr_lo + 1, n_lr, S, lm.sz.tokens, busy,
+            busy > 1 ? "s" : "", lm.threads, lm.threads > 1 ? "s" : "");
     const double t0 = run_now();
 
-    /* 1. tuning: every rate on seed 1 */
+    /* 1. tuning on seed 1: the grid, then, for every configuration whose
+     *    best rate is the lowest or the highest it has tried, the next
+     *    rate of the ladder beyond it, until its best rate has a tried
+     *    rate on each side or is the ladder's end */
     struct result *tune = run_calloc(&run, H * n_lr, sizeof *tune);
+    struct result *batch = run_calloc(&run, H * n_lr, sizeof *batch);
     struct run_jobs jobs = {sizeof(struct result), network_run, network_name,
                             network_score,         &lm,         NULL};
     lm.phase = 1;
     run.seeds = 1;
+    int n_jobs = 0;
+    for (int hc = 0; hc < H; hc++)
+        for (int i = lm.sz.lr_lo; i <= lm.sz.lr_hi; i++)
+            lm.job_hc[n_jobs] = hc, lm.job_lr[n_jobs++] = i;
     fprintf(stderr, PROG ": tuning (the learning rate, on seed %llu)\n",
             RUN_FIRST_SEED);
-    run_jobs(&run, H * n_lr, &jobs, tune);
+    for (int round = 0; n_jobs > 0; round++) {
+        if (round > 0)
+            fprintf(stderr,
+                    PROG ": %d configuration%s chose the lowest or highest "
+                         "rate tried: one rate further\n",
+                    n_jobs, n_jobs > 1 ? "s" : "");
+        memset(batch, 0, (size_t)n_jobs * sizeof *batch);
+        run_jobs(&run, n_jobs, &jobs, batch);
+        for (int k = 0; k < n_jobs; k++)
+            tune[lm.job_hc[k] * n_lr + lm.job_lr[k]] = batch[k];
+        n_jobs = 0;
+        for (int hc = 0; hc < H; hc++) {
+            int lo, hi;
+            const int b = best_rate(&lm, tune, hc, &lo, &hi);
+            const int next = b == lo && lo > 0          ? lo - 1
+                             : b == hi && hi < n_lr - 1 ? hi + 1
+                                                        : -1;
+            if (next >= 0)
+                lm.job_hc[n_jobs] = hc, lm.job_lr[n_jobs++] = next;
+        }
+    }
+    free(batch);
     for (int hc = 0; hc < H; hc++) {
-        lm.chosen[hc] = 0;
-        for (int i = 1; i < n_lr; i++)
-            if (tune[hc * n_lr + i].val_loss <
-                tune[hc * n_lr + lm.chosen[hc]].val_loss)
-                lm.chosen[hc] = i;
+        int lo, hi;
+        lm.chosen[hc] = best_rate(&lm, tune, hc, &lo, &hi);
     }
 
     /* 2. the chosen rates over seeds, scored once on the test set */
@@ -1941,6 +2111,8 @@ int main(int argc, char **argv)
     run_csv_open(&csv, &run, dir, "tuning.csv", "impl", tcol, 8);
     for (int k = 0; k < H * n_lr; k++) {
         const struct result *r = &tune[k];
+        if (!r->trained)
+            continue;
         const double v[8] = {r->heads,    r->kv_heads,
                              r->lr,       (double)RUN_FIRST_SEED,
                              r->n_params, r->tokens,
@@ -2012,8 +2184,8 @@ int main(int argc, char **argv)
     printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
            "tuning + %d more seeds), %d tokens each; peak memory of a "
            "training process %.0f MB.\n",
-           wall, wall / 60, H * n_lr + H * (S - 1), H * n_lr, H * (S - 1),
-           fin[0].tokens, peak / 1024.0);
+           wall, wall / 60, n_tuned(&lm, tune) + H * (S - 1),
+           n_tuned(&lm, tune), H * (S - 1), fin[0].tokens, peak / 1024.0);
     printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
            "offsets.csv, relations.csv, ablation.csv, sentence/, "
            "generated.txt)\n",
