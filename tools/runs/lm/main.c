@@ -94,7 +94,7 @@
 #define MAX_HC     8 /* head counts */
 #define MAX_KV     4 /* K/V head counts beside the query heads' own */
 #define MAX_CFG    (MAX_HC + MAX_KV)
-#define MAX_LR     5  /* learning rates in the grid */
+#define MAX_LR     6  /* learning rates on the ladder */
 #define MAX_H      16 /* heads in one block */
 #define MAX_HL     (LM_L * MAX_H)
 #define MAX_POINTS 17 /* points of a learning curve, the start included */
@@ -150,10 +150,10 @@ static const struct size sizes[] = {
      .seeds = 3,
      .n_heads = 3,
      .heads = {1, 4, 16},
-     .n_lr = 4,
-     .lr = {3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f},
-     .lr_lo = 1,
-     .lr_hi = 2,
+     .n_lr = 6,
+     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
+     .lr_lo = 2,
+     .lr_hi = 3,
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
@@ -167,10 +167,10 @@ static const struct size sizes[] = {
      .seeds = 3,
      .n_heads = 5,
      .heads = {1, 2, 4, 8, 16},
-     .n_lr = 4,
-     .lr = {3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f},
-     .lr_lo = 1,
-     .lr_hi = 2,
+     .n_lr = 6,
+     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
+     .lr_lo = 2,
+     .lr_hi = 3,
      .gqa_h = 8,
      .n_kv = 3,
      .kv = {4, 2, 1},
@@ -663,7 +663,7 @@ static void network_name(int k, char *buf, size_t n, void *ctx)
     char kv[32] = "";
     if (g < h)
         snprintf(kv, sizeof kv, " sharing %d K/V head%s", g, g > 1 ? "s" : "");
-    snprintf(buf, n, "%s, %d head%s%s, lr %.1e, seed %llu%s",
+    snprintf(buf, n, "%s, %d head%s%s, lr %g, seed %llu%s",
              lm->phase == 1 ? "tuning" : "final", h, h > 1 ? "s" : "", kv,
              (double)lm->sz.lr[li], RUN_FIRST_SEED + (unsigned long long)s,
              lm->phase == 2 && s == 0 ? " (the tuning network, measured)" : "");
@@ -906,7 +906,7 @@ static void write_curves(const struct lm *lm, const char *dir,
             "the chosen rate; mean and sd over %d seeds for:",
             S);
     for (int hc = 0; hc < H; hc++)
-        fprintf(f, " [%d heads, %d K/V, lr %.1e]", lm->cfg_h[hc], lm->cfg_g[hc],
+        fprintf(f, " [%d heads, %d K/V, lr %g]", lm->cfg_h[hc], lm->cfg_g[hc],
                 (double)lm->sz.lr[lm->chosen[hc]]);
     fprintf(f, "\n");
     for (int p = 0; p < fin[0].n_points; p++) {
@@ -926,7 +926,7 @@ static void write_curves(const struct lm *lm, const char *dir,
             RUN_FIRST_SEED);
     for (int k = 0; k < H * n_lr; k++)
         if (tune[k].trained)
-            fprintf(f, " [%d heads, %d K/V, lr %.1e]", tune[k].heads,
+            fprintf(f, " [%d heads, %d K/V, lr %g]", tune[k].heads,
                     tune[k].kv_heads, (double)tune[k].lr);
     fprintf(f, "\n");
     const struct result *t0 = &tune[lm->chosen[0]]; /* a trained one */
@@ -968,11 +968,10 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             fin[0].n_params, fin[0].tokens, fin[0].steps, RUN_FIRST_SEED,
             lm->val.n, LM_T);
     for (int i = lm->sz.lr_lo; i <= lm->sz.lr_hi; i++)
-        fprintf(f, "%s%.1e", i > lm->sz.lr_lo ? ", " : "",
-                (double)lm->sz.lr[i]);
+        fprintf(f, "%s%g", i > lm->sz.lr_lo ? ", " : "", (double)lm->sz.lr[i]);
     fprintf(f, "}, then one rate further along {");
     for (int i = 0; i < n_lr; i++)
-        fprintf(f, "%s%.1e", i ? ", " : "", (double)lm->sz.lr[i]);
+        fprintf(f, "%s%g", i ? ", " : "", (double)lm->sz.lr[i]);
     fprintf(f,
             "} while the best was the lowest or highest tried (- : not "
             "tried);\nthe chosen rate then trained on %d seeds and scored "
@@ -981,7 +980,7 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
     fprintf(f, "%-8s %8s", "heads", "d_head");
     for (int i = 0; i < n_lr; i++)
         if (rate_used(lm, tune, i))
-            fprintf(f, "  val@%-7.1e", (double)lm->sz.lr[i]);
+            fprintf(f, "  val@%-8g", (double)lm->sz.lr[i]);
     fprintf(f, " %9s %20s %18s %8s\n", "chosen", "test loss (nats)",
             "perplexity", "params");
     for (int hc = 0; hc < H; hc++) {
@@ -1001,7 +1000,7 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             run_sum_add(&ppl, exp(fin[hc * S + s].test_loss));
         }
         struct run_stats a = run_sum_stats(&loss), b = run_sum_stats(&ppl);
-        fprintf(f, " %9.1e %11.3f +- %5.3f %10.1f +- %5.1f %8d\n",
+        fprintf(f, " %9g %11.3f +- %5.3f %10.1f +- %5.1f %8d\n",
                 (double)lm->sz.lr[lm->chosen[hc]], a.mean, a.sd, b.mean, b.sd,
                 fin[hc * S].n_params);
     }
@@ -1034,7 +1033,7 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             /* K and V, g heads of d_head floats, in every block */
             const int bytes = 2 * LM_L * lm->cfg_g[hc] * (LM_C / lm->sz.gqa_h) *
                               (int)sizeof(float);
-            fprintf(f, "%-8d %9.1e %11.3f +- %5.3f %10.1f +- %5.1f %8d %16d\n",
+            fprintf(f, "%-8d %9g %11.3f +- %5.3f %10.1f +- %5.1f %8d %16d\n",
                     lm->cfg_g[hc], (double)lm->sz.lr[lm->chosen[hc]], a.mean,
                     a.sd, b.mean, b.sd, fin[hc * S].n_params, bytes);
         }
