@@ -208,8 +208,8 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
                 "%d worker%s",
                 n, n_configs, r->seeds, w, w > 1 ? "s" : "");
     else
-        fprintf(stderr, "  training %d networks on %d worker%s", n, w,
-                w > 1 ? "s" : "");
+        fprintf(stderr, "  training %d network%s on %d worker%s", n,
+                n > 1 ? "s" : "", w, w > 1 ? "s" : "");
     fprintf(stderr, "%s ...\n", jobs->cost ? ", the longest first" : "");
     r->t_start = run_now();
     struct progress p = {r, jobs, order, 0};
@@ -242,8 +242,8 @@ void run_jobs(struct run *r, int n_configs, const struct run_jobs *jobs,
         run_fail(r, 1, "%s: %s", name, kit_strerror(first));
     }
     free(status);
-    fprintf(stderr, "  %d networks in %.1f s wall on %d worker%s\n", n, total,
-            w, w > 1 ? "s" : "");
+    fprintf(stderr, "  %d network%s in %.1f s wall on %d worker%s\n", n,
+            n > 1 ? "s" : "", total, w, w > 1 ? "s" : "");
 }
 
 /* Chapter 5's networks as jobs */
