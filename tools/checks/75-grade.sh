@@ -127,7 +127,7 @@ cp solutions/*.c "$s/base/"
 mutate ch1-no-scale "$s/base"
 grade "$s/base"
 base=$score
-# The points of the judged chapters (chapters 1-3: no student code in the
+# The points of the judged chapters (PREP/judged.txt: no student code in the
 # process that judges them), from the last results.json.
 judged_score() {
     awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" -F'"' '/"name": "ch[0-9]+ / {
@@ -285,7 +285,7 @@ hostile gomp-name 'a name the kit or the C library already uses'
 #     outside the submission, fork a hog and forge records (asm). The
 #     preludes are tools/grade/tricks/*.c. Each goes on the baseline (at
 #     most its score) and on the stubs (0), through the gate and without
-#     it (GATE=off, build.sh's option for this proof): chapters 1-3 run in
+#     it (GATE=off, build.sh's option for this proof): the judged chapters run in
 #     the sandboxed worker, so the sandbox must hold on its own.
 tricks=tools/grade/tricks
 plant_trick() { # plant_trick NAME FROM TRICK GATE: $s/NAME from $s/FROM with TRICK
@@ -410,8 +410,8 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 
 # ---------------------------------------------------------------------
-# 3b. The two paths agree. make test runs the judged chapters (1-4,
-#     PREP/judged.txt) with the student's code in the tests' process
+# 3b. The two paths agree. make test runs the judged chapters
+#     (PREP/judged.txt) with the student's code in the tests' process
 #     (fast: the edit-test loop); grading runs them in the worker. On the
 #     solutions, the stubs and every planted mistake of their
 #     tests/mutants/chN.tsv, each test's status and message

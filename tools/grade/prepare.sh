@@ -93,8 +93,8 @@ printf '%s.c\n' $files >"$PREP/files.txt"
 # The chapters whose tests are judged with the student's code in the
 # worker (the functions proxy.c forwards), and their files: their points
 # come from the judge only, never from a process that holds student code.
-printf '%s\n' 1 2 3 4 7 >"$PREP/judged.txt"
-printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c ch4_grad.c ch7_fast.c >"$PREP/judged-files.txt"
+printf '%s\n' 1 2 3 4 6 7 >"$PREP/judged.txt"
+printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c ch4_grad.c ch6_decode.c ch7_fast.c >"$PREP/judged-files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's

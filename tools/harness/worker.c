@@ -16,6 +16,7 @@
 #include "worker_proto.h"
 
 #include "attention.h"
+#include "decode.h"
 #include "fast.h"
 #include "grad.h"
 #include "mha.h"
@@ -138,6 +139,46 @@ static void threads(int n)
 #endif
 }
 
+/* Chapter 6 (worker_proto.h): the cache is rebuilt from the request
+ * and its fields go back as the reply's integers. */
+static int chapter6(long long *out, uint32_t *n_out)
+{
+    struct kv_cache kc = {I(8), I(9), I(10), I(11), (long)iv[12], F(7), F(8)};
+    struct kv_cache *c = I(7) ? &kc : NULL;
+    struct mha_config mc = {I(1), I(2), I(3)};
+    struct gqa_config gc = {I(1), I(2), I(6), I(3)};
+    struct mha_weights w = {F(0), F(1), F(2), F(3)};
+    const struct mha_config *mcp = I(0) ? &mc : NULL;
+    const struct gqa_config *gcp = I(0) ? &gc : NULL;
+    const struct mha_weights *wp = I(4) ? &w : NULL;
+    int ret = 0;
+    switch (h.fn) {
+    case W_KV_CACHE_APPEND: ret = kv_cache_append(c, F(4), F(5)); break;
+    case W_KV_CACHE_READ: ret = kv_cache_read(c, I(5), I(6), F(5), F(6)); break;
+    case W_MHA_DECODE_STEP:
+        ret = mha_decode_step(mcp, wp, c, F(4), F(5));
+        break;
+    case W_MHA_DECODE: ret = mha_decode(mcp, wp, c, F(4), F(5), I(5)); break;
+    case W_GQA_CHECK_CONFIG: ret = gqa_check_config(gcp); break;
+    case W_GQA_FORWARD:
+        ret = gqa_forward(gcp, wp, F(4), F(5), F(6), I(5));
+        break;
+    case W_GQA_DECODE_STEP:
+        ret = gqa_decode_step(gcp, wp, c, F(4), F(5));
+        break;
+    case W_KV_CACHE_BYTES:
+        ret = kv_cache_bytes(I(0), I(1), I(2), I(3), I(4), I(5),
+                             (uint64_t *)(void *)S(6));
+        break;
+    default: _exit(3);
+    }
+    const long long f[] = {kc.capacity, kc.n_kv_heads, kc.d_head, kc.len,
+                           kc.appends};
+    memcpy(out, f, sizeof f);
+    *n_out = 5;
+    return ret;
+}
+
 int main(void)
 {
     for (;;) {
@@ -164,7 +205,7 @@ int main(void)
                 _exit(4);
             rd(bufs[k].mem, (size_t)d->lead + d->bytes, 0);
         }
-        long long out[4] = {0};
+        long long out[8] = {0};
         uint32_t n_out = 0;
         int ret = 0;
         struct mha_config cfg = {I(1), I(2), I(3)};
@@ -266,6 +307,14 @@ int main(void)
             ret = mha_forward_flash(I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4),
                                     F(5), I(5));
             break;
+        case W_KV_CACHE_APPEND:
+        case W_KV_CACHE_READ:
+        case W_MHA_DECODE_STEP:
+        case W_MHA_DECODE:
+        case W_GQA_CHECK_CONFIG:
+        case W_GQA_FORWARD:
+        case W_GQA_DECODE_STEP:
+        case W_KV_CACHE_BYTES: ret = chapter6(out, &n_out); break;
         default: _exit(3);
         }
         fflush(stdout);

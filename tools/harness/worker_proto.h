@@ -61,6 +61,17 @@ enum worker_fn {
     W_SOFTMAX_ONLINE,
     W_FLASH_ATTENTION,
     W_MHA_FORWARD_FLASH,
+    /* chapter 6: a request with a cache carries its fields as integers
+     * 7-12 and its K and V as buffers 7 and 8 (both ways); the reply's
+     * integers are the fields after the call */
+    W_KV_CACHE_APPEND = 96,
+    W_KV_CACHE_READ,
+    W_MHA_DECODE_STEP,
+    W_MHA_DECODE,
+    W_GQA_CHECK_CONFIG,
+    W_GQA_FORWARD,
+    W_GQA_DECODE_STEP,
+    W_KV_CACHE_BYTES,
 };
 
 struct worker_header {
