@@ -70,6 +70,14 @@ endif
 # book's data. It starts only when the tests of the chapters the
 # experiment calls pass, so that it never shows a half-trained table.
 EXP_NEEDS    := 1 2 3 4
+# $(call impl_failing,CHAPTERS): shell code that sets bad to those of
+# CHAPTERS whose tests fail on IMPL's code (empty when all pass), for
+# the programs that run on the student's code (make experiment,
+# lm-experiment, bench)
+impl_failing = bad=; for n in $(1); do \
+	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
+	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
+	done
 EXP_MINE     := $(EXP_DIR)/$(IMPL)
 EXP_MINE_CSV := $(EXP_MINE)/results.csv
 
@@ -81,10 +89,7 @@ ifeq ($(IMPL),solutions)
 	@echo "(written: $(EXP_CSV), $(EXP_DIR)/content.csv, $(EXP_DATA)/ch5_*)"
 else
 ifneq ($(EXP_GATE),no)
-	@bad=; for n in $(EXP_NEEDS); do \
-	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
-	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
-	done; \
+	@$(call impl_failing,$(EXP_NEEDS)); \
 	if [ -n "$$bad" ]; then \
 	  set -- $$bad; \
 	  echo "make experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \

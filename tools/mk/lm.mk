@@ -103,10 +103,7 @@ ifeq ($(IMPL)$(LM_SIZE)$(LM_SEEDS)$(LM_HEADS),solutionsbook)
 else
 ifneq ($(IMPL),solutions)
 ifneq ($(EXP_GATE),no)
-	@bad=; for n in $(LM_NEEDS); do \
-	  { $(MAKE) --no-print-directory -s IMPL=$(IMPL) SAN= DEBUG= $(B)/$(IMPL)/kit_tests-$$n && \
-	    $(B)/$(IMPL)/kit_tests-$$n --impl $(IMPL) --chapter $$n --quiet; } >/dev/null 2>&1 || bad="$$bad $$n"; \
-	done; \
+	@$(call impl_failing,$(LM_NEEDS)); \
 	if [ -n "$$bad" ]; then \
 	  set -- $$bad; \
 	  echo "make lm-experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \

@@ -9,6 +9,13 @@
  *   flash            mha_forward_flash(), causal
  *   flash_noncausal  mha_forward_flash(), not causal: the masked tiles
  *                    computed too, to measure what skipping them saves
+ *   flash_proj       the four projections of mha_forward_flash(): four
+ *                    calls of matmul_fast(), (T, 512) x (512, 512)
+ *   flash_att        the attention of mha_forward_flash(), causal: the 8
+ *                    heads' flash_attention() calls, shared among
+ *                    threads as mha_forward_flash() shares them, on
+ *                    (T, 64) inputs uniform in [-1, 1] already split into
+ *                    heads (the given regrouping is not timed)
  *   matmul_ch1, matmul_ikj, matmul_blocked, matmul_tiled, matmul_fast
  *                    C = A B with A (T, 512), B (512, 512): the shape of
  *                    one projection
@@ -88,8 +95,12 @@ static double flops(const char *impl, int T)
     const double d = D_MODEL, t = T;
     if (strncmp(impl, "matmul_", 7) == 0 || strcmp(impl, "openblas") == 0)
         return 2.0 * t * d * d;
+    if (strcmp(impl, "flash_proj") == 0)
+        return 8.0 * t * d * d;
     const double pairs =
         strcmp(impl, "flash_noncausal") == 0 ? t * t : t * (t + 1) / 2;
+    if (strcmp(impl, "flash_att") == 0)
+        return 4.0 * d * pairs;
     return 8.0 * t * d * d + 4.0 * d * pairs;
 }
 
@@ -187,6 +198,43 @@ static void fail(const char *what, int rc)
     exit(1);
 }
 
+/* The two parts of mha_forward_flash(), timed on their own: P is a
+ * (T, D_MODEL) buffer; H (3, N_HEADS, T, d_head) holds Q, K, V split
+ * into heads, and out (N_HEADS, T, d_head); scratch one
+ * flash_scratch_size() per thread. */
+static int part_proj(const struct mha_weights *w, const float *X, float *P,
+                     int T)
+{
+    const float *W[4] = {w->W_q, w->W_k, w->W_v, w->W_o};
+    for (int k = 0; k < 4; k++) {
+        const int rc = matmul_fast(X, W[k], P, T, D_MODEL, D_MODEL);
+        if (rc != KIT_OK)
+            return rc;
+    }
+    return KIT_OK;
+}
+
+static int part_att(const float *H, float *out, int T, float *scratch,
+                    size_t per_thread)
+{
+    const int d_head = D_MODEL / N_HEADS;
+    const size_t n = (size_t)T * D_MODEL;
+    int bad = KIT_OK;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N_HEADS; i++) {
+        const size_t off = (size_t)i * T * d_head;
+        const int rc =
+            flash_attention(H + off, H + n + off, H + 2 * n + off, out + off, T,
+                            d_head, FLASH_BQ, FLASH_BK, 1,
+                            scratch + (size_t)kit_thread_id() * per_thread);
+        if (rc != KIT_OK) {
+#pragma omp critical
+            bad = rc;
+        }
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -250,8 +298,12 @@ int main(int argc, char **argv)
         product = openblas_product;
     }
     const int fused = strcmp(impl, "ch3_fused") == 0;
-    const int flash = strncmp(impl, "flash", 5) == 0;
-    if (!product && !fused && !flash) {
+    const int proj = strcmp(impl, "flash_proj") == 0;
+    const int att = strcmp(impl, "flash_att") == 0;
+    const int flash =
+        !proj && !att &&
+        (strcmp(impl, "flash") == 0 || strcmp(impl, "flash_noncausal") == 0);
+    if (!product && !fused && !flash && !proj && !att) {
         fprintf(stderr, "bench: unknown IMPL '%s'\n", impl);
         return 2;
     }
@@ -267,11 +319,26 @@ int main(int argc, char **argv)
         if (!weights)
             fail("malloc", KIT_E_NOMEM);
     }
+    float *H = NULL, *scratch = NULL; /* flash_att's inputs and scratch */
+    const size_t per_thread =
+        flash_scratch_size(T, D_MODEL / N_HEADS, FLASH_BQ, FLASH_BK);
+    if (att) {
+        H = malloc(3 * n * sizeof *H);
+        scratch =
+            malloc((size_t)kit_max_threads() * per_thread * sizeof *scratch);
+        if (!H || !scratch)
+            fail("malloc", KIT_E_NOMEM);
+        rng_fill(&r, H, (int)(3 * n), -1.0f, 1.0f);
+    }
     double *ms = malloc((size_t)(reps + 1) * sizeof *ms);
+    if (!ms)
+        fail("malloc", KIT_E_NOMEM);
     for (int k = 0; k <= reps; k++) { /* k = 0: the warm-up */
         const double t0 = now_ms();
         int rc = product ? product(X, w.W_q, out, T, D_MODEL, D_MODEL)
                  : fused ? mha_forward_fused(&cfg, &w, X, out, weights, T)
+                 : proj  ? part_proj(&w, X, out, T)
+                 : att   ? part_att(H, out, T, scratch, per_thread)
                          : mha_forward_flash(&cfg, &w, X, out, T);
         if (rc != KIT_OK)
             fail(impl, rc);
@@ -283,7 +350,7 @@ int main(int argc, char **argv)
         reps % 2 ? ms[1 + reps / 2] : (ms[reps / 2] + ms[1 + reps / 2]) / 2;
     printf("%s,%d,%d,%.3f,%.2f,%lld\n", impl, T, used_threads, median,
            flops(impl, T) / (median * 1e6), peak > 0 ? peak : 0);
-    free(ms), free(weights), free(X), free(out);
+    free(ms), free(weights), free(X), free(out), free(H), free(scratch);
     mha_weights_free(&w);
     return 0;
 }

@@ -4,8 +4,12 @@
 #   ch3_fused        chapter 3's mha_forward_fused() (up to BENCH_CH3_MAX)
 #   flash            mha_forward_flash(), causal
 #   flash_noncausal  the same without the mask: what skipping tiles saves
+#   flash_proj, flash_att  its two parts on their own: the four
+#                    projections (matmul_fast) and the heads' attention
+#                    (flash_attention)
 #   torch            PyTorch's nn.MultiheadAttention(need_weights=False),
 #                    when /usr/bin/python3 can import torch
+#   torch_noncausal  the same without a mask
 # and the steps of matmul_fast() on one projection, (T, 512) x (512, 512)
 # at T = BENCH_MATMUL_T; the machine's multiply-add peak per thread
 # (impl peak128/256/512: the widest vector that pays is the machine's);
@@ -15,16 +19,28 @@
 # median of BENCH_REPS timed calls after a warm-up, and the growth of
 # its own peak resident memory.
 #
+# With BENCH_MINE (a build of attention.c on the student's code), the
+# rows mine_flash, mine_flash_noncausal, mine_flash_proj, mine_flash_att
+# and mine_matmul_* time the student's code beside the reference's, and
+# the summary says which part of a slower flash to look at. With
+# BENCH_LIBM_EXP (the reference built with tools/runs/bench/libm_exp.h),
+# the row flash_libm_exp, at BENCH_FACTOR_T, is flash with the C
+# library's expf() in place of fast_expf().
+#
 #   usage: bench.sh BIN OUTDIR
 #   environment (defaults): BENCH_T="256 512 1024 2048 4096"
 #     BENCH_CH3_MAX=1024 BENCH_REPS=5 BENCH_THREADS=<nproc>
 #     BENCH_MATMUL_T=1024 BENCH_CH3_REPS=3 (chapter 3 at T >= 1024)
 #     BENCH_MATMUL_BIG=4096 (matmul_fast and OpenBLAS at this T too;
-#     empty: not)
+#     empty: not) BENCH_FACTOR_T=1024 (the T of the table of factors'
+#     two flash rows; the largest of BENCH_T when it is not one of them)
+#     BENCH_MINE= BENCH_LIBM_EXP= (empty: no such rows)
 #
-# Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes) and
-# OUTDIR/summary.txt (the table, the ratios, the load, the chapter's goals),
-# and prints both; on stderr, each step with the time so far and left.
+# Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes),
+# OUTDIR/factors.csv and factors.values (what each step bought, see
+# factors() below) and OUTDIR/summary.txt (the table, the ratios, the
+# load, the factors, the chapter's goals, the student's rows), and
+# prints the summary; on stderr, each step with the time so far and left.
 set -eu
 bin=$1 out=$2
 Ts=${BENCH_T:-256 512 1024 2048 4096}
@@ -34,6 +50,10 @@ threads=${BENCH_THREADS:-$(nproc)}
 mm_T=${BENCH_MATMUL_T:-1024}
 ch3_reps=${BENCH_CH3_REPS:-3}
 mm_big=${BENCH_MATMUL_BIG-4096}
+mine=${BENCH_MINE:-}
+libm=${BENCH_LIBM_EXP:-}
+fT=${BENCH_FACTOR_T:-1024}
+case " $Ts " in *" $fT "*) ;; *) for fT in $Ts; do :; done ;; esac
 mkdir -p "$out"
 csv=$out/attention.csv
 tmp=$csv.tmp
@@ -51,14 +71,18 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 # elapsed time by the cost still to come.
 dry=1 cost_total=0 cost_done=0
 cost() { # impl T reps: the estimated cost in ms
-    awk -v impl="$1" -v T="$2" -v reps="$3" 'BEGIN {
+    awk -v impl="${1#mine_}" -v T="$2" -v reps="$3" 'BEGIN {
         att = (8 * T * 512 * 512 + 2 * 512 * T * (T + 1)) / 1e9
         mm = 2 * T * 512 * 512 / 1e9
         rate["ch3_fused"] = 0.8; rate["flash"] = 40; rate["flash_noncausal"] = 30
-        rate["torch"] = 40; rate["matmul_ch1"] = 2; rate["matmul_ikj"] = 15
+        rate["torch"] = 40; rate["torch_noncausal"] = 40
+        rate["flash_proj"] = 60; rate["flash_att"] = 30; rate["flash_libm_exp"] = 25
+        rate["matmul_ch1"] = 2; rate["matmul_ikj"] = 15
         rate["matmul_blocked"] = 12; rate["matmul_tiled"] = 35
         rate["matmul_fast"] = 60; rate["openblas"] = 100
         g = (impl ~ /^matmul|^openblas/) ? mm : att
+        if (impl == "flash_proj") g = 4 * mm
+        if (impl == "flash_att") g = att - 4 * mm
         ms = impl == "peak" ? 2500 : 1000 * g / rate[impl] * (reps + 1)
         printf "%d\n", ms + (impl == "torch" ? 1500 : 50) }'
 }
@@ -79,6 +103,16 @@ step() { # impl T threads reps command...: run command, output to the CSV
 run() { # impl T threads reps
     step "$1" "$2" "$3" "$4" "$bin" "$1" "$2" "$3" "$4"
 }
+# as_row NAME BIN IMPL T THREADS REPS: BIN's line for IMPL, named NAME
+as_row() {
+    local name=$1
+    shift
+    "$@" | sed "s/^[^,]*,/$name,/"
+}
+mine_run() { # impl T threads reps: the student's code, rows mine_IMPL
+    [ -n "$mine" ] || return 0
+    step "mine_$1" "$2" "$3" "$4" as_row "mine_$1" "$mine" "$1" "$2" "$3" "$4"
+}
 measure() {
 for T in $Ts; do
     if [ "$T" -le "$ch3_max" ]; then
@@ -86,19 +120,29 @@ for T in $Ts; do
         r=$reps; [ "$T" -ge 1024 ] && [ "$r" -gt "$ch3_reps" ] && r=$ch3_reps
         run ch3_fused "$T" 1 "$r"
     fi
-    run flash "$T" "$threads" "$reps"
-    run flash_noncausal "$T" "$threads" "$reps"
+    for impl in flash flash_noncausal flash_proj flash_att; do
+        run $impl "$T" "$threads" "$reps"
+        mine_run $impl "$T" "$threads" "$reps"
+    done
+    if [ -n "$libm" ] && [ "$T" = "$fT" ]; then
+        step flash_libm_exp "$T" "$threads" "$reps" \
+            as_row flash_libm_exp "$libm" flash "$T" "$threads" "$reps"
+    fi
     if [ $torch = yes ]; then
         # the same thread count for PyTorch's own threads and for the
         # BLAS it calls (OpenBLAS keeps a thread pool of its own)
-        step torch "$T" "$threads" "$reps" env OMP_NUM_THREADS="$threads" \
-            OPENBLAS_NUM_THREADS="$threads" \
-            /usr/bin/python3 tools/runs/bench/torch_mha.py "$T" "$threads" "$reps"
+        for mask in causal none; do
+            name=torch; [ $mask = causal ] || name=torch_noncausal
+            step $name "$T" "$threads" "$reps" env OMP_NUM_THREADS="$threads" \
+                OPENBLAS_NUM_THREADS="$threads" /usr/bin/python3 \
+                tools/runs/bench/torch_mha.py "$T" "$threads" "$reps" $mask
+        done
     fi
 done
 for impl in matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast; do
     t=$threads; [ $impl = matmul_fast ] || t=1
     run $impl "$mm_T" "$t" "$reps"
+    mine_run $impl "$mm_T" "$t" "$reps"
 done
 # the limit: the machine's peak on 1 thread and on all, and what a
 # library (OpenBLAS) gives, beside matmul_fast on the same thread counts
@@ -176,9 +220,13 @@ mv "$tmp" "$csv"
     echo
     column -s, -t "$csv"
     echo
-    awk -F, -v torch=$torch -v threads="$threads" '
+    awk -F, -v torch=$torch -v threads="$threads" -v mmT="$mm_T" -v fT="$fT" \
+        -v out="$out" -v impl_name="${BENCH_MINE_NAME:-}" '
         # the first row of an impl at a T is the one on BENCH_THREADS
         NR > 1 && !(($1, $2) in ms) { ms[$1, $2] = $4; peak[$1, $2] = $6; gf[$1, $2] = $5; seen[$2] = 1 }
+        NR > 1 && !(($1, $2, $3) in mst) { mst[$1, $2, $3] = $4 }
+        NR > 1 && $1 ~ /^mine_/ { have_mine = 1 }
+        NR > 1 && $1 == "flash" { flashT[$2] = 1 }
         NR > 1 {
                  nrow++; impl[nrow] = $1; Tr[nrow] = $2; thr[nrow] = $3; gfr[nrow] = $5 }
         function ratio(a, b) { return b > 0 ? sprintf("%.1fx", a / b) : "-" }
@@ -187,17 +235,18 @@ mv "$tmp" "$csv"
             # those of flash (a ratio above 1: flash is faster), the memory of flash
             # as a fraction of that of torch
             printf "Times as multiples of flash'"'"'s (flash, noncausal and torch on %d threads, ch3 on 1%s):\n", threads, threads == 1 ? "" : ": ch3/flash compares unequal thread counts"
-            printf "%6s  %14s  %14s  %16s  %18s\n", "T", "torch/flash", "ch3/flash",
+            printf "%6s  %14s  %20s  %14s  %16s  %18s\n", "T", "torch/flash", "no mask: torch/flash", "ch3/flash",
                    "flash/torch mem", "noncausal/causal"
             for (T = 1; T <= 65536; T *= 2) {
                 if (!(("flash", T) in ms)) continue
                 f = ms["flash", T]
-                vt = "-"; vc = "-"; vm = "-"
+                vt = "-"; vc = "-"; vm = "-"; vn = "-"
                 if (("torch", T) in ms) vt = ratio(ms["torch", T], f)
+                if (("torch_noncausal", T) in ms) vn = ratio(ms["torch_noncausal", T], ms["flash_noncausal", T])
                 if (("ch3_fused", T) in ms) vc = ratio(ms["ch3_fused", T], f)
                 if (("torch", T) in peak && peak["flash", T] > 0)
                     vm = sprintf("1/%.0f", peak["torch", T] / peak["flash", T])
-                printf "%6d  %14s  %14s  %16s  %18s\n", T, vt, vc, vm,
+                printf "%6d  %14s  %20s  %14s  %16s  %18s\n", T, vt, vn, vc, vm,
                        ratio(ms["flash_noncausal", T], f)
             }
             print ""
@@ -232,6 +281,7 @@ mv "$tmp" "$csv"
                 if (over)
                     print "  (" over " row(s) above 100 %: the peak kernel ran slower than the matmul did, so a core'"'"'s clock changed during the run (load or heat); these fractions are upper bounds)"
             }
+            factors()
             print ""
             print "Chapter 7'"'"'s goals, this run (a goal is met when the number reaches it):"
             for (r = 1; r <= nrow; r++)
@@ -242,10 +292,91 @@ mv "$tmp" "$csv"
                 for (T = 1024; T <= 4096; T *= 2)
                     times(sprintf("flash against torch, T=%d, both %d threads", T, threads),
                           ms["torch", T], ms["flash", T], 2)
+                for (T = 1024; T <= 4096; T *= 2)
+                    times(sprintf("no mask: flash against torch, T=%d, both %d threads", T, threads),
+                          ms["torch_noncausal", T], ms["flash_noncausal", T], 1.5)
                 frac("flash peak memory as a share of torch'"'"'s, T=4096", peak["flash", 4096], peak["torch", 4096], 10)
             } else print "  (the goals against PyTorch need torch: not measured)"
             times(sprintf("flash against ch3_fused, T=1024, %d threads against 1", threads),
                   ms["ch3_fused", 1024], ms["flash", 1024], 30)
+            if (have_mine) mine()
+        }
+        # What each step bought: the time of the step before it divided
+        # by its own, from the rows of this run, into factors.csv and
+        # factors.values (ch7.factor_KEY), which the book quotes
+        function factors() {
+            fcsv = out "/factors.csv"; fval = out "/factors.values"
+            print "key,step,impl,against,T,threads,threads_against,factor" > fcsv
+            printf "" > fval
+            print ""
+            print "What each step bought, this run (a factor: the time before the step divided by the time after it):"
+            printf "  %-26s %-44s %-20s %s\n", "step", "compares", "threads", "factor"
+            fac("loop", "loop order", "matmul_ikj", mmT, 1, "matmul_ch1", mmT, 1)
+            fac("blocks", "cache blocks", "matmul_blocked", mmT, 1, "matmul_ikj", mmT, 1)
+            fac("tile", "register tile", "matmul_tiled", mmT, 1, "matmul_blocked", mmT, 1)
+            fac("pack", "packing and micro-kernel", "matmul_fast", mmT, 1, "matmul_tiled", mmT, 1)
+            if (threads > 1) fac("threads", "threads", "matmul_fast", mmT, threads, "matmul_fast", mmT, 1)
+            else printf "  %-26s (one thread in this run: nothing to compare)\n", "threads"
+            fac("matmul", "all of the product", "matmul_fast", mmT, threads, "matmul_ch1", mmT, 1)
+            fac("skip", "skipped masked tiles", "flash", fT, threads, "flash_noncausal", fT, threads)
+            fac("exp", "faster exp (fast_expf)", "flash", fT, threads, "flash_libm_exp", fT, threads)
+            printf "ch7.factor_T=%d\nch7.factor_mm_T=%d\nch7.factor_threads_n=%d\n", fT, mmT, threads > fval
+            close(fcsv); close(fval)
+        }
+        function fac(key, step, a, Ta, ta, b, Tb, tb,   f, what, th) {
+            what = sprintf("%s against %s, T=%d", a, b, Ta)
+            th = ta == tb ? sprintf("%d each", ta) : sprintf("%d against %d", ta, tb)
+            if (!((a, Ta, ta) in mst) || !((b, Tb, tb) in mst) || mst[a, Ta, ta] <= 0) {
+                printf "  %-26s %-44s %-20s not measured in this run\n", step, what, th
+                return
+            }
+            f = mst[b, Tb, tb] / mst[a, Ta, ta]
+            printf "  %-26s %-44s %-20s %6.2fx\n", step, what, th, f
+            printf "%s,%s,%s,%s,%d,%d,%d,%.2f\n", key, step, a, b, Ta, ta, tb, f > fcsv
+            printf "ch7.factor_%s=%.2f\n", key, f > fval
+        }
+        # The student'"'"'s rows beside the reference'"'"'s, and when their
+        # flash is slower, which of its two parts to look at
+        function mine(   T, f, y, pr, py, ar, ay, k, nm, worst, wT) {
+            print ""
+            printf "Your code%s beside the reference solutions, in ms, both on %d threads; a ratio is your time divided by the reference'"'"'s:\n", impl_name == "" ? "" : " (" impl_name ")", threads
+            printf "%6s  %-26s  %-26s  %-26s  %s\n", "", "mha_forward_flash()", "projections", "attention", ""
+            printf "%6s  %8s %8s %8s  %8s %8s %8s  %8s %8s %8s  %s\n", "T", "ref", "yours", "ratio",
+                   "ref", "yours", "ratio", "ref", "yours", "ratio", "look at"
+            for (T = 1; T <= 65536; T *= 2) {
+                if (!(T in flashT)) continue
+                if (!(("mine_flash", T) in ms) || !(("mine_flash_proj", T) in ms) || !(("mine_flash_att", T) in ms)) {
+                    printf "%6d  your code did not run to the end at this T: its message is in the progress lines above\n", T
+                    continue
+                }
+                f = ms["flash", T]; y = ms["mine_flash", T]
+                pr = ms["flash_proj", T]; py = ms["mine_flash_proj", T]
+                ar = ms["flash_att", T]; ay = ms["mine_flash_att", T]
+                look = "-"
+                if (y > 1.1 * f) {
+                    look = (py - pr > ay - ar) ? "the projections" : "the attention"
+                    if (py <= 1.1 * pr && ay <= 1.1 * ar) look = "the layer"
+                    if (y / f > worst) { worst = y / f; wT = T; wlook = look
+                        wp = py / (pr > 0 ? pr : 1); wa = ay / (ar > 0 ? ar : 1) }
+                }
+                printf "%6d  %8.1f %8.1f %7.2fx  %8.1f %8.1f %7.2fx  %8.1f %8.1f %7.2fx  %s\n", T, f, y, y / f,
+                       pr, py, py / (pr > 0 ? pr : 1), ar, ay, ay / (ar > 0 ? ar : 1), look
+            }
+            print "  (projections: the four matmul_fast() calls of mha_forward_flash(); attention: its"
+            print "   flash_attention() calls, every head; each part timed on its own)"
+            printf "  %-16s %10s %10s   (GFLOP/s, T=%d)\n", "matmul step", "reference", "yours", mmT
+            nm = split("matmul_ch1 matmul_ikj matmul_blocked matmul_tiled matmul_fast", names, " ")
+            for (k = 1; k <= nm; k++)
+                if (("mine_" names[k], mmT) in gf)
+                    printf "  %-16s %10.2f %10.2f\n", names[k], gf[names[k], mmT], gf["mine_" names[k], mmT]
+            if (worst == 0)
+                print "Your mha_forward_flash() is as fast as the reference at every T (within 10 %)."
+            else if (wlook == "the layer")
+                printf "Your mha_forward_flash() is slowest against the reference at T=%d (%.2fx its time), but its two parts on their own are not (projections %.2fx, attention %.2fx): look at how mha_forward_flash() puts them together, the heads shared among the threads, one scratch per thread.\n", wT, worst, wp, wa
+            else if (wlook == "the projections")
+                printf "Your mha_forward_flash() is slowest against the reference at T=%d (%.2fx its time). Look at the projections first: your four matmul_fast() calls took %.2fx the reference'"'"'s time, your flash_attention() %.2fx. The steps of the product above show which idea is missing.\n", wT, worst, wp, wa
+            else
+                printf "Your mha_forward_flash() is slowest against the reference at T=%d (%.2fx its time). Look at the attention first: your flash_attention() took %.2fx the reference'"'"'s time, your four matmul_fast() calls %.2fx. Are both products of a tile register-blocked, the masked tiles skipped, and the exponentials fast_expf()?\n", wT, worst, wa, wp
         }
         # a speed-up: a / b times as fast, the goal want times
         function times(what, a, b, want) {

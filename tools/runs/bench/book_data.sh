@@ -13,6 +13,9 @@
 #   ch7_matmul.md   the matmul steps as a table
 #   ch7_torch.md    the sentences about PyTorch, which depend on whether
 #                   the run had it
+#   ch7_factors.md  what each step bought, from RUNDIR/factors.csv (the
+#                   factors themselves reach ch7.values from
+#                   RUNDIR/factors.values, as bench.sh wrote them)
 # Needs the rows for T = 1024 (the book's run measures 256, 512, 1024).
 set -eu
 run=$1 data=$2
@@ -149,5 +152,10 @@ END {
     }
 }
 ' threads="$(sed -n 's/^ch7.threads=//p' "$run/meta.values")" "$run/attention.csv"
-cat "$run/meta.values" >>"$data/ch7.values"
+cat "$run/meta.values" "$run/factors.values" >>"$data/ch7.values"
+awk -F, 'NR > 1 {
+    th = $6 == $7 ? $6 : $6 " against " $7
+    printf "| %s | `%s` against `%s` | %s | %s | %s× |\n", $2, $3, $4, $5, th, $8 }
+    NR == 1 { print "| step | compares | $T$ | threads | factor |"; print "|:--|:--|--:|--:|--:|" }' \
+    "$run/factors.csv" >"$data/ch7_factors.md"
 echo "ch7.counters=$counters" >>"$data/ch7.values"

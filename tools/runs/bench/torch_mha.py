@@ -1,17 +1,21 @@
 """Time PyTorch's nn.MultiheadAttention for chapter 7's benchmark, in a
 fresh process, so that its peak memory is its own.
 
-    usage: python3 torch_mha.py T THREADS REPS
+    usage: python3 torch_mha.py T THREADS REPS [MASK]
 
-d_model 512, 8 heads, no biases (as the kit's layer), causal mask,
-need_weights=False, batch of 1, float32, inference (no_grad). Prints one
+d_model 512, 8 heads, no biases (as the kit's layer; without the mask,
+biases of 0: see main()), need_weights=False,
+batch of 1, float32, inference (no_grad). MASK is "causal" (the default:
+a causal mask) or "none" (no mask at all, attn_mask=None). Prints one
 CSV line in the format of tools/runs/bench/attention.c:
-    torch,T,threads,ms,gflops,peak_bytes
+    torch,T,threads,ms,gflops,peak_bytes              (causal)
+    torch_noncausal,T,threads,ms,gflops,peak_bytes    (none)
 ms is the median of REPS timed calls after one warm-up call; gflops
-counts the same useful work as the C benchmark (the unmasked half of the
-scores), although PyTorch computes every score; peak_bytes is the growth
-of the process's peak resident memory (VmHWM) from just before the
-first call, with the module, input and mask built, to the end.
+counts the same useful work as the C benchmark (with the mask, the
+unmasked half of the scores, although PyTorch computes every score);
+peak_bytes is the growth of the process's peak resident memory (VmHWM)
+from just before the first call, with the module, input and mask
+built, to the end.
 """
 import statistics
 import sys
@@ -31,13 +35,26 @@ def peak_rss():
 
 
 def main():
+    if len(sys.argv) not in (4, 5) or sys.argv[4:] not in ([], ["causal"],
+                                                           ["none"]):
+        sys.exit("usage: torch_mha.py T THREADS REPS [causal|none]")
     T, threads, reps = (int(a) for a in sys.argv[1:4])
+    causal = sys.argv[4:] != ["none"]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    mha = torch.nn.MultiheadAttention(D_MODEL, N_HEADS, bias=False,
+    # Without a mask, in inference, PyTorch takes its fast path
+    # (torch._native_multi_head_attention), which in PyTorch 1.13 fails
+    # on a module without biases: the unmasked module has biases, all 0,
+    # the same function as the kit's layer, on PyTorch's fastest path.
+    mha = torch.nn.MultiheadAttention(D_MODEL, N_HEADS, bias=not causal,
                                       batch_first=True).eval()
+    if not causal:
+        with torch.no_grad():
+            mha.in_proj_bias.zero_()
+            mha.out_proj.bias.zero_()
     x = torch.rand(1, T, D_MODEL) * 2 - 1
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    mask = (torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+            if causal else None)
     base = peak_rss()
     times = []
     with torch.no_grad():
@@ -47,8 +64,10 @@ def main():
             times.append((time.perf_counter() - t0) * 1e3)
     peak = max(peak_rss() - base, 0)
     ms = statistics.median(times[1:])
-    flops = 8.0 * T * D_MODEL ** 2 + 4.0 * D_MODEL * T * (T + 1) / 2
-    print(f"torch,{T},{torch.get_num_threads()},{ms:.3f},"
+    pairs = T * (T + 1) / 2 if causal else T * T
+    flops = 8.0 * T * D_MODEL ** 2 + 4.0 * D_MODEL * pairs
+    name = "torch" if causal else "torch_noncausal"
+    print(f"{name},{T},{torch.get_num_threads()},{ms:.3f},"
           f"{flops / (ms * 1e6):.2f},{peak}")
 
 
