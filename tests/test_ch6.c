@@ -321,7 +321,7 @@ KIT_TEST(kv_cache_append_stores,
     if (!new_cache(&c, C, G, DH))
         return;
     double want_K[G * C * DH] = {0}, want_V[G * C * DH] = {0};
-    double token_major[G * C * DH] = {0};
+    double token_major[G * C * DH] = {0}, one_late[G * C * DH] = {0};
     for (int p = 0; p < N; p++) {
         float k[DKV], v[DKV];
         for (int e = 0; e < DKV; e++) { /* k = "p.e", v = -k */
@@ -330,6 +330,7 @@ KIT_TEST(kv_cache_append_stores,
             want_K[(j * C + p) * DH + d] = k[e];
             want_V[(j * C + p) * DH + d] = v[e];
             token_major[(p * G + j) * DH + d] = k[e];
+            one_late[(j * C + p + 1) * DH + d] = k[e]; /* p + 1 < C */
         }
         char call[80];
         snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
@@ -345,9 +346,14 @@ KIT_TEST(kv_cache_append_stores,
         {"positions stored token by token (row p*n_kv_heads + j) instead "
          "of head by head (row j*capacity + p)",
          "decode.h: K/V head j's rows are contiguous, row j*C + p.",
-         token_major}};
+         token_major},
+        {"each position stored one row too far (row j*capacity + len + 1)",
+         "The cache holds len positions, rows 0 .. len-1 of each head, so "
+         "the next one goes to row len of head j: j*capacity + len, with "
+         "no + 1 (len is already the index of the next free row).",
+         one_late}};
     if (KIT_EXPECT_TENSOR("the cache's K after 3 appends (rows j*C + p)", c.K,
-                          want_K, G * C, DH, 0, m, 1))
+                          want_K, G * C, DH, 0, m, 2))
         KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
                           want_V, G * C, DH, 0, NULL, 0);
 done:
