@@ -45,10 +45,6 @@ void kit_poison(float *x, size_t n)
         x[i] = NAN;
 }
 
-/* The guard value of a kit_output() buffer: unlikely to be computed by
- * any attention code. */
-static const float guard_value = -7777.25f;
-
 /* A kit_guarded() buffer's guards are signalling NaNs, each carrying in
  * its payload the buffer's slot, its generation and its own place.
  * Arithmetic on one (+, *, exp, a conversion) gives a quiet NaN with the
@@ -62,7 +58,7 @@ static const float guard_value = -7777.25f;
 #define GUARD_MARK      0x7fa00000u
 #define GUARD_MARK_MASK 0x7fa00000u /* bit 22 either way */
 
-/* The live kit_output() and kit_guarded() buffers, so that the grader's
+/* The live kit_guarded() buffers, so that the grader's
  * proxies (tools/harness/proxy.c) send a buffer to the worker with its
  * guards, and a write past its end is seen there as it is in-process. */
 #define MAX_OUTPUTS 64
@@ -70,7 +66,7 @@ static struct guarded {
     float *base;
     size_t total;     /* floats, the guards included */
     size_t n;         /* floats between the guards */
-    const char *name; /* kit_guarded(): "out"; kit_output(): NULL */
+    const char *name; /* "out" */
     const char *size; /* "T*d_model", or NULL */
     unsigned gen;     /* kit_guarded(): which use of the slot */
 } outputs[MAX_OUTPUTS], retired[MAX_OUTPUTS]; /* retired: each slot's
@@ -102,34 +98,26 @@ static void set_guards(int slot)
 {
     float *base = outputs[slot].base, *x = base + KIT_GUARD;
     for (size_t k = 0; k < KIT_GUARD; k++) {
-        if (outputs[slot].name) {
-            x[-(ptrdiff_t)k - 1] =
-                bits_float(guard_bits(slot, outputs[slot].gen, 0, k + 1));
-            x[outputs[slot].n + k] =
-                bits_float(guard_bits(slot, outputs[slot].gen, 1, k));
-        } else
-            x[-(ptrdiff_t)k - 1] = x[outputs[slot].n + k] = guard_value;
+        x[-(ptrdiff_t)k - 1] =
+            bits_float(guard_bits(slot, outputs[slot].gen, 0, k + 1));
+        x[outputs[slot].n + k] =
+            bits_float(guard_bits(slot, outputs[slot].gen, 1, k));
     }
 }
 
-static float *new_output(size_t n, const char *name, const char *size)
+float *kit_guarded(size_t n, const char *name, const char *size)
 {
     float *base = kit_alloc((n + 2 * KIT_GUARD) * sizeof *base);
     int slot = -1;
     for (int k = 0; k < MAX_OUTPUTS && slot < 0; k++)
         if (!outputs[k].base)
             slot = k;
-    if (slot < 0 && name) {
+    if (slot < 0) {
         fprintf(stderr, "test: more than %d guarded buffers at once\n",
                 MAX_OUTPUTS);
         abort();
     }
     kit_poison(base + KIT_GUARD, n);
-    if (slot < 0) { /* kit_output(): guarded, but not known to the proxy */
-        for (size_t k = 0; k < KIT_GUARD; k++)
-            base[k] = base[KIT_GUARD + n + k] = guard_value;
-        return base + KIT_GUARD;
-    }
     outputs[slot].base = base;
     outputs[slot].total = n + 2 * KIT_GUARD;
     outputs[slot].n = n;
@@ -140,20 +128,10 @@ static float *new_output(size_t n, const char *name, const char *size)
     return base + KIT_GUARD;
 }
 
-float *kit_output(size_t n)
-{
-    return new_output(n, NULL, NULL);
-}
-
-float *kit_guarded(size_t n, const char *name, const char *size)
-{
-    return new_output(n, name, size);
-}
-
 float *kit_guarded_copy(const float *src, size_t n, const char *name,
                         const char *size)
 {
-    float *x = new_output(n, name, size);
+    float *x = kit_guarded(n, name, size);
     memcpy(x, src, n * sizeof *x);
     return x;
 }
@@ -214,16 +192,13 @@ static const char far_past_advice[] =
     "Check the loop bounds (the right size in each loop) and the row "
     "stride in the index arithmetic.";
 
-/* A write outside x (n floats, guards of kind slot or kit_output's):
- * which side and k, or 0 when none. */
+/* A write outside x (n floats, the buffer of slot): which side and k,
+ * or 0 when none. */
 static int find_write(const float *x, size_t n, int slot, int *after, size_t *k)
 {
     for (size_t i = 0; i < KIT_GUARD; i++) {
-        int named = slot >= 0 && outputs[slot].name;
-        uint32_t lo = named ? guard_bits(slot, outputs[slot].gen, 0, i + 1)
-                            : float_bits(guard_value);
-        uint32_t hi = named ? guard_bits(slot, outputs[slot].gen, 1, i)
-                            : float_bits(guard_value);
+        uint32_t lo = guard_bits(slot, outputs[slot].gen, 0, i + 1);
+        uint32_t hi = guard_bits(slot, outputs[slot].gen, 1, i);
         if (float_bits(x[-(ptrdiff_t)i - 1]) != lo) {
             *after = 0, *k = i + 1;
             return 1;
@@ -259,11 +234,15 @@ int kit_expect_in_bounds(const char *file, int line, const char *call,
     for (int s = 0; s < MAX_OUTPUTS; s++)
         if (outputs[s].base && outputs[s].base + KIT_GUARD == x)
             slot = s;
+    if (slot < 0) { /* the test's own mistake */
+        fprintf(stderr, "test: %s:%d: %s is not a kit_guarded() buffer\n", file,
+                line, name);
+        abort();
+    }
     if (find_write(x, n, slot, &after, &k)) {
-        const char *dims = slot >= 0 ? outputs[slot].size : NULL;
-        if (slot >= 0)
-            set_guards(slot); /* said once */
-        return report_write(file, line, call, name, dims, n, after, k);
+        set_guards(slot); /* said once */
+        return report_write(file, line, call, name, outputs[slot].size, n,
+                            after, k);
     }
     return kit_check(1, file, line, "%s", "");
 }
@@ -273,9 +252,8 @@ int kit_expect_guards(const char *file, int line, const char *call)
     for (int s = 0; s < MAX_OUTPUTS; s++) {
         int after;
         size_t k;
-        if (!outputs[s].base || !outputs[s].name ||
-            !find_write(outputs[s].base + KIT_GUARD, outputs[s].n, s, &after,
-                        &k))
+        if (!outputs[s].base || !find_write(outputs[s].base + KIT_GUARD,
+                                            outputs[s].n, s, &after, &k))
             continue;
         set_guards(s); /* said once */
         return report_write(file, line, call, outputs[s].name, outputs[s].size,
@@ -284,30 +262,51 @@ int kit_expect_guards(const char *file, int line, const char *call)
     return kit_check(1, file, line, "%s", "");
 }
 
-/* When x is a NaN from a live kit_guarded() buffer's guard: 1, with
- * where it was read ("K[12], one past the end of its 12 floats
- * (T*d_k)") and the buffer's name. */
-static int guard_read(float x, char *where, size_t size, const char **name)
+/* When x is a NaN from a guard of a live kit_guarded() buffer (or of
+ * the last one freed from its slot: a test may copy the output out of a
+ * guarded buffer and free it): that buffer, with the guard's side (1:
+ * past the end), k, and whether the buffer is live. Else NULL. */
+static const struct guarded *guard_of(float x, int *after, size_t *k, int *live)
 {
     uint32_t u = float_bits(x) & 0x7fffffffu; /* either sign */
     if ((u & GUARD_MARK_MASK) != GUARD_MARK)
-        return 0;
-    int slot = (int)(u >> 14 & 0x3f), after = (int)(u >> 20 & 1);
-    size_t k = u & 0x7f;
-    /* the buffer is live, or was the last one freed from its slot (a
-     * test may copy the output out of a guarded buffer and free it) */
+        return NULL;
+    int slot = (int)(u >> 14 & 0x3f);
     const unsigned gen = u >> 7 & 0x7f;
-    const struct guarded *b =
-        outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen
-            ? &outputs[slot]
-        : retired[slot].base && (retired[slot].gen & 0x7fu) == gen
-            ? &retired[slot]
-            : NULL;
-    if (!b || !b->name || k >= KIT_GUARD + 1 || (!after && k == 0))
+    *after = (int)(u >> 20 & 1);
+    *k = u & 0x7f;
+    if (*k >= KIT_GUARD + 1 || (!*after && *k == 0))
+        return NULL;
+    *live = outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen;
+    return outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen
+               ? &outputs[slot]
+           : retired[slot].base && (retired[slot].gen & 0x7fu) == gen
+               ? &retired[slot]
+               : NULL;
+}
+
+/* When x is a NaN from a guard: 1, with where it was read ("K[12], one
+ * past the end of its 12 floats (T*d_k)") and the buffer's name. */
+static int guard_read(float x, char *where, size_t size, const char **name)
+{
+    int after, live;
+    size_t k;
+    const struct guarded *b = guard_of(x, &after, &k, &live);
+    if (!b)
         return 0;
     *name = b->name;
     format_guard(where, size, b->name, b->size, b->n, after, k);
     return 1;
+}
+
+long kit_guard_nan_from(float x, const float *buf)
+{
+    int after, live;
+    size_t k;
+    const struct guarded *b = guard_of(x, &after, &k, &live);
+    if (!b || !live || b->base + KIT_GUARD != buf)
+        return 0;
+    return after ? (long)(b->n + k) : -(long)k;
 }
 
 /* "1st", "2nd", "3rd", "4th", ... */
@@ -1118,15 +1117,21 @@ int kit_expect_tensor_shaped(const char *file, int line, const char *call,
         }
     }
     if (n_read) {
+        char how_many[80];
+        if (n_read == n)
+            snprintf(how_many, sizeof how_many, "every entry holds such a NaN");
+        else
+            snprintf(how_many, sizeof how_many,
+                     "%zu of the %zu entries hold%s such a NaN", n_read, n,
+                     n_read == 1 ? "s" : "");
         format_index(where, sizeof where, first_read, rows, cols, shape);
         append(msg, sizeof msg, &used,
                " " KIT_NAMING_MARK ": a read past the %s of %.*s. Entry %s "
                "is the NaN the test keeps in %s, outside the buffer, carried "
-               "into the output by the arithmetic; %zu of the %zu entries "
-               "hold such a NaN. %s",
+               "into the output by the arithmetic; %s. %s",
                strstr(read_where, "its start") ? "start" : "end",
                (int)strcspn(read_name, " "), read_name, where, read_where,
-               n_read, n,
+               how_many,
                strstr(read_where, "its start")  ? before_advice
                : strstr(read_where, "one past") ? one_past_advice
                                                 : far_past_advice);

@@ -154,20 +154,12 @@ int kit_expect_status(const char *file, int line, const char *call, int got,
 /* Fill n floats with NaN, so that output a function never wrote is seen. */
 void kit_poison(float *x, size_t n);
 
-/* An output buffer of n floats, filled with NaN, with KIT_GUARD guard
- * floats of a known value on each side. After the call under test,
- * KIT_EXPECT_IN_BOUNDS says whether the code wrote before the start or
- * past the end. Free it with kit_output_free(). */
-#define KIT_GUARD 64
-float *kit_output(size_t n);
-void kit_output_free(float *x);
 /* A guarded buffer that names itself: n floats, filled with NaN (or a
  * copy of src), between KIT_GUARD guard floats on each side: signalling
  * NaNs whose payloads say which buffer and which float they are. name is
  * the argument's name ("out"), size how its length is made ("T*d_model",
- * or NULL). Chapters 1-4 and 6 use it for every buffer they hand to a
- * student's function, outputs and inputs alike (kit_output() is the
- * older, unnamed form, with a finite guard that chapter 7 relies on):
+ * or NULL). Every chapter's tests use it for every buffer they hand to a
+ * student's function, outputs and inputs alike:
  *   - after the call, KIT_EXPECT_GUARDS(call) checks every live one, and
  *     a write outside (even x[n] += 0) names it and the index:
  *     "mha_forward(...) wrote past the end of out: out[48], one past the
@@ -181,16 +173,22 @@ void kit_output_free(float *x);
  *     (until the next buffer of its slot is freed), so a test may copy
  *     an output out of its guarded buffer and free it before the check.
  * Free it with kit_output_free(); at most 64 guarded buffers at once. */
+#define KIT_GUARD 64
 float *kit_guarded(size_t n, const char *name, const char *size);
 float *kit_guarded_copy(const float *src, size_t n, const char *name,
                         const char *size);
+void kit_output_free(float *x);
+/* When x is the NaN of a guard of the live kit_guarded() buffer buf (read
+ * past its end and carried by the arithmetic): the index it was read
+ * from, n + k for k floats past the end, -k before the start. Else 0. */
+long kit_guard_nan_from(float x, const float *buf);
 #define KIT_EXPECT_GUARDS(call) kit_expect_guards(__FILE__, __LINE__, call)
 int kit_expect_guards(const char *file, int line, const char *call);
 #define KIT_EXPECT_IN_BOUNDS(call, name, x, n)                                 \
     kit_expect_in_bounds(__FILE__, __LINE__, call, name, x, n)
 int kit_expect_in_bounds(const char *file, int line, const char *call,
                          const char *name, const float *x, size_t n);
-/* When x points into a live kit_output() buffer: 1, with lead the
+/* When x points into a live kit_guarded() buffer: 1, with lead the
  * floats from the buffer's first guard to x and total the floats of the
  * buffer, guards included. Else 0. */
 int kit_output_extent(const float *x, size_t *lead, size_t *total);

@@ -321,7 +321,7 @@ KIT_TEST(kv_cache_append_stores,
     if (!new_cache(&c, C, G, DH))
         return;
     double want_K[G * C * DH] = {0}, want_V[G * C * DH] = {0};
-    double token_major[G * C * DH] = {0};
+    double token_major[G * C * DH] = {0}, one_late[G * C * DH] = {0};
     for (int p = 0; p < N; p++) {
         float k[DKV], v[DKV];
         for (int e = 0; e < DKV; e++) { /* k = "p.e", v = -k */
@@ -330,6 +330,7 @@ KIT_TEST(kv_cache_append_stores,
             want_K[(j * C + p) * DH + d] = k[e];
             want_V[(j * C + p) * DH + d] = v[e];
             token_major[(p * G + j) * DH + d] = k[e];
+            one_late[(j * C + p + 1) * DH + d] = k[e]; /* p + 1 < C */
         }
         char call[80];
         snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
@@ -345,9 +346,14 @@ KIT_TEST(kv_cache_append_stores,
         {"positions stored token by token (row p*n_kv_heads + j) instead "
          "of head by head (row j*capacity + p)",
          "decode.h: K/V head j's rows are contiguous, row j*C + p.",
-         token_major}};
+         token_major},
+        {"each position stored one row too far (row j*capacity + len + 1)",
+         "The cache holds len positions, rows 0 .. len-1 of each head, so "
+         "the next one goes to row len of head j: j*capacity + len, with "
+         "no + 1 (len is already the index of the next free row).",
+         one_late}};
     if (KIT_EXPECT_TENSOR("the cache's K after 3 appends (rows j*C + p)", c.K,
-                          want_K, G * C, DH, 0, m, 1))
+                          want_K, G * C, DH, 0, m, 2))
         KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
                           want_V, G * C, DH, 0, NULL, 0);
 done:
@@ -1097,7 +1103,17 @@ static void hidden_layer(struct random_layer *R, int c, unsigned long long seed,
              c + 1, seed, seed);
 }
 
-static void gqa_golden(int causal)
+/* One check of a GQA layer: the published case g (its PyTorch answers),
+ * or, when g is NULL, a hidden case judged by the double layer. name
+ * says which case. Returns 1 when right. */
+typedef int (*gqa_check)(const char *name, const struct layer *L,
+                         const struct mha_weights *w, const float *X,
+                         const struct ch6_golden_case *g, int causal);
+
+/* check on every published case, then on the hidden cases of the seed
+ * plus seed_offset; stops at the first that fails. */
+static void gqa_cases(gqa_check check, int causal,
+                      unsigned long long seed_offset)
 {
     const size_t n = sizeof ch6_golden_cases / sizeof ch6_golden_cases[0];
     for (size_t k = 0; k < n; k++) {
@@ -1108,8 +1124,7 @@ static void gqa_golden(int causal)
         golden_layer(k, &L, &w, &X);
         char name[120];
         snprintf(name, sizeof name, "case \"%s\"", g->name);
-        int ok = gqa_case(name, &L, &w, X, causal, g->weights[causal],
-                          g->out[causal]);
+        int ok = check(name, &L, &w, X, g, causal);
         weights_free(&w);
         free(X);
         if (!ok)
@@ -1119,27 +1134,34 @@ static void gqa_golden(int causal)
     for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
         struct random_layer R;
         char name[200];
-        hidden_layer(&R, c, seed + 11ULL * (unsigned long long)causal, name,
-                     sizeof name);
-        int ok = gqa_case(name, &R.L, &R.w, R.X, causal, NULL, NULL);
+        hidden_layer(&R, c, seed + seed_offset, name, sizeof name);
+        int ok = check(name, &R.L, &R.w, R.X, NULL, causal);
         random_layer_free(&R);
         if (!ok)
             return;
     }
 }
 
+static int gqa_forward_check(const char *name, const struct layer *L,
+                             const struct mha_weights *w, const float *X,
+                             const struct ch6_golden_case *g, int causal)
+{
+    return gqa_case(name, L, w, X, causal, g ? g->weights[causal] : NULL,
+                    g ? g->out[causal] : NULL);
+}
+
 KIT_TEST(gqa_forward_golden,
          "gqa_forward: out and weights equal PyTorch's (K/V heads repeated "
          "for their groups; 1, 2 and as many K/V heads as heads)")
 {
-    gqa_golden(0);
+    gqa_cases(gqa_forward_check, 0, 0);
 }
 
 KIT_TEST(gqa_forward_golden_causal,
          "gqa_forward, causal: out and weights equal PyTorch's with the "
          "causal mask")
 {
-    gqa_golden(1);
+    gqa_cases(gqa_forward_check, 1, 11);
 }
 
 KIT_TEST(gqa_equals_mha,
@@ -1199,39 +1221,25 @@ KIT_TEST(gqa_equals_mha,
     }
 }
 
+/* gqa_decode_step() token by token against causal GQA: PyTorch's rows
+ * for a published case, the double layer's for a hidden one. */
+static int gqa_decode_check(const char *name, const struct layer *L,
+                            const struct mha_weights *w, const float *X,
+                            const struct ch6_golden_case *g, int causal)
+{
+    (void)causal; /* decoding is causal */
+    struct gqa_config cfg = {L->d_model, L->n_heads, L->n_kv, 0};
+    char fn[240];
+    snprintf(fn, sizeof fn, "gqa_decode_step%s%s", g ? "" : ", ",
+             g ? "" : name);
+    return decode_rows(fn, gqa_step, &cfg, w, L, X, g ? g->out[1] : NULL);
+}
+
 KIT_TEST(gqa_decode_golden,
          "gqa_decode_step: decoding token by token gives PyTorch's causal "
          "GQA row by row (MQA, groups of 2 and 3, T = 1)")
 {
-    const size_t n = sizeof ch6_golden_cases / sizeof ch6_golden_cases[0];
-    for (size_t k = 0; k < n; k++) {
-        const struct ch6_golden_case *g = &ch6_golden_cases[k];
-        struct layer L;
-        struct mha_weights w;
-        float *X;
-        golden_layer(k, &L, &w, &X);
-        struct gqa_config cfg = {g->d_model, g->n_heads, g->n_kv_heads, 0};
-        int ok = decode_rows("gqa_decode_step", gqa_step, &cfg, &w, &L, X,
-                             g->out[1]);
-        weights_free(&w);
-        free(X);
-        if (!ok)
-            return;
-    }
-    /* hidden cases (kit_test.h), judged by the double layer */
-    const unsigned long long seed = kit_hidden_seed();
-    for (int c = 0; c < KIT_HIDDEN_CASES; c++) {
-        struct random_layer R;
-        char name[200];
-        hidden_layer(&R, c, seed + 23, name, sizeof name);
-        struct gqa_config cfg = {R.L.d_model, R.L.n_heads, R.L.n_kv, 0};
-        char fn[240];
-        snprintf(fn, sizeof fn, "gqa_decode_step, %s", name);
-        int ok = decode_rows(fn, gqa_step, &cfg, &R.w, &R.L, R.X, NULL);
-        random_layer_free(&R);
-        if (!ok)
-            return;
-    }
+    gqa_cases(gqa_decode_check, 1, 23);
 }
 
 KIT_TEST(gqa_decode_cache_shape,

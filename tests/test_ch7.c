@@ -78,18 +78,18 @@ static const char past_row_advice[] =
     "and writes into the next row of C; on the last row, past the end.";
 
 /* Run one step on (m, n) x (n, p) and compare with the product in
- * double. B sits in a guarded buffer, so that reading one float past its
- * end reads the guard, which we know; C is guarded and holds 0.5 on
- * entry. Returns 1 when the step is right. */
+ * double. A, B and C are kit_guarded() buffers, so that a read past A or
+ * B brings that guard's NaN into C, and a write past C is seen; C holds
+ * 0.5 on entry. Returns 1 when the step is right. */
 static int expect_step(product_fn f, const char *fname, int m, int n, int p,
                        unsigned long long seed)
 {
     const size_t na = (size_t)m * n, nb = (size_t)n * p, nc = (size_t)m * p;
-    float *A = random_floats(na, -1, 1, seed);
+    float *Asrc = random_floats(na, -1, 1, seed);
     float *Bsrc = random_floats(nb, -1, 1, seed + 1);
-    float *B = kit_output(nb); /* guarded: B[nb] is the guard value */
-    memcpy(B, Bsrc, nb * sizeof *B);
-    float *C = kit_output(nc);
+    float *A = kit_guarded_copy(Asrc, na, "A", "m*n");
+    float *B = kit_guarded_copy(Bsrc, nb, "B", "n*p");
+    float *C = kit_guarded(nc, "C", "m*p");
     for (size_t i = 0; i < nc; i++)
         C[i] = 0.5f; /* not zero, as a caller's buffer may be */
     double *want = kit_alloc(nc * sizeof *want);
@@ -102,22 +102,21 @@ static int expect_step(product_fn f, const char *fname, int m, int n, int p,
             want[i * p + j] = s;
             added[i * p + j] = s + 0.5;
         }
-    /* what the j <= p loop leaves one past the end of C: the last row
-     * of A against column p of B, which is each next row's first float */
-    double spill = 0;
-    for (int k = 0; k < n; k++)
-        spill += (double)A[(m - 1) * n + k] * B[k * p + p];
     char call[120];
     snprintf(call, sizeof call, "%s(A, B, C, %d, %d, %d)", fname, m, n, p);
     int ok = KIT_EXPECT_STATUS(call, f(A, B, C, m, n, p), KIT_OK);
-    if (ok && C[nc] != C[nc + 1] &&
-        fabs(C[nc] - spill) <= 1e-4 * (1 + fabs(spill)))
+    /* What the j <= p loop leaves one past the end of C: the last row of
+     * A against column p of B, whose last term is B[n*p], the NaN of
+     * B's first guard (column p of B is each next row's first float). */
+    if (ok && kit_guard_nan_from(C[nc], B) == (long)nb)
         ok = KIT_CHECK(0,
                        "%s wrote one float past the end of C, and what it "
-                       "wrote (%g) is the last row of A times column p of "
-                       "B, which is not in B. Likely mistake: %s. %s",
-                       call, (double)C[nc], past_row_name, past_row_advice);
-    ok = ok && KIT_EXPECT_IN_BOUNDS(call, "C", C, nc);
+                       "wrote is the last row of A times column p of B, "
+                       "which is not in B: its last term is the NaN the "
+                       "test keeps in B[%zu], one past the end of B. Likely "
+                       "mistake: %s. %s",
+                       call, nb, past_row_name, past_row_advice);
+    ok = ok && KIT_EXPECT_GUARDS(call);
     if (ok) {
         const struct kit_mistake mistakes[] = {
             {"an accumulator never set to zero",
@@ -127,8 +126,8 @@ static int expect_step(product_fn f, const char *fname, int m, int n, int p,
         };
         ok = KIT_EXPECT_TENSOR(call, C, want, m, p, TOL, mistakes, 1);
     }
-    free(A), free(Bsrc), free(want), free(added);
-    kit_output_free(B), kit_output_free(C);
+    free(Asrc), free(Bsrc), free(want), free(added);
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
     return ok;
 }
 
@@ -180,7 +179,11 @@ KIT_TEST(matmul_steps_bad_input,
                  {matmul_blocked, "matmul_blocked"},
                  {matmul_tiled, "matmul_tiled"},
                  {matmul_fast, "matmul_fast"}};
-    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4] = {9, 9, 9, 9};
+    /* guarded: when grading, the worker receives their guards, and a
+     * write made with a size of 0 is seen there too */
+    float *A = kit_guarded_copy((const float[]){1, 2, 3, 4}, 4, "A", "m*n");
+    float *B = kit_guarded_copy((const float[]){1, 0, 0, 1}, 4, "B", "n*p");
+    float *C = kit_guarded_copy((const float[]){9, 9, 9, 9}, 4, "C", "m*p");
     const int sizes[][3] = {{0, 2, 2}, {2, 0, 2}, {2, 2, 0}, {-1, 2, 2}};
     for (int s = 0; s < 4; s++) {
         char call[96];
@@ -190,25 +193,28 @@ KIT_TEST(matmul_steps_bad_input,
                      steps[s].name, m, n, p);
             if (!KIT_EXPECT_STATUS(call, steps[s].f(A, B, C, m, n, p),
                                    KIT_E_SIZE))
-                return;
+                goto done;
         }
         snprintf(call, sizeof call, "%s(NULL, B, C, 2, 2, 2)", steps[s].name);
         if (!KIT_EXPECT_STATUS(call, steps[s].f(NULL, B, C, 2, 2, 2),
                                KIT_E_NULL))
-            return;
+            goto done;
         snprintf(call, sizeof call, "%s(A, B, NULL, 2, 2, 2)", steps[s].name);
         if (!KIT_EXPECT_STATUS(call, steps[s].f(A, B, NULL, 2, 2, 2),
                                KIT_E_NULL))
-            return;
+            goto done;
         int untouched = 1;
         for (int i = 0; i < 4; i++)
             untouched &= C[i] == 9.0f;
         if (!KIT_CHECK(untouched,
                        "after an error, %s changed C: check the "
                        "input before writing",
-                       steps[s].name))
-            return;
+                       steps[s].name) ||
+            !KIT_EXPECT_GUARDS(call))
+            goto done;
     }
+done:
+    kit_output_free(A), kit_output_free(B), kit_output_free(C);
 }
 
 /* ---------------------------------------------------------------------
@@ -244,14 +250,13 @@ static int expect_online(const char *call, const float *X, const double *want,
                          int rows, int cols)
 {
     const size_t n = (size_t)rows * cols;
-    float *Y = kit_output(n);
-    memcpy(Y, X, n * sizeof *Y);
+    float *Y = kit_guarded_copy(X, n, "X", "rows*cols");
     double *Xd = to_double(X, n), *no_rescale = kit_alloc(n * sizeof(double));
     softmax_no_rescale(Xd, no_rescale, rows, cols);
     const struct kit_mistake mistakes[] = {
         {sum_not_rescaled, sum_not_rescaled_advice, no_rescale}};
     int ok = KIT_EXPECT_STATUS(call, softmax_online(Y, rows, cols), KIT_OK) &&
-             KIT_EXPECT_IN_BOUNDS(call, "X", Y, n) &&
+             KIT_EXPECT_GUARDS(call) &&
              KIT_EXPECT_TENSOR(call, Y, want, rows, cols, TOL, mistakes, 1);
     free(Xd), free(no_rescale);
     kit_output_free(Y);
@@ -463,15 +468,21 @@ static void flash_mistakes_free(struct flash_mistakes *M)
         free(M->out[v]);
 }
 
-/* One flash_attention() call with guarded out and exactly
- * flash_scratch_size() floats of guarded scratch, against want
- * (T, d); mistakes named. Returns 1 when right. */
-static int expect_flash(const float *Q, const float *K, const float *V,
+/* One flash_attention() call on kit_guarded() copies of Q, K and V,
+ * with guarded out and exactly flash_scratch_size() floats of guarded
+ * scratch, against want (T, d); mistakes named, and a read or a write
+ * outside any of them. Returns 1 when right. */
+static int expect_flash(const float *Qsrc, const float *Ksrc, const float *Vsrc,
                         const double *want, int T, int d, int Bq, int Bk,
                         int causal, const char *against)
 {
     const size_t n = (size_t)T * d, ns = flash_scratch_size(T, d, Bq, Bk);
-    float *out = kit_output(n), *scratch = kit_output(ns);
+    float *Q = kit_guarded_copy(Qsrc, n, "Q", "T*d");
+    float *K = kit_guarded_copy(Ksrc, n, "K", "T*d");
+    float *V = kit_guarded_copy(Vsrc, n, "V", "T*d");
+    float *out = kit_guarded(n, "out", "T*d");
+    float *scratch =
+        kit_guarded(ns, "scratch", "flash_scratch_size(T, d, Bq, Bk)");
     struct flash_mistakes M;
     flash_mistakes_build(&M, Q, K, V, T, d, Bq, Bk, causal);
     char call[200];
@@ -482,15 +493,14 @@ static int expect_flash(const float *Q, const float *K, const float *V,
         KIT_EXPECT_STATUS(
             call, flash_attention(Q, K, V, out, T, d, Bq, Bk, causal, scratch),
             KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, n) &&
-        KIT_EXPECT_IN_BOUNDS(call, "scratch (flash_scratch_size floats)",
-                             scratch, ns);
+        KIT_EXPECT_GUARDS(call);
     if (ok) {
         char what[300];
         snprintf(what, sizeof what, "%s out, against %s", call, against);
         ok = KIT_EXPECT_TENSOR(what, out, want, T, d, TOL, M.m, N_FLASH - 1);
     }
     flash_mistakes_free(&M);
+    kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(out), kit_output_free(scratch);
     return ok;
 }
@@ -665,9 +675,13 @@ KIT_TEST(flash_scratch_guarded,
 KIT_TEST(flash_bad_input,
          "flash_attention: bad sizes and NULL are errors, out left alone")
 {
-    float Q[4] = {1, 2, 3, 4}, K[4] = {1, 0, 0, 1}, V[4] = {1, 1, 1, 1};
-    float out[4], scratch[64];
-    kit_poison(out, 4);
+    /* guarded, so that a write made with a bad size is seen, in the
+     * grader's worker too */
+    float *Q = kit_guarded_copy((const float[]){1, 2, 3, 4}, 4, "Q", "T*d");
+    float *K = kit_guarded_copy((const float[]){1, 0, 0, 1}, 4, "K", "T*d");
+    float *V = kit_guarded_copy((const float[]){1, 1, 1, 1}, 4, "V", "T*d");
+    float *out = kit_guarded(4, "out", "T*d");
+    float *scratch = kit_guarded(64, "scratch", NULL);
     const struct {
         int T, d, Bq, Bk, want;
         const char *what;
@@ -685,7 +699,7 @@ KIT_TEST(flash_bad_input,
                                                bad[k].Bq, bad[k].Bk, 0,
                                                scratch),
                                bad[k].want))
-            return;
+            goto done;
     }
     KIT_EXPECT_STATUS("flash_attention(NULL, K, V, ...)",
                       flash_attention(NULL, K, V, out, 2, 2, 2, 2, 0, scratch),
@@ -699,37 +713,60 @@ KIT_TEST(flash_bad_input,
     int untouched = 1;
     for (int i = 0; i < 4; i++)
         untouched &= isnan(out[i]) != 0;
-    KIT_CHECK(untouched, "after an error, flash_attention changed out: check "
-                         "the input before writing");
+    if (KIT_CHECK(untouched, "after an error, flash_attention changed out: "
+                             "check the input before writing"))
+        KIT_EXPECT_GUARDS("flash_attention(...) with a bad size or a NULL");
+done:
+    kit_output_free(Q), kit_output_free(K), kit_output_free(V);
+    kit_output_free(out), kit_output_free(scratch);
 }
 
 /* ---------------------------------------------------------------------
  * Exercise 7.7: the multi-head layer
  * ------------------------------------------------------------------- */
 
-struct layer7 { /* a random layer in float */
+struct layer7 { /* a layer in float, its buffers kit_guarded() */
     struct mha_config cfg;
     struct mha_weights w;
     float *X; /* (T, d_model) */
     int T;
 };
 
-static void layer7_random(struct layer7 *L, int T, int d_model, int h,
-                          int causal, unsigned long long seed)
+/* A layer of T tokens whose input and weights are guarded copies of X
+ * and W[0..3] (W_q, W_k, W_v, W_o), so that a read or a write outside
+ * any of them is named. */
+static void layer7_guarded(struct layer7 *L, int T, int d_model, int h,
+                           int causal, const float *X, const float *const W[4])
 {
     const size_t nw = (size_t)d_model * d_model;
     L->cfg = (struct mha_config){d_model, h, causal};
     L->T = T;
-    L->X = random_floats((size_t)T * d_model, -1, 1, seed);
-    L->w.W_q = random_floats(nw, -0.3f, 0.3f, seed + 1);
-    L->w.W_k = random_floats(nw, -0.3f, 0.3f, seed + 2);
-    L->w.W_v = random_floats(nw, -0.3f, 0.3f, seed + 3);
-    L->w.W_o = random_floats(nw, -0.3f, 0.3f, seed + 4);
+    L->X = kit_guarded_copy(X, (size_t)T * d_model, "X", "T*d_model");
+    L->w.W_q = kit_guarded_copy(W[0], nw, "w.W_q", "d_model*d_model");
+    L->w.W_k = kit_guarded_copy(W[1], nw, "w.W_k", "d_model*d_model");
+    L->w.W_v = kit_guarded_copy(W[2], nw, "w.W_v", "d_model*d_model");
+    L->w.W_o = kit_guarded_copy(W[3], nw, "w.W_o", "d_model*d_model");
+}
+
+static void layer7_random(struct layer7 *L, int T, int d_model, int h,
+                          int causal, unsigned long long seed)
+{
+    const size_t nw = (size_t)d_model * d_model;
+    float *X = random_floats((size_t)T * d_model, -1, 1, seed);
+    float *W[4];
+    for (int k = 0; k < 4; k++)
+        W[k] = random_floats(nw, -0.3f, 0.3f, seed + 1 + (unsigned)k);
+    layer7_guarded(L, T, d_model, h, causal, X, (const float *const *)W);
+    free(X);
+    for (int k = 0; k < 4; k++)
+        free(W[k]);
 }
 
 static void layer7_free(struct layer7 *L)
 {
-    free(L->X), free(L->w.W_q), free(L->w.W_k), free(L->w.W_v), free(L->w.W_o);
+    kit_output_free(L->X), kit_output_free(L->w.W_q);
+    kit_output_free(L->w.W_k), kit_output_free(L->w.W_v);
+    kit_output_free(L->w.W_o);
 }
 
 /* mha_forward_flash() on L, guarded, against want (T, d_model). */
@@ -737,7 +774,7 @@ static int expect_mha_flash(const struct layer7 *L, const double *want,
                             const char *label, const char *against)
 {
     const size_t n = (size_t)L->T * L->cfg.d_model;
-    float *out = kit_output(n);
+    float *out = kit_guarded(n, "out", "T*d_model");
     char call[200];
     snprintf(call, sizeof call,
              "mha_forward_flash(%s: T %d, d_model %d, %d heads, causal %d)",
@@ -745,7 +782,7 @@ static int expect_mha_flash(const struct layer7 *L, const double *want,
     int ok =
         KIT_EXPECT_STATUS(
             call, mha_forward_flash(&L->cfg, &L->w, L->X, out, L->T), KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "out", out, n);
+        KIT_EXPECT_GUARDS(call);
     if (ok) {
         char what[300];
         snprintf(what, sizeof what, "%s out, against %s", call, against);
@@ -765,17 +802,18 @@ KIT_TEST(mha_flash_golden,
         for (size_t k = 0; k < n_cases; k++) {
             const struct ch3_golden_case *g = &ch3_golden_cases[k];
             const size_t nw = (size_t)g->d_model * g->d_model;
-            struct layer7 L = {{g->d_model, g->n_heads, causal}, {0}, 0, g->T};
-            L.X = kit_alloc(sizeof(float) * (size_t)g->T * g->d_model);
-            L.w.W_q = kit_alloc(nw * sizeof(float));
-            L.w.W_k = kit_alloc(nw * sizeof(float));
-            L.w.W_v = kit_alloc(nw * sizeof(float));
-            L.w.W_o = kit_alloc(nw * sizeof(float));
-            kit_to_float(g->X, L.X, (size_t)g->T * g->d_model);
-            kit_to_float(g->W_q, L.w.W_q, nw);
-            kit_to_float(g->W_k, L.w.W_k, nw);
-            kit_to_float(g->W_v, L.w.W_v, nw);
-            kit_to_float(g->W_o, L.w.W_o, nw);
+            const size_t nx = (size_t)g->T * g->d_model;
+            const double *const src[5] = {g->X, g->W_q, g->W_k, g->W_v, g->W_o};
+            float *f[5];
+            for (int b = 0; b < 5; b++) {
+                f[b] = kit_alloc((b ? nw : nx) * sizeof(float));
+                kit_to_float(src[b], f[b], b ? nw : nx);
+            }
+            struct layer7 L;
+            layer7_guarded(&L, g->T, g->d_model, g->n_heads, causal, f[0],
+                           (const float *const *)f + 1);
+            for (int b = 0; b < 5; b++)
+                free(f[b]);
             int ok = expect_mha_flash(&L, g->out[causal], g->name, "PyTorch");
             layer7_free(&L);
             if (!ok)
@@ -815,7 +853,7 @@ KIT_TEST(mha_flash_errors,
 {
     struct layer7 L;
     layer7_random(&L, 3, 6, 2, 0, 77);
-    float *out = kit_output(18);
+    float *out = kit_guarded(18, "out", "T*d_model");
     const struct mha_config c4 = {6, 4, 0}, c0 = {6, 0, 0}, d0 = {0, 2, 0};
     struct mha_weights holes = L.w;
     holes.W_v = NULL;
@@ -856,7 +894,7 @@ KIT_TEST(mha_flash_errors,
                        "%s returned the error but wrote into out; check "
                        "every argument before the first write",
                        call) ||
-            !KIT_EXPECT_IN_BOUNDS(call, "out", out, 18))
+            !KIT_EXPECT_GUARDS(call))
             break;
     }
     kit_output_free(out);
@@ -873,51 +911,53 @@ KIT_TEST(fast_threads_identical,
 {
 #ifdef _OPENMP
     enum { M = 150, N = 70, P = 90 };
-    float *A = random_floats(M * N, -1, 1, 5),
-          *B = random_floats(N * P, -1, 1, 6);
-    /* guarded, as every output below: a write past the end is named */
-    float *C1 = kit_output(M * P), *C2 = kit_output(M * P);
+    float *a = random_floats(M * N, -1, 1, 5),
+          *b = random_floats(N * P, -1, 1, 6);
+    /* guarded, as every buffer below: a read or a write outside is named */
+    float *A = kit_guarded_copy(a, M * N, "A", "m*n");
+    float *B = kit_guarded_copy(b, N * P, "B", "n*p");
+    float *C1 = kit_guarded(M * P, "C", "m*p"),
+          *C2 = kit_guarded(M * P, "C", "m*p");
+    free(a), free(b);
     omp_set_num_threads(1);
     int ok = KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 1 thread",
                                matmul_fast(A, B, C1, M, N, P), KIT_OK) &&
-             KIT_EXPECT_IN_BOUNDS("matmul_fast(A, B, C, 150, 70, 90) on 1 "
-                                  "thread",
-                                  "C", C1, M * P);
+             KIT_EXPECT_GUARDS("matmul_fast(A, B, C, 150, 70, 90) on 1 "
+                               "thread");
     omp_set_num_threads(2);
     ok = ok &&
          KIT_EXPECT_STATUS("matmul_fast(A, B, C, 150, 70, 90) on 2 "
                            "threads",
                            matmul_fast(A, B, C2, M, N, P), KIT_OK) &&
-         KIT_EXPECT_IN_BOUNDS("matmul_fast(A, B, C, 150, 70, 90) on 2 threads",
-                              "C", C2, M * P);
+         KIT_EXPECT_GUARDS("matmul_fast(A, B, C, 150, 70, 90) on 2 threads");
     ok = ok && KIT_CHECK(memcmp(C1, C2, sizeof(float) * M * P) == 0,
                          "matmul_fast gives different bits on 1 thread and "
                          "on 2: a row of C must be one thread's work from "
                          "start to end (share whole rows, never the sum "
                          "over k), and nothing may depend on which thread "
                          "runs it");
-    free(A), free(B), kit_output_free(C1), kit_output_free(C2);
+    kit_output_free(A), kit_output_free(B);
+    kit_output_free(C1), kit_output_free(C2);
     for (int causal = 0; ok && causal <= 1; causal++) {
         struct layer7 L;
         layer7_random(&L, 70, 32, 4, causal, 88 + causal);
-        float *o1 = kit_output(70 * 32), *o2 = kit_output(70 * 32);
+        float *o1 = kit_guarded(70 * 32, "out", "T*d_model"),
+              *o2 = kit_guarded(70 * 32, "out", "T*d_model");
         omp_set_num_threads(1);
         ok = KIT_EXPECT_STATUS("mha_forward_flash(T 70, d_model 32, 4 heads) "
                                "on 1 thread",
                                mha_forward_flash(&L.cfg, &L.w, L.X, o1, 70),
                                KIT_OK) &&
-             KIT_EXPECT_IN_BOUNDS("mha_forward_flash(T 70, d_model 32, 4 "
-                                  "heads) on 1 thread",
-                                  "out", o1, 70 * 32);
+             KIT_EXPECT_GUARDS("mha_forward_flash(T 70, d_model 32, 4 "
+                               "heads) on 1 thread");
         omp_set_num_threads(2);
         ok = ok &&
              KIT_EXPECT_STATUS("mha_forward_flash(T 70, d_model 32, 4 "
                                "heads) on 2 threads",
                                mha_forward_flash(&L.cfg, &L.w, L.X, o2, 70),
                                KIT_OK) &&
-             KIT_EXPECT_IN_BOUNDS("mha_forward_flash(T 70, d_model 32, 4 "
-                                  "heads) on 2 threads",
-                                  "out", o2, 70 * 32);
+             KIT_EXPECT_GUARDS("mha_forward_flash(T 70, d_model 32, 4 "
+                               "heads) on 2 threads");
         ok = ok && KIT_CHECK(memcmp(o1, o2, sizeof(float) * 70 * 32) == 0,
                              "mha_forward_flash (causal %d) gives different "
                              "bits on 1 thread and on 2: give each thread "
@@ -980,22 +1020,29 @@ KIT_TEST(flash_out_of_memory,
 {
     enum { T = 40, D = 16, H = 2 };
     struct oom7 o = {{D, H, 1}, {0}, NULL, NULL, T};
-    if (!KIT_CHECK(mha_weights_alloc(&o.w, &o.cfg) == KIT_OK &&
-                       mha_weights_randomize(&o.w, &o.cfg, 771) == KIT_OK,
+    struct mha_weights w;
+    if (!KIT_CHECK(mha_weights_alloc(&w, &o.cfg) == KIT_OK &&
+                       mha_weights_randomize(&w, &o.cfg, 771) == KIT_OK,
                    "could not allocate the layer's weights"))
         return;
+    o.w.W_q = kit_guarded_copy(w.W_q, D * D, "w.W_q", "d_model*d_model");
+    o.w.W_k = kit_guarded_copy(w.W_k, D * D, "w.W_k", "d_model*d_model");
+    o.w.W_v = kit_guarded_copy(w.W_v, D * D, "w.W_v", "d_model*d_model");
+    o.w.W_o = kit_guarded_copy(w.W_o, D * D, "w.W_o", "d_model*d_model");
+    mha_weights_free(&w);
     struct rng r;
     rng_seed(&r, 772);
-    o.X = kit_alloc(sizeof(float) * T * D);
-    rng_fill(&r, o.X, T * D, -1.0f, 1.0f);
-    o.out = kit_output((size_t)T * D);
+    float X[T * D];
+    rng_fill(&r, X, T * D, -1.0f, 1.0f);
+    o.X = kit_guarded_copy(X, T * D, "X", "T*d_model");
+    o.out = kit_guarded((size_t)T * D, "out", "T*d_model");
     const struct kit_nomem t = {
         "mha_forward_flash(T 40, d_model 16, 2 heads, causal)", oom7_prepare,
         oom7_run, oom7_unchanged, &o};
     KIT_EXPECT_NOMEM(&t);
-    kit_output_free(o.out);
-    free(o.X);
-    mha_weights_free(&o.w);
+    kit_output_free(o.out), kit_output_free(o.X);
+    kit_output_free(o.w.W_q), kit_output_free(o.w.W_k);
+    kit_output_free(o.w.W_v), kit_output_free(o.w.W_o);
 }
 
 static const struct kit_test *const ch7_tests[] = {

@@ -372,7 +372,7 @@ struct arg {
     int out;
 };
 
-/* A float array of n entries (n <= 0: none); one inside a kit_output()
+/* A float array of n entries (n <= 0: none); one inside a kit_guarded()
  * buffer goes with the whole buffer, its guards included. */
 static struct arg floats(const float *p, long long n, int out)
 {
