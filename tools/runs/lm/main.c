@@ -1590,8 +1590,8 @@ static void write_book_data(const char *impl, const struct lm *lm,
     fprintf(f, "| heads | d_head |");
     for (int i = 0; i < n_lr; i++)
         if (rate_used(lm, tune, i))
-            fprintf(f, " val. loss, lr %g |", (double)lm->sz.lr[i]);
-    fprintf(f, " chosen lr | test loss (nats) | perplexity |\n|---:|---:|");
+            fprintf(f, " lr %g |", (double)lm->sz.lr[i]);
+    fprintf(f, " chosen | test loss (nats) | perplexity |\n|---:|---:|");
     for (int i = 0; i < n_lr; i++)
         if (rate_used(lm, tune, i))
             fprintf(f, "---:|");
