@@ -23,7 +23,7 @@ $(LM_BIN): $(LM_SRC) $(wildcard include/*.h)
 	$(CC) -Iinclude $(ATT_CFLAGS) -o $@ $(LM_SRC) -lm
 
 # make bench-lm: the kit's training step against PyTorch's, side by side
-# (tools/runs/bench/lm.sh), at batch 16 and 64 on 2 threads. Takes a few
+# (tools/runs/bench/lm.sh), at batch 8, 16 and 64 on 2 threads. Takes a few
 # minutes. LM_BATCHES, LM_STEPS, LM_THREADS, LM_SIZE change the run.
 LM_BENCH_DIR := $(B)/bench
 
@@ -40,8 +40,8 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # $(B)/lm/full/ or $(B)/lm/smoke/; on the student's code (IMPL=starter)
 # into $(B)/lm/starter/..., once the tests of chapters 1-4, 7 and 8 pass.
 #
-#   make lm-experiment                 the book's run (about 5 min, 2 cores)
-#   make lm-experiment LM_SIZE=full    the full sweep (about 20 min)
+#   make lm-experiment                 the book's run (about 4 min, 2 cores)
+#   make lm-experiment LM_SIZE=full    the full sweep (about 17 min)
 #   make lm-experiment LM_SIZE=smoke   seconds: checks the machinery
 #   make lm-experiment LM_SEEDS=5 LM_HEADS=1,4 LM_WORKERS=1
 #
@@ -87,7 +87,7 @@ endif
 
 $(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE)
 	@mkdir -p $(EXP_DATA)
-	@echo "  lm-experiment: chapter 8's book run (about 5 min on 2 cores; progress below)"
+	@echo "  lm-experiment: chapter 8's book run (about 4 min on 2 cores; progress below)"
 	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_BOOK_ARGS) --data $(EXP_DATA) \
 	  $(if $(LM_WORKERS),--workers $(LM_WORKERS)) $(LM_EXP_DIR) >/dev/null
 
