@@ -35,8 +35,10 @@ export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 
 for B in $batches; do
     echo "  kit B=$B threads=$threads" >&2
-    # the last line: "N steps in S s: X tokens/s; peak memory M MB"
-    LM_QUIET=1 "$train" "$V" "$C" "$L" "$T" "$B" "$H" $((steps + 1)) |
+    # the last lines: "N steps in S s: X tokens/s; peak memory M MB",
+    # then "parts: attention backward A ms; readout products R ms, F GFLOP"
+    LM_QUIET=1 LM_PARTS=1 "$train" "$V" "$C" "$L" "$T" "$B" "$H" $((steps + 1)) |
+        tee "$out/parts.$B" |
         awk -v B="$B" -v t="$threads" '/tokens\/s; peak memory/ {
             for (i = 1; i <= NF; i++) {
                 if ($(i + 1) == "tokens/s;") tps = $i
@@ -50,8 +52,9 @@ for B in $batches; do
     fi
 done
 
-# the machine's matrix product, for scale
+# the machine's matrix product, for scale, and its peak on one thread
 mm_kit=$("$att" matmul_fast 1024 "$threads" 5 | cut -d, -f5)
+peak1=$("$att" peak 0 1 5 | awk -F, '$5 > p { p = $5 } END { print p }')
 mm_torch=-
 if [ $torch = yes ]; then
     mm_torch=$(/usr/bin/python3 - "$threads" <<'PY'
@@ -105,6 +108,30 @@ mv "$tmp" "$csv"
         }' "$csv"
     echo "(chapter 8's runs train at batch 8, two networks at a time on one"
     echo " thread each; the model's default batch is 16)"
+    # where a step's time goes, against what the goal allows it
+    echo
+    echo "what 3x PyTorch's speed allows one step, in CPU time on $threads threads, against"
+    echo "two parts of the step timed on one thread: the attention's backward pass"
+    echo "(mha_backward, chapter 4's code, once per sequence and block) and the"
+    echo "readout's three products (matmul_fast, chapter 7's code), and those"
+    echo "products at the machine's peak on one thread ($peak1 GFLOP/s):"
+    for B in $batches; do
+        awk -F, -v B="$B" -v t="$threads" -v T="$T" -v pk="$peak1" '
+            NR > 1 && $2 == B { tps[$1] = $4 }
+            END {
+                if (!("torch" in tps) || tps["torch"] <= 0) exit
+                while ((getline line < PARTS) > 0)
+                    if (line ~ /^parts:/) {
+                        split(line, w, " ")
+                        att = w[4]; out = w[8]; gf = w[10]
+                    }
+                if (att == "") exit
+                allow = 1000 * t * B * T / (3 * tps["torch"])
+                printf "  B=%d: the goal allows %.0f ms; attention backward %.0f ms (%.0f%%), readout products %.0f ms (%.0f%%), at the peak %.0f ms\n",
+                       B, allow, att, 100 * att / allow, out, 100 * out / allow,
+                       1000 * gf / pk
+            }' PARTS="$out/parts.$B" "$csv"
+    done
     echo
     echo "matrix product (1024, 512) x (512, 512), GFLOP/s on $threads threads:" \
          "matmul_fast $mm_kit, torch $mm_torch"

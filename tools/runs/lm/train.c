@@ -14,10 +14,20 @@
  * first touch of every array) when there is more than one. With
  * LM_QUIET=1 in the environment only that line is printed.
  *
+ * With LM_PARTS=1, one more line times two parts of a step on one thread,
+ * in CPU time (parts()): the B x L calls of mha_backward() (chapter 4's
+ * code) that one step's backward pass makes, and the readout's three
+ * products by matmul_fast() (chapter 7's code), chunk by chunk as
+ * given/gpt.c runs them, with their count of floating-point operations.
+ * tools/runs/bench/lm.sh sets these beside what 3x PyTorch's speed
+ * would allow a step.
+ *
  * Dimension letters (see gpt.h): V = vocabulary, C = d_model, L = blocks,
  * T = context, B = sequences per batch, h = heads.
  */
+#include "fast.h"
 #include "gpt.h"
+#include "grad.h"
 #include "rng.h"
 
 #include <stdio.h>
@@ -30,6 +40,85 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fill(struct rng *r, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)rng_normal(r);
+}
+
+/* Two parts of one training step of m, timed on one thread (CPU time,
+ * the fastest of 3 runs; the inputs are random, as neither part's time
+ * depends on the values): the attention's backward pass, mha_backward()
+ * once per sequence and block as gpt_backward() calls it, and the
+ * readout's products, matmul_fast() on chunks of GPT's 256 rows:
+ * logits (n, C) x (C, V), d_lnf (n, V) x (V, C), d_W_te^T (C, n) x (n, V).
+ * Prints "parts: attention backward A ms; readout products R ms, F GFLOP". */
+static int parts(const struct gpt_model *m)
+{
+    const struct gpt_config *c = &m->cfg;
+    const int T = c->T, C = c->C, V = c->V, N = c->B * c->T, rows = 256;
+    const size_t TC = (size_t)T * C, CC = (size_t)C * C;
+    float *X = malloc(3 * TC * sizeof *X), *dw = malloc(4 * CC * sizeof *dw);
+    float *A = malloc((size_t)rows * C * sizeof *A);
+    float *Z = malloc((size_t)rows * V * sizeof *Z);
+    float *W = malloc((size_t)V * C * sizeof *W);
+    float *P = malloc((size_t)C * V * sizeof *P);
+    int status = X && dw && A && Z && W && P ? KIT_OK : KIT_E_NOMEM;
+    struct rng r;
+    rng_seed(&r, 8);
+    if (status == KIT_OK) {
+        fill(&r, X, 3 * TC);
+        fill(&r, A, (size_t)rows * C);
+        fill(&r, W, (size_t)V * C);
+    }
+    const int before = kit_max_threads();
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    double t_att = 1e30, t_out = 1e30, flops = 0;
+    for (int rep = 0; rep < 3 && status == KIT_OK; rep++) {
+        double t = cpu_now();
+        for (int l = 0; l < c->L && status == KIT_OK; l++) {
+            struct mha_weights w = gpt_block_attn(&m->p, c, l);
+            struct mha_weights d = {dw, dw + CC, dw + 2 * CC, dw + 3 * CC};
+            for (int b = 0; b < c->B && status == KIT_OK; b++)
+                status = mha_backward(&m->attn_cfg, &w, X, X + TC, X + 2 * TC,
+                                      &d, T);
+        }
+        t_att = cpu_now() - t < t_att ? cpu_now() - t : t_att;
+        t = cpu_now();
+        flops = 0;
+        for (int r0 = 0; r0 < N && status == KIT_OK; r0 += rows) {
+            const int n = N - r0 < rows ? N - r0 : rows;
+            status = matmul_fast(A, W, Z, n, C, V); /* W as (C, V) */
+            if (status == KIT_OK)
+                status = matmul_fast(Z, W, A, n, V, C);
+            if (status == KIT_OK)
+                status = matmul_fast(A, Z, P, C, n, V); /* A as (C, n) */
+            flops += 3.0 * 2.0 * n * C * V;
+        }
+        t_out = cpu_now() - t < t_out ? cpu_now() - t : t_out;
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(before);
+#else
+    (void)before;
+#endif
+    if (status == KIT_OK)
+        printf("parts: attention backward %.1f ms; readout products %.1f ms, "
+               "%.3f GFLOP\n",
+               1e3 * t_att, 1e3 * t_out, flops / 1e9);
+    free(X), free(dw), free(A), free(Z), free(W), free(P);
+    return status;
 }
 
 /* x, y (B, T): B windows of the stream, y one token ahead of x. */
@@ -97,8 +186,12 @@ int main(int argc, char **argv)
     double secs = now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%d steps in %.2f s: %.0f tokens/s; peak memory %.1f MB\n", timed,
-           secs, (double)timed * c.B * c.T / secs, (double)ru.ru_maxrss / 1024);
+    printf("%d step%s in %.2f s: %.0f tokens/s; peak memory %.1f MB\n", timed,
+           timed == 1 ? "" : "s", secs, (double)timed * c.B * c.T / secs,
+           (double)ru.ru_maxrss / 1024);
+    const char *want = getenv("LM_PARTS");
+    if (status == KIT_OK && want && atoi(want))
+        status = parts(&m);
     free(x);
     free(y);
     gpt_free(&m);
