@@ -39,6 +39,7 @@ enum variant {
     WRONG_KV,      /* query head i reads K/V head i % g, not i / (h/g)  */
     SCALE_D_MODEL, /* scores / sqrt(d_model) instead of / sqrt(d_head) */
     NO_CAUSAL,     /* gqa_forward: the causal flag ignored              */
+    NO_SCALE,      /* scores q . k not scaled at all                    */
     N_VARIANTS
 };
 
@@ -55,6 +56,7 @@ static const char *const mistake_name[N_VARIANTS] = {
     "group index i / (n_heads / n_kv_heads))",
     "scores scaled by 1/sqrt(d_model) instead of 1/sqrt(d_head)",
     "the causal flag ignored (query t sees keys after t)",
+    "scores not scaled by 1/sqrt(d_head)",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -70,6 +72,8 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "sqrtf((float)d_head), d_head = d_model / n_heads.",
     "When cfg->causal is set, set scores[t][p] = -INFINITY for p > t "
     "before the softmax.",
+    "Multiply each score q . k by scale = 1.0f / sqrtf((float)d_head) "
+    "before the softmax, as chapter 1 does.",
 };
 
 struct layer { /* one GQA layer's inputs, in double */
@@ -91,7 +95,8 @@ static void variant_layer(enum variant v, const struct layer *L, int causal,
     const int dh = d / h, dkv = g * dh, G = h / g;
     if (v == NO_CAUSAL)
         causal = 0;
-    const double scale = 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
+    const double scale =
+        v == NO_SCALE ? 1.0 : 1.0 / sqrt(v == SCALE_D_MODEL ? d : dh);
     double *Q = kit_alloc(sizeof(double) * (size_t)T * d);
     double *K = kit_alloc(sizeof(double) * (size_t)T * dkv);
     double *V = kit_alloc(sizeof(double) * (size_t)T * dkv);

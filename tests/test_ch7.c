@@ -65,8 +65,8 @@ typedef int (*product_fn)(const float *, const float *, float *, int, int, int);
  * matmul_fast_ragged (tests/hints/ch7.txt) name them all, not only the
  * large ones. */
 static const int product_shapes[][3] = {
-    {1, 1, 1},    {3, 7, 5},      {5, 13, 17},
-    {7, 129, 33}, {37, 130, 263}, {66, 20, 19},
+    {1, 1, 1},      {3, 7, 5},    {5, 13, 17},    {7, 129, 33},
+    {37, 130, 263}, {66, 20, 19}, {50, 300, 263},
 };
 
 /* The same name for the same mistake in every step. */
@@ -142,7 +142,7 @@ static void product_shapes_test(product_fn f, const char *fname)
 
 KIT_TEST(matmul_ikj_ragged,
          "matmul_ikj: equals chapter 1's product on shapes that fill no "
-         "tile (1x1x1 to 37x130x263), C overwritten, nothing past a row")
+         "tile (1x1x1 to 50x300x263), C overwritten, nothing past a row")
 {
     product_shapes_test(matmul_ikj, "matmul_ikj");
 }
@@ -349,6 +349,10 @@ enum flash_variant {
     F_RAGGED_SHORT,     /* the last key tile one key short            */
     F_MAX_FROM_ZERO,    /* m_i started at 0, not -inf (fast_expf's    */
                         /* clamp at -87 then flattens the row)        */
+    F_NO_SCALE,         /* scores not scaled by 1/sqrt(d)             */
+    F_SCALE_D,          /* scores scaled by 1/d                       */
+    F_NOT_NORMALISED,   /* acc never divided by l                     */
+    F_SUM_OVERWRITTEN,  /* l = the tile's sum, not l * alpha + sum    */
     N_FLASH
 };
 
@@ -361,6 +365,10 @@ static const char *const flash_name[N_FLASH] = {
     "the diagonal tile skipped",
     "the ragged last tile off by one (its last key left out)",
     "the running maximum started at 0 instead of -infinity",
+    "scores not scaled by 1/sqrt(d)",
+    "scores scaled by 1/d instead of 1/sqrt(d)",
+    "the output never divided by the running sum l",
+    "the running sum overwritten by each tile's sum (l = sum)",
 };
 static const char *const flash_advice[N_FLASH] = {
     "",
@@ -381,6 +389,13 @@ static const char *const flash_advice[N_FLASH] = {
     "exp(s - m_i) is below fast_expf()'s clamp at -87: all come out "
     "equal, and the row's weights are uniform. Start m_i at -INFINITY, so "
     "that the first tile's maximum replaces it.",
+    "Scale every score by 1/sqrtf((float)d): once per query, as it goes "
+    "into Qt, is enough.",
+    "The scale is 1/sqrt(d), not 1/d: 1.0f / sqrtf((float)d).",
+    "acc holds sum_j exp(s_j - m) v_j, not yet normalised: after the last "
+    "key tile, divide each query's acc by its l.",
+    "l must hold the sum over every key seen so far: l = l * alpha + sum, "
+    "the old sum rescaled to the new maximum plus this tile's.",
 };
 
 /* The tiled algorithm in double, as variant v computes it.
@@ -390,7 +405,9 @@ static void flash_model(enum flash_variant v, const double *Q, const double *K,
                         int Bk, int causal)
 {
     const int bq = imin(Bq, T), bk = imin(Bk, T);
-    const double scale = 1.0 / sqrt((double)d);
+    const double scale = v == F_NO_SCALE  ? 1.0
+                         : v == F_SCALE_D ? 1.0 / d
+                                          : 1.0 / sqrt((double)d);
     double *acc = kit_alloc(sizeof(double) * (size_t)d);
     double *p = kit_alloc(sizeof(double) * (size_t)bk);
     for (int t = 0; t < T; t++) {
@@ -417,7 +434,9 @@ static void flash_model(enum flash_variant v, const double *Q, const double *K,
                 sum += p[j] = exp(v == F_MAX_FROM_ZERO ? fmax(p[j] - m_new, -87)
                                                        : p[j] - m_new);
             const double alpha = exp(m - m_new);
-            l = v == F_SUM_NOT_RESCALED ? l + sum : l * alpha + sum;
+            l = v == F_SUM_NOT_RESCALED  ? l + sum
+                : v == F_SUM_OVERWRITTEN ? sum
+                                         : l * alpha + sum;
             for (int c = 0; c < d; c++)
                 acc[c] *= v == F_ACC_NOT_RESCALED ? 1.0 : alpha;
             for (int j = 0; j < end; j++) {
@@ -428,7 +447,9 @@ static void flash_model(enum flash_variant v, const double *Q, const double *K,
             m = m_new;
         }
         for (int c = 0; c < d; c++)
-            out[t * d + c] = v == F_DIVIDE_INSIDE ? acc[c] : acc[c] / l;
+            out[t * d + c] = v == F_DIVIDE_INSIDE || v == F_NOT_NORMALISED
+                                 ? acc[c]
+                                 : acc[c] / l;
     }
     free(acc), free(p);
 }

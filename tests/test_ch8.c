@@ -1077,7 +1077,13 @@ enum {
     M_TIES_LAST = 8,       /* argmax ties broken to the last j         */
     M_OFFSET_1 = 16,       /* baseline: offset 1 only, not the best k  */
     M_ROW_OF_RELATED = 32, /* score read from the related word's row  */
-    M_BEST_K_LAST = 64     /* baseline ties broken to the largest k    */
+    M_BEST_K_LAST = 64,    /* baseline ties broken to the largest k    */
+    M_ARGMAX_STAYS = 128,  /* argmax's best never moved off j = 0      */
+    M_FLAT_RELATED = 256,  /* argmax compared with related's flat index */
+    M_ROW_SEQ_0 = 512,     /* the word's row taken from sequence 0     */
+    M_SCORE_INT = 1024,    /* score = hits / n_cases in int            */
+    M_NO_HITS = 2048,      /* hits never counted                       */
+    M_BEST_NEVER = 4096    /* the best offset never recorded           */
 };
 
 static const char *const advice_wrong_end =
@@ -1096,7 +1102,7 @@ static const char *const advice_ties_last =
 static int ref_argmax(const float *A_i, int i, int flags)
 {
     int best = 0;
-    for (int j = 1; j <= i; j++)
+    for (int j = 1; j <= i && !(flags & M_ARGMAX_STAYS); j++)
         if ((flags & M_TIES_LAST) ? A_i[j] >= A_i[best] : A_i[j] > A_i[best])
             best = j;
     return best;
@@ -1286,20 +1292,23 @@ static void ref_relation(const float *A, int T, const int *word,
                          double *out)
 {
     int hits = 0, best_k = 0, n_best = -1;
-    for (int c = 0; c < n_cases; c++) {
+    for (int c = 0; c < n_cases && !(flags & M_NO_HITS); c++) {
         int row = (flags & M_ROW_OF_RELATED) ? related[c] : word[c];
-        hits +=
-            ref_argmax(A + (size_t)row * T, row % T, flags) == related[c] % T;
+        const float *A_row =
+            A + (size_t)((flags & M_ROW_SEQ_0) ? row % T : row) * T;
+        hits += ref_argmax(A_row, row % T, flags) ==
+                ((flags & M_FLAT_RELATED) ? related[c] : related[c] % T);
     }
     for (int k = 0; k < T; k++) {
         int n_k = 0;
         for (int c = 0; c < n_cases; c++)
             n_k += word[c] - related[c] == k;
         int better = (flags & M_BEST_K_LAST) ? n_k >= n_best : n_k > n_best;
-        if ((flags & M_OFFSET_1) ? k == 1 : better)
+        if ((flags & M_BEST_NEVER) ? 0 : (flags & M_OFFSET_1) ? k == 1 : better)
             best_k = k, n_best = n_k;
     }
-    out[0] = (double)hits / n_cases;
+    out[0] = (flags & M_SCORE_INT) ? (double)(hits / n_cases)
+                                   : (double)hits / n_cases;
     out[1] = (double)n_best / n_cases;
     out[2] = best_k;
 }
@@ -1308,10 +1317,12 @@ static int expect_relation(const char *call, const float *A, int N, int T,
                            const int *word, const int *related, int n_cases,
                            const double *want)
 {
-    const int flags[4] = {M_TIES_LAST, M_OFFSET_1, M_ROW_OF_RELATED,
-                          M_BEST_K_LAST};
-    double mis[4][3];
-    for (int v = 0; v < 4; v++)
+    const int flags[10] = {M_TIES_LAST,   M_OFFSET_1,     M_ROW_OF_RELATED,
+                           M_BEST_K_LAST, M_ARGMAX_STAYS, M_FLAT_RELATED,
+                           M_ROW_SEQ_0,   M_SCORE_INT,    M_NO_HITS,
+                           M_BEST_NEVER};
+    double mis[10][3];
+    for (int v = 0; v < 10; v++)
         ref_relation(A, T, word, related, n_cases, flags[v], mis[v]);
     const struct kit_mistake m[] = {
         {"argmax ties broken to the last j instead of the first",
@@ -1328,7 +1339,30 @@ static int expect_relation(const char *call, const float *A, int N, int T,
         {"baseline ties broken to the largest k instead of the smallest",
          "When two offsets have as many cases, keep the first (the "
          "smallest k): replace the best only on a strictly larger count.",
-         mis[3]}};
+         mis[3]},
+        {"the row's argmax never moved off j = 0 (best never updated)",
+         "Scan j = 1 .. i and set best = j whenever A_i[j] > A_i[best].",
+         mis[4]},
+        {"the argmax compared with the related word's flat position "
+         "related[c], not its position in the row related[c] % T",
+         "row_argmax() returns a position in the row, 0 .. T-1: compare it "
+         "with related[c] % T.",
+         mis[5]},
+        {"every word's row read from sequence 0 (word[c] % T rows in)",
+         "word[c] is a flat position n*T + i: its row is A + word[c] * T, "
+         "not A + (word[c] % T) * T.",
+         mis[6]},
+        {"the score divided in int (hits / n_cases is 0 unless every case "
+         "hits)",
+         "Divide in float: (float)hits / (float)n_cases.", mis[7]},
+        {"the hits never counted",
+         "Add 1 to hits for every case whose row's argmax is the related "
+         "word.",
+         mis[8]},
+        {"the best offset never recorded (best_k and its count never set)",
+         "When an offset's count beats the best so far, keep both: best_k = "
+         "k and its count.",
+         mis[9]}};
     float score = NAN, baseline = NAN;
     int best_k = -77;
     float *Ag = kit_guarded_copy(A, (size_t)N * T * T, "A", "N*T*T");
@@ -1343,7 +1377,7 @@ static int expect_relation(const char *call, const float *A, int N, int T,
     const float got[3] = {score, baseline, (float)best_k};
     char what[200];
     snprintf(what, sizeof what, "%s: {score, baseline, best_k}", call);
-    return KIT_EXPECT_TENSOR(what, got, want, 1, 3, 1e-6, m, 4);
+    return KIT_EXPECT_TENSOR(what, got, want, 1, 3, 1e-6, m, 10);
 }
 
 KIT_TEST(relation_score_hand, "relation_score: the head's share and the best "
@@ -1417,11 +1451,15 @@ KIT_TEST(relation_score_errors,
                    KIT_E_SIZE);
     relation_error("relation_score(A, 2, 4, ..., 0 cases)", hand_A, 2, 4, w, r,
                    0, 0, KIT_E_SIZE);
-    /* the second case of each pair is the bad one */
+    /* the second case of each pair is the bad one, but in the first */
     const struct {
         int w[2], r[2];
         const char *call;
     } bad[] = {
+        {{1, 3},
+         {2, 1},
+         "relation_score: case 0's related word (2) after "
+         "its word (1)"},
         {{3, 1},
          {1, 2},
          "relation_score: case 1's related word (2) after "

@@ -2,7 +2,10 @@
 # The tests name the mistakes a generator plants, not only a catalogue's.
 #
 # tools/checks/mutgen/gen.awk walks each exercise function of chapters
-# 1-4 (chapter 4's backward passes too) and writes one mutated copy of
+# 1-4 and 6-8 (chapter 4's backward passes too, and the static helpers
+# the reference builds chapters 6-8's functions from: the cache's
+# attention, chapter 7's tiles, packing and kernels, the argmax) and
+# writes one mutated copy of
 # its solution file per classic mistake, family by family: loop bounds
 # (one past the end, one short, one late), initial values, steps left
 # out, done twice or moved, and the anchored families of
@@ -22,14 +25,21 @@
 #   missed       every test passes
 #   equivalent   every test passes, and expect.tsv says the change is
 #                no mistake on any input (not counted)
+#   compiler     the kit's own build refuses it: every error is a
+#                warning that -Werror makes one (a loop the compiler
+#                proves runs past an array, a vector read uninitialised)
+#   unseen       every test passes, and expect.tsv says why the tests'
+#                inputs cannot show it (a mistake all the same: counted
+#                among the planted, not among the caught)
 #   sanitizer    every test passes, and expect.tsv says no test can see
 #                it (a write past a scratch block the function allocates
 #                itself): then it must fail under AddressSanitizer, as
 #                make test SAN=1 runs it, and is counted as caught there
 # The step fails on a misnamed or missed mutant, on a mutant that does
-# not compile (the generator's defect) and on one with no line in
+# not compile for another reason (the generator's defect) and on one with no line in
 # expect.tsv; it prints a table per function and the overall rates.
-# ONLY=regex keeps the mutants whose ids match; JOBS=n (2) builds in
+# ONLY=regex keeps the mutants whose ids match, ONLY_CH=n (or 6|7) those of
+# chapter n; JOBS=n (2) builds in
 # parallel; VERBOSE=1 prints every mutant's naming.
 set -u
 mark="Likely mistake"
@@ -52,7 +62,10 @@ rm -rf "$work" && mkdir -p "$work"
 targets='1 ch1_attention.c ^(matmul|matmul_bt|softmax_rows|attention)$
 2 ch2_causal.c ^(causal_mask|causal_attention)$
 3 ch3_mha.c ^(mha_head_slice|mha_forward|mha_forward_fused)$
-4 ch4_grad.c ^(matmul_backward|softmax_rows_backward|causal_mask_backward|attention_backward|mha_head_slice_backward|mha_backward)$'
+4 ch4_grad.c ^(matmul_backward|softmax_rows_backward|causal_mask_backward|attention_backward|mha_head_slice_backward|mha_backward)$
+6 ch6_decode.c ^(kv_cache_append|kv_cache_read|attend_cache|decode_step|mha_decode_step|mha_decode|gqa_check_config|gqa_forward|gqa_decode_step|kv_cache_bytes)$
+7 ch7_fast.c ^(matmul_ikj|matmul_blocked|mm_tile|mm_edge|mm_rows|matmul_tiled|mm_pack_b|mm_pack_a|mm_kernel|mm_block|matmul_fast|softmax_online|fa_kernel|fa_tile|flash_attention|mha_forward_flash)$
+8 ch8_lm.c ^(layernorm_forward|layernorm_backward|row_argmax|head_offset_profile|relation_score|mean_ablate_head)$'
 
 # 1. generate
 manifest=$work/manifest.tsv
@@ -63,6 +76,9 @@ printf '%s\n' "$targets" | while read -r ch file funcs; do
         -f $here/gen.awk "solutions/$file" |
         awk -F'\t' -v OFS='\t' -v ch="$ch" -v file="$file" '{ print ch, file, $0 }' >>"$manifest"
 done
+if [ -n "${ONLY_CH:-}" ]; then
+    awk -F'\t' -v ch="$ONLY_CH" '$1 ~ "^(" ch ")$"' "$manifest" >"$manifest.only" && mv "$manifest.only" "$manifest"
+fi
 if [ -n "${ONLY:-}" ]; then
     awk -F'\t' -v re="$ONLY" '$3 ~ re' "$manifest" >"$manifest.only" && mv "$manifest.only" "$manifest"
 fi
@@ -114,7 +130,8 @@ t1=$(date +%s)
 # 3. classify. expect.tsv: id-glob <TAB> right names <TAB> neighbouring
 # names, each a list of words separated by |, "-" for none; "equivalent"
 # in place of the right names for a change that is no mistake,
-# "sanitizer" for one only AddressSanitizer can see. The first line whose
+# "sanitizer" for one only AddressSanitizer can see, "unseen" for one
+# the tests' inputs cannot show. The first line whose
 # glob matches the id is used.
 has_any() { # text words-separated-by-|  -> 0 if text contains one
     local text=$1 list=$2 w
@@ -135,18 +152,25 @@ while IFS=$'\t' read -r ch file id fam before after; do
     e=$(expect "$id")
     right=${e%%$'\t'*} near=${e#*$'\t'}
     verdict="" why=""
-    if [ "$rc" = cc ]; then
+    if [ "$rc" = cc ] && grep -q 'error:' "$d/$id.cc" &&
+        ! grep 'error:' "$d/$id.cc" | grep -vq '\[-Werror='; then
+        # every error is a warning made an error: the kit's -Werror build
+        # stops the student at that line ("iteration 16 invokes undefined
+        # behavior", "'b0' may be used uninitialized")
+        verdict=compiler
+    elif [ "$rc" = cc ]; then
         verdict=broken why="does not compile: $(head -3 "$d/$id.cc" | tr '\n' ' ')"
     elif [ -z "$e" ]; then
         verdict=unlisted why="no line in $here/expect.tsv"
     elif [ "$rc" = 0 ]; then
         if [ "$right" = equivalent ]; then verdict=equivalent
+        elif [ "$right" = unseen ]; then verdict=unseen
         elif [ "$right" = sanitizer ] && [ "$(cat "$d/$id.san" 2>/dev/null)" != 0 ] &&
             grep -q 'Sanitizer' "$d/$id.san.out" 2>/dev/null; then verdict=sanitizer
         else verdict=missed why="every test of chapter $ch passes"
             [ "$right" = sanitizer ] && why="$why, and under AddressSanitizer too"
         fi
-    elif [ "$right" = equivalent ] || [ "$right" = sanitizer ]; then
+    elif [ "$right" = equivalent ] || [ "$right" = sanitizer ] || [ "$right" = unseen ]; then
         verdict=unlisted why="expect.tsv calls it $right, but tests fail"
     else
         # Each failing test's message: the lines under its FAIL line.
@@ -183,7 +207,7 @@ while IFS=$'\t' read -r ch file id fam before after; do
         else verdict=described
         fi
     fi
-    printf '%s\t%s\t%s\t%s\n' "$fn" "$id" "$verdict" "$fam" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$fn" "$id" "$verdict" "$fam" "$ch" >>"$results"
     case $verdict in
     misnamed | missed | broken | unlisted)
         echo "FAIL $id ($before -> $after): $verdict: $why"; bad=$((bad + 1)) ;;
@@ -193,18 +217,22 @@ done <"$manifest"
 
 # 4. the rates, per function and overall
 awk -F'\t' '
-    { f[$1] = 1; c[$1, $3]++; tot[$3]++; if ($3 != "equivalent") n[$1]++ }
+    { f[$1] = 1; c[$1, $3]++; tot[$3]++; if ($3 != "equivalent") n[$1]++
+      chs[$5] = 1; cc[$5, $3]++; if ($3 != "equivalent") nc[$5]++ }
     END {
-        printf "%-24s %6s %6s %6s %6s %6s %6s %6s %6s\n", "function", "named", "neigh", "descr", "san", "misnam", "missed", "N", "equiv"
+        printf "%-24s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s\n", "function", "named", "neigh", "descr", "san", "cc", "unseen", "misnam", "missed", "N", "equiv"
         for (k in f) order[++m] = k
         for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
         for (i = 1; i <= m; i++) {
             k = order[i]
-            printf "%-24s %6d %6d %6d %6d %6d %6d %6d %6d\n", k, c[k, "named"], c[k, "neighbouring"], c[k, "described"], c[k, "sanitizer"], c[k, "misnamed"], c[k, "missed"], n[k], c[k, "equivalent"]
+            printf "%-24s %6d %6d %6d %6d %6d %6d %6d %6d %6d %6d\n", k, c[k, "named"], c[k, "neighbouring"], c[k, "described"], c[k, "sanitizer"], c[k, "compiler"], c[k, "unseen"], c[k, "misnamed"], c[k, "missed"], n[k], c[k, "equivalent"]
         }
+        for (h = 1; h <= 99; h++)
+            if (h in chs)
+                printf "chapter %d: named %d, neighbouring %d, described %d, SAN=1 %d, compiler %d, unseen %d, misnamed %d, missed %d, of %d planted (%d equivalent)\n", h, cc[h, "named"], cc[h, "neighbouring"], cc[h, "described"], cc[h, "sanitizer"], cc[h, "compiler"], cc[h, "unseen"], cc[h, "misnamed"], cc[h, "missed"], nc[h], cc[h, "equivalent"]
         N = NR - tot["equivalent"]
         if (N > 0)
-            printf "generated mistakes: named %d, neighbouring %d, described %d, caught only by SAN=1 %d, misnamed %d, missed %d, of %d planted (%d%% named; %d equivalent changes not counted)\n", tot["named"], tot["neighbouring"], tot["described"], tot["sanitizer"], tot["misnamed"], tot["missed"], N, 100 * tot["named"] / N, tot["equivalent"]
+            printf "generated mistakes: named %d, neighbouring %d, described %d, caught only by SAN=1 %d, refused by the compiler (-Werror) %d, unseen on the tests inputs %d, misnamed %d, missed %d, of %d planted (%d%% named; %d equivalent changes not counted)\n", tot["named"], tot["neighbouring"], tot["described"], tot["sanitizer"], tot["compiler"], tot["unseen"], tot["misnamed"], tot["missed"], N, 100 * tot["named"] / N, tot["equivalent"]
     }' "$results"
 echo "built and ran $(wc -l <"$manifest") mutants in $((t1 - t0)) s ($jobs at a time), read their messages in $(($(date +%s) - t1)) s"
 [ -s "$results" ] && [ $bad -eq 0 ]

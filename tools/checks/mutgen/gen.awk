@@ -25,7 +25,8 @@
 #   operands, transposed indices, scales, strides, head routing, signs.
 # The argument checks at a function's top are left alone: the walk
 # starts at its first top-level `for` or step, where the computation
-# starts.
+# starts. Only the rules of family `check` (a contract's test written
+# wrong: `T > c->capacity` for `T > c->capacity - c->len`) reach them.
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 
@@ -64,6 +65,8 @@ function is_step(s,    t) {
     if (t ~ /^(rc|[a-zA-Z_]+) = .*malloc/) return 0
     if (t ~ /^rc = /) return 0
     if (t !~ /^[a-zA-Z_]/) return 0
+    # a declaration of any other type: `uint64_t total = 2;`, `mm_vec b0, b1;`
+    if (t ~ /^[a-zA-Z_][a-zA-Z_0-9]* +\**[a-zA-Z_][a-zA-Z_0-9]*(\[[^]]*\])* *(=|;|,)/) return 0
     if (gsub(/\(/, "(", t) != gsub(/\)/, ")", t)) return 0
     return 1
 }
@@ -107,8 +110,16 @@ END {
     }
     for (n = 1; n <= N; n++) {
         fn = F[n]
-        if (fn == "" || fn !~ funcs || !B[n]) continue
+        if (fn == "" || fn !~ funcs) continue
         s = L[n]
+        if (!B[n]) {
+            for (r = 1; r <= nr; r++) {
+                if (R_fam[r] != "check" || fn !~ R_fn[r] || !index(s, R_from[r])) continue
+                t = lsub(s, R_from[r], R_to[r])
+                emit(fn "." R_fam[r] "." R_what[r], R_fam[r], s, t, n, t)
+            }
+            continue
+        }
         # bound: every counted loop
         if (s ~ /for \(int [a-z_0-9]+ = [^;]+; [^;]*< [^;]+; [a-z_0-9]+\+\+\)/) {
             k = index(s, "for (int ") + 9
@@ -135,8 +146,9 @@ END {
             t = lsub(s, "= 0.0f;", "= 1.0f;")
             emit(fn ".init." v ".one", "init", s, t, n, t)
         }
-        # skip and dup: every step
-        if (is_step(s)) {
+        # skip and dup: every step (not the last line of a statement
+        # continued from the line before, as an initializer's)
+        if (is_step(s) && L[n - 1] !~ /(,|=|\(|&&|\|\|)[ \t]*$/) {
             ind = s; sub(/[^ ].*/, "", ind)
             w = step_name(s)
             t = ind "(void)0; /* skipped: " trim(s) " */"
