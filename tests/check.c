@@ -54,9 +54,19 @@ void kit_poison(float *x, size_t n)
  * The bits: exponent all ones, bit 22 clear (signalling; set once it has
  * passed through arithmetic), bit 21 set (the NAN macro and 0/0 never
  * have it), bit 20 the side (1: past the end), bits 14-19 the slot, 7-13
- * the generation, 0-6 k. */
+ * the generation, 0-6 k.
+ *
+ * Beyond each guard lies a far zone of GUARD_FAR floats, whose NaNs all
+ * carry k = GUARD_FAR_K: a read 65 to 64 + GUARD_FAR floats outside the
+ * buffer is named as "more than 64 floats past the end" of that buffer,
+ * rather than reaching the guards of whatever buffer the allocator put
+ * next to it and being named as that one's ("before the start of C" for
+ * a read far past the end of A). GUARD_LEAD: the floats before the data. */
 #define GUARD_MARK      0x7fa00000u
 #define GUARD_MARK_MASK 0x7fa00000u /* bit 22 either way */
+#define GUARD_FAR       192
+#define GUARD_FAR_K     0x7fu
+#define GUARD_LEAD      (GUARD_FAR + KIT_GUARD)
 
 /* The live kit_guarded() buffers, so that the grader's
  * proxies (tools/harness/proxy.c) send a buffer to the worker with its
@@ -93,21 +103,26 @@ static uint32_t float_bits(float f)
     return u;
 }
 
-/* Set slot's guards to what they should hold. */
+/* Set slot's guards and far zones to what they should hold. */
 static void set_guards(int slot)
 {
-    float *base = outputs[slot].base, *x = base + KIT_GUARD;
+    float *base = outputs[slot].base, *x = base + GUARD_LEAD;
+    const size_t n = outputs[slot].n;
+    const unsigned gen = outputs[slot].gen;
     for (size_t k = 0; k < KIT_GUARD; k++) {
-        x[-(ptrdiff_t)k - 1] =
-            bits_float(guard_bits(slot, outputs[slot].gen, 0, k + 1));
-        x[outputs[slot].n + k] =
-            bits_float(guard_bits(slot, outputs[slot].gen, 1, k));
+        x[-(ptrdiff_t)k - 1] = bits_float(guard_bits(slot, gen, 0, k + 1));
+        x[n + k] = bits_float(guard_bits(slot, gen, 1, k));
+    }
+    for (size_t f = 0; f < GUARD_FAR; f++) {
+        base[f] = bits_float(guard_bits(slot, gen, 0, GUARD_FAR_K));
+        x[n + KIT_GUARD + f] =
+            bits_float(guard_bits(slot, gen, 1, GUARD_FAR_K));
     }
 }
 
 float *kit_guarded(size_t n, const char *name, const char *size)
 {
-    float *base = kit_alloc((n + 2 * KIT_GUARD) * sizeof *base);
+    float *base = kit_alloc((n + 2 * GUARD_LEAD) * sizeof *base);
     int slot = -1;
     for (int k = 0; k < MAX_OUTPUTS && slot < 0; k++)
         if (!outputs[k].base)
@@ -117,15 +132,15 @@ float *kit_guarded(size_t n, const char *name, const char *size)
                 MAX_OUTPUTS);
         abort();
     }
-    kit_poison(base + KIT_GUARD, n);
+    kit_poison(base + GUARD_LEAD, n);
     outputs[slot].base = base;
-    outputs[slot].total = n + 2 * KIT_GUARD;
+    outputs[slot].total = n + 2 * GUARD_LEAD;
     outputs[slot].n = n;
     outputs[slot].name = name;
     outputs[slot].size = size;
     outputs[slot].gen = generation++;
     set_guards(slot);
-    return base + KIT_GUARD;
+    return base + GUARD_LEAD;
 }
 
 float *kit_guarded_copy(const float *src, size_t n, const char *name,
@@ -141,11 +156,11 @@ void kit_output_free(float *x)
     if (!x)
         return;
     for (int k = 0; k < MAX_OUTPUTS; k++)
-        if (outputs[k].base == x - KIT_GUARD) {
+        if (outputs[k].base == x - GUARD_LEAD) {
             retired[k] = outputs[k]; /* its NaNs may still be named */
             outputs[k].base = NULL;
         }
-    free(x - KIT_GUARD);
+    free(x - GUARD_LEAD);
 }
 
 int kit_output_extent(const float *x, size_t *lead, size_t *total)
@@ -170,7 +185,16 @@ static void format_guard(char *buf, size_t size, const char *name,
     char sz[80] = "";
     if (dims)
         snprintf(sz, sizeof sz, " (%s)", dims);
-    if (!after)
+    if (k == GUARD_FAR_K && !after)
+        snprintf(buf, size,
+                 "%.*s[-%d] or further, more than %d floats before its start",
+                 len, name, KIT_GUARD + 1, KIT_GUARD);
+    else if (k == GUARD_FAR_K)
+        snprintf(buf, size,
+                 "%.*s[%zu] or further, more than %d floats past the end of "
+                 "its %zu float%s%s",
+                 len, name, n + KIT_GUARD, KIT_GUARD, n, n == 1 ? "" : "s", sz);
+    else if (!after)
         snprintf(buf, size, "%.*s[-%zu], %s its start", len, name, k,
                  k == 1 ? "just before" : "before");
     else if (k == 0)
@@ -192,8 +216,8 @@ static const char far_past_advice[] =
     "Check the loop bounds (the right size in each loop) and the row "
     "stride in the index arithmetic.";
 
-/* A write outside x (n floats, the buffer of slot): which side and k,
- * or 0 when none. */
+/* A write outside x (n floats, the buffer of slot): which side and k
+ * (GUARD_FAR_K in a far zone), or 0 when none. */
 static int find_write(const float *x, size_t n, int slot, int *after, size_t *k)
 {
     for (size_t i = 0; i < KIT_GUARD; i++) {
@@ -205,6 +229,18 @@ static int find_write(const float *x, size_t n, int slot, int *after, size_t *k)
         }
         if (float_bits(x[n + i]) != hi) {
             *after = 1, *k = i;
+            return 1;
+        }
+    }
+    const uint32_t far_lo = guard_bits(slot, outputs[slot].gen, 0, GUARD_FAR_K);
+    const uint32_t far_hi = guard_bits(slot, outputs[slot].gen, 1, GUARD_FAR_K);
+    for (size_t f = 0; f < GUARD_FAR; f++) {
+        if (float_bits(x[-(ptrdiff_t)(KIT_GUARD + f) - 1]) != far_lo) {
+            *after = 0, *k = GUARD_FAR_K;
+            return 1;
+        }
+        if (float_bits(x[n + KIT_GUARD + f]) != far_hi) {
+            *after = 1, *k = GUARD_FAR_K;
             return 1;
         }
     }
@@ -232,7 +268,7 @@ int kit_expect_in_bounds(const char *file, int line, const char *call,
     int slot = -1, after;
     size_t k;
     for (int s = 0; s < MAX_OUTPUTS; s++)
-        if (outputs[s].base && outputs[s].base + KIT_GUARD == x)
+        if (outputs[s].base && outputs[s].base + GUARD_LEAD == x)
             slot = s;
     if (slot < 0) { /* the test's own mistake */
         fprintf(stderr, "test: %s:%d: %s is not a kit_guarded() buffer\n", file,
@@ -252,7 +288,7 @@ int kit_expect_guards(const char *file, int line, const char *call)
     for (int s = 0; s < MAX_OUTPUTS; s++) {
         int after;
         size_t k;
-        if (!outputs[s].base || !find_write(outputs[s].base + KIT_GUARD,
+        if (!outputs[s].base || !find_write(outputs[s].base + GUARD_LEAD,
                                             outputs[s].n, s, &after, &k))
             continue;
         set_guards(s); /* said once */
@@ -275,7 +311,7 @@ static const struct guarded *guard_of(float x, int *after, size_t *k, int *live)
     const unsigned gen = u >> 7 & 0x7f;
     *after = (int)(u >> 20 & 1);
     *k = u & 0x7f;
-    if (*k >= KIT_GUARD + 1 || (!*after && *k == 0))
+    if ((*k >= KIT_GUARD + 1 && *k != GUARD_FAR_K) || (!*after && *k == 0))
         return NULL;
     *live = outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen;
     return outputs[slot].base && (outputs[slot].gen & 0x7fu) == gen
@@ -304,8 +340,10 @@ long kit_guard_nan_from(float x, const float *buf)
     int after, live;
     size_t k;
     const struct guarded *b = guard_of(x, &after, &k, &live);
-    if (!b || !live || b->base + KIT_GUARD != buf)
+    if (!b || !live || b->base + GUARD_LEAD != buf)
         return 0;
+    if (k == GUARD_FAR_K) /* the far zone: the index nearest the buffer */
+        return after ? (long)(b->n + KIT_GUARD) : -(long)(KIT_GUARD + 1);
     return after ? (long)(b->n + k) : -(long)k;
 }
 

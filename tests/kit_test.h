@@ -156,7 +156,10 @@ void kit_poison(float *x, size_t n);
 
 /* A guarded buffer that names itself: n floats, filled with NaN (or a
  * copy of src), between KIT_GUARD guard floats on each side: signalling
- * NaNs whose payloads say which buffer and which float they are. name is
+ * NaNs whose payloads say which buffer and which float they are, and
+ * beyond each guard a far zone (192 floats) whose NaNs say "more than
+ * KIT_GUARD floats outside" that buffer, so that a read or write far
+ * past one buffer is not taken for one before the next. name is
  * the argument's name ("out"), size how its length is made ("T*d_model",
  * or NULL). Every chapter's tests use it for every buffer they hand to a
  * student's function, outputs and inputs alike:
@@ -180,7 +183,8 @@ float *kit_guarded_copy(const float *src, size_t n, const char *name,
 void kit_output_free(float *x);
 /* When x is the NaN of a guard of the live kit_guarded() buffer buf (read
  * past its end and carried by the arithmetic): the index it was read
- * from, n + k for k floats past the end, -k before the start. Else 0. */
+ * from, n + k for k floats past the end, -k before the start (from the
+ * far zone: n + KIT_GUARD, or -(KIT_GUARD + 1)). Else 0. */
 long kit_guard_nan_from(float x, const float *buf);
 #define KIT_EXPECT_GUARDS(call) kit_expect_guards(__FILE__, __LINE__, call)
 int kit_expect_guards(const char *file, int line, const char *call);
