@@ -421,7 +421,7 @@ P="$AG/prep"
 pw="$work/paths"
 mkdir -p "$pw"
 # shellcheck disable=SC2046
-cc -fopenmp -o "$pw/kit_judge" "$P/kit/runner.o" "$P"/kit/test_*.o "$P"/kit/lib_*.o "$P/judge/proxy.o" \
+cc -fopenmp -o "$pw/kit_judge" "$P/kit/runner.o" "$P"/kit/test_*.o $(sed "s|^|$P/|" "$P/judge-libs.txt") "$P/judge/proxy.o" \
     "$P/judge/leakreport.o" $(grep -vxF -f "$P/judged-files.txt" "$P/files.txt" | sed "s|^|$P/stub/|; s|\.c\$|.o|") \
     -lcunit -lseccomp -lm || fail "the judge does not link"
 scf=$(cat "$P/student-cflags")

@@ -170,7 +170,7 @@ if ! $CC $LDFLAGS -static -o "$OUT/kit_worker" "$PREP/judge/worker.o" "${wobjs[@
     exit 0
 fi
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o "$PREP"/kit/lib_*.o \
+if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o $(sed "s|^|$PREP/|" "$PREP/judge-libs.txt") \
     "$PREP/judge/proxy.o" "$PREP/judge/leakreport.o" "${jstubs[@]}" $cunit -lseccomp -lm >"$OUT/log/link-judge" 2>&1; then
     { echo -n "the kit's judge does not link (a fault of the kit, not of the submission): "; grep -m1 -E 'error|undefined' "$OUT/log/link-judge" | one_line; echo; } >"$OUT/status.txt"
     exit 0

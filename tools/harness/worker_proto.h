@@ -16,11 +16,12 @@
 #define WORKER_PROTO_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define WORKER_REQ_FD   3
 #define WORKER_REP_FD   4
 #define WORKER_MAGIC    0x4b495457u /* "KITW" */
-#define WORKER_MAX_INTS 16
+#define WORKER_MAX_INTS 32
 #define WORKER_MAX_BUFS 16
 /* No buffer of the chapters' tests comes near this. */
 #define WORKER_MAX_BYTES (64u << 20)
@@ -72,6 +73,23 @@ enum worker_fn {
     W_GQA_FORWARD,
     W_GQA_DECODE_STEP,
     W_KV_CACHE_BYTES,
+    /* chapter 8's exercises */
+    W_LAYERNORM_FORWARD = 112,
+    W_LAYERNORM_BACKWARD,
+    W_HEAD_OFFSET_PROFILE,
+    W_RELATION_SCORE,
+    W_MEAN_ABLATE_HEAD,
+    /* chapter 8's model (given/gpt.c), one request per call of the
+     * model: nothing stays in the worker. The request carries the
+     * model's sizes (integers 0-5), its numbers and its state; the
+     * worker rebuilds the model (gpt_layout()), makes the call and sends
+     * the numbers and the state back (proxy.c, "Chapter 8"). */
+    W_GPT_FORWARD = 128,
+    W_GPT_BACKWARD,
+    W_GPT_TRAIN_STEP,
+    W_GPT_GENERATE,
+    W_GPT_TRAIN_STEPS,
+    W_GPT_LOSS_PROBE,
 };
 
 struct worker_header {
@@ -89,5 +107,21 @@ struct worker_buf {
     uint32_t bytes;
     uint32_t lead; /* bytes before the pointer (a guard zone) */
 };
+
+/* A float travels as the bits of an integer (chapter 8's losses, rates). */
+static inline long long worker_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float worker_float(long long bits)
+{
+    uint32_t u = (uint32_t)bits;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 #endif
