@@ -1067,12 +1067,13 @@ int mean_ablate_head(float *concat, const float *mean, int N, int C,
  *
  * A request carries the model's sizes (integers 0-5), its state
  * (6-12: adam_t, B, T, the loss's bits, ablated, whether m->targets is
- * set, whether m->ablation is), the ablation's block and head (13, 14),
+ * set, whether m->ablation is; 31: whether m->x is), the ablation's
+ * block and head (13, 14),
  * the thread count (15) and the call's own arguments (16 on:
  * gpt_train_step() sends *loss and *norm too, which stay as they were
  * when its forward pass fails); its
  * buffers are params, grads, adam_m, adam_v and act_block (0-4, sent
- * back), the tokens m->x holds (5), the call's x and targets (6, 7), the
+ * back), the tokens m->x holds (5, for gpt_backward() only), the call's x and targets (6, 7), the
  * ablation's mean (8), gpt_generate()'s out (9, sent back), and the
  * call's arrays of gpt_train_steps() (losses, norms: 10, 11) and
  * gpt_loss_probe() (index, value, losses: 10-12). The
@@ -1099,7 +1100,7 @@ int kit_local_gpt_loss_probe(struct gpt_model *m, const int *x,
                              int n, const int *index, const float *value,
                              float *losses);
 
-enum { G8_INTS = 31, G8_BUFS = 13, G8_REPLY = 11 };
+enum { G8_INTS = 32, G8_BUFS = 13, G8_REPLY = 11 };
 
 /* The model's part of a request, from m. */
 static void model_request(const struct gpt_model *m, long long *i,
@@ -1128,7 +1129,7 @@ static void model_request(const struct gpt_model *m, long long *i,
     a[2] = floats(m->adam_m, m->n_params, 1);
     a[3] = floats(m->adam_v, m->n_params, 1);
     a[4] = floats(m->act_block, m->n_acts, 1);
-    a[5] = ints_arg(m->x, prod(m->B, m->T), 0);
+    i[31] = m->x != NULL;
     a[8] = floats(m->ablation ? m->ablation->mean : NULL,
                   m->ablation && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
 }
@@ -1197,6 +1198,8 @@ int gpt_backward(struct gpt_model *m)
         return kit_local_gpt_backward(m);
     long long i[G8_INTS] = {0}, r[G8_REPLY];
     struct arg a[G8_BUFS] = {{0}};
+    /* the one call that reads the tokens of the last forward pass */
+    a[5] = ints_arg(m->x, prod(m->B, m->T), 0);
     return model_call(W_GPT_BACKWARD, m, i, a, r);
 }
 

@@ -218,13 +218,15 @@ static int chapter8_model(long long *out, uint32_t *n_out)
             _exit(3);
         memcpy(keep[k], F(k), len[k]);
     }
-    static const int prior_targets = 0; /* only whether it is NULL counts */
+    /* m->targets, and m->x but for gpt_backward(), which reads its
+     * tokens (buffer 5): only whether they are NULL counts */
+    static const int prior_targets = 0, prior_x = 0;
     m.adam_t = I(6), m.B = I(7), m.T = I(8), m.loss = worker_float(iv[9]);
     m.ablated = I(10);
-    m.x = IB(5);
+    m.x = IB(5) ? IB(5) : I(31) ? &prior_x : NULL;
     m.targets = I(11) ? &prior_targets : NULL;
     if (m.B < 0 || m.B > cfg.B || m.T < 0 || m.T > cfg.T ||
-        (m.x && SN(5) < (size_t)m.B * m.T * sizeof(int)))
+        (IB(5) && SN(5) < (size_t)m.B * m.T * sizeof(int)))
         _exit(3);
     gpt_point_acts(&m);
     const struct gpt_ablation ab = {I(13), I(14), F(8)};
@@ -271,7 +273,7 @@ static int chapter8_model(long long *out, uint32_t *n_out)
      * x or targets (buffers 6, 7), 3 generate's out (buffer 9); then the
      * offset there */
     long long x_at = 0, t_at = 0, x_is = 0, t_is = 0;
-    if (m.x == IB(5) && m.x)
+    if (m.x && (m.x == IB(5) || m.x == &prior_x))
         x_is = 1;
     else if (where(m.x, IB(6), SN(6), &x_at))
         x_is = 2;
