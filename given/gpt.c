@@ -1218,30 +1218,36 @@ int gpt_train_steps(struct gpt_model *m, const struct gpt_train_config *tc,
     return KIT_OK;
 }
 
+struct probe {
+    struct gpt_model *m;
+    const int *x, *targets;
+    int B, T_used, g;
+    float *losses;
+};
+
+/* One pass of gpt_loss_probe(): the moved number copied (with g > 0),
+ * then the loss. */
+static int probe_pass(void *ctx, int j)
+{
+    struct probe *q = ctx;
+    if (q->g > 0)
+        gpt_kv_share(q->m, q->g, GPT_KV_COPY);
+    const int rc = gpt_forward(q->m, q->x, q->targets, q->B, q->T_used);
+    q->losses[j] = q->m->loss;
+    return rc;
+}
+
 int gpt_loss_probe(struct gpt_model *m, const int *x, const int *targets, int B,
                    int T_used, int g, int n, const int *index,
                    const float *value, float *losses)
 {
-    if (!m || !m->params || !index || !value || !losses)
+    if (!m || !m->params || !losses)
         return KIT_E_NULL;
-    for (int j = 0; j < n; j++)
-        if (index[j] < 0 || index[j] >= m->n_params)
-            return KIT_E_SIZE;
-    int status = KIT_OK;
-    for (int j = 0; j < n; j++) {
-        float *p = &m->params[index[j]];
-        const float keep = *p;
-        *p = value[j];
-        if (g > 0)
-            gpt_kv_share(m, g, GPT_KV_COPY);
-        const int rc = gpt_forward(m, x, targets, B, T_used);
-        if (status == KIT_OK)
-            status = rc;
-        losses[j] = m->loss;
-        *p = keep;
-        if (g > 0)
-            gpt_kv_share(m, g, GPT_KV_COPY);
-    }
+    struct probe q = {m, x, targets, B, T_used, g, losses};
+    const int status = kit_param_probe(m->params, m->n_params, n, index, value,
+                                       probe_pass, &q);
+    if (g > 0 && status != KIT_E_SIZE && status != KIT_E_NULL)
+        gpt_kv_share(m, g, GPT_KV_COPY); /* the copies put back too */
     return status;
 }
 

@@ -35,6 +35,7 @@
 
 #include "attention.h"
 #include "decode.h"
+#include "experiment.h"
 #include "fast.h"
 #include "gpt.h"
 #include "grad.h"
@@ -1292,4 +1293,187 @@ int gpt_loss_probe(struct gpt_model *m, const int *x, const int *targets, int B,
     a[11] = floats(value, n, 0);
     a[12] = floats(losses, n, 1);
     return model_call(W_GPT_LOSS_PROBE, m, i, a, r);
+}
+
+/* ---------------------------------------------------------------------
+ * Chapter 5: the network of the experiment, one request per call, as
+ * chapter 8's model (its tests' training and finite differences would
+ * otherwise make thousands of round trips). The judge links
+ * given/experiment.c with the six calls below renamed kit_local_*, and
+ * given/exp_measure.c with exp_measure() weak (and unoptimised, so that
+ * exp_run_one() calls it by name): the definition here wins.
+ *
+ * A request carries the layer (integer 0: chapter 3's or chapter 6's
+ * grouped-query one), whether there is a model (1), its adam_t and
+ * heads_off (2, 3) and which weights its layer last saw (4, 5: used and
+ * d_used, worker_proto.h); the call's own integers from 6 (the
+ * evaluation set's sizes 6-11 and whether there is one, 14; a float
+ * argument's bits, 12; a count, 13). Its buffers: the config's bytes
+ * (0), params, grads, adam_m, adam_v and the scratch block (1-5, sent
+ * back), x (6), the call's outputs and arrays (7-15) and the evaluation
+ * set's sequences (16, 17). The reply: the state after the call.
+ * ------------------------------------------------------------------- */
+
+int kit_local_exp_forward(struct exp_model *m, const int *x, double *loss_sum,
+                          long *correct, long *counted);
+int kit_local_exp_backward(struct exp_model *m, const int *x, float scale);
+int kit_local_exp_train_step(struct exp_model *m, const int *x, int N, float lr,
+                             float *loss);
+int kit_local_exp_train(struct exp_model *m, float *losses);
+int kit_local_exp_evaluate(struct exp_model *m, const int *x, int N,
+                           struct exp_score *score);
+int kit_local_exp_loss_probe(struct exp_model *m, const int *x, int n,
+                             const int *index, const float *value,
+                             double *losses);
+
+enum { G5_INTS = 15, G5_BUFS = 18, G5_REPLY = 4 };
+
+static int layer_id(const struct exp_config *c)
+{
+    return !c->layer ? 0 : c->layer == &exp_gqa_layer ? 1 : -1;
+}
+
+/* Whether m can go to the worker (a model of a layer it knows). */
+static int exp_remote(const struct exp_model *m)
+{
+    return m && m->params && layer_id(&m->cfg) >= 0;
+}
+
+static struct arg bytes_of(void *p, size_t n, int out)
+{
+    struct arg a = {p, p ? n : 0, 0, out};
+    return a;
+}
+
+static int exp_call(uint32_t fn, struct exp_model *m, long long *i,
+                    struct arg *a)
+{
+    long long r[G5_REPLY] = {0};
+    if (m) {
+        const long long s[] = {
+            layer_id(&m->cfg),
+            1,
+            m->adam_t,
+            (long long)m->heads_off,
+            worker_used_state(&m->used, m->W_q_used, m->W_o_used),
+            worker_used_state(&m->d_used, m->d_W_q_used, m->d_W_o_used)};
+        memcpy(i, s, sizeof s);
+        a[0] = bytes_of(&m->cfg, sizeof m->cfg, 0);
+        a[1] = floats(m->params, m->n_params, 1);
+        a[2] = floats(m->grads, m->n_params, 1);
+        a[3] = floats(m->adam_m, m->n_params, 1);
+        a[4] = floats(m->adam_v, m->n_params, 1);
+        a[5] = floats(m->X, m->n_scratch, 1);
+    }
+    const int ret = (int)call(fn, i, G5_INTS, a, G5_BUFS, r, G5_REPLY);
+    if (m) {
+        m->adam_t = (int)r[0], m->heads_off = (unsigned long long)r[1];
+        worker_set_used((int)r[2], &m->used, &m->attn, m->W_q_used,
+                        m->W_o_used);
+        worker_set_used((int)r[3], &m->d_used, &m->d_attn, m->d_W_q_used,
+                        m->d_W_o_used);
+    }
+    return ret;
+}
+
+int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
+                long *correct, long *counted)
+{
+    if (!exp_remote(m) || !x)
+        return kit_local_exp_forward(m, x, loss_sum, correct, counted);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    const size_t R = (size_t)m->n_relations;
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    a[7] = bytes_of(loss_sum, sizeof *loss_sum, 1);
+    a[8] = bytes_of(correct, R * sizeof *correct, 1);
+    a[9] = bytes_of(counted, R * sizeof *counted, 1);
+    return exp_call(W_EXP_FORWARD, m, i, a);
+}
+
+int exp_backward(struct exp_model *m, const int *x, float scale)
+{
+    if (!exp_remote(m) || !x)
+        return kit_local_exp_backward(m, x, scale);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[12] = worker_bits(scale);
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    return exp_call(W_EXP_BACKWARD, m, i, a);
+}
+
+int exp_train_step(struct exp_model *m, const int *x, int N, float lr,
+                   float *loss)
+{
+    if (!exp_remote(m) || !x || !loss || N <= 0)
+        return kit_local_exp_train_step(m, x, N, lr, loss);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[12] = worker_bits(lr), i[13] = N;
+    a[6] = ints_arg(x, prod(N, m->cfg.T), 0);
+    a[10] = floats(loss, 1, 1);
+    return exp_call(W_EXP_TRAIN_STEP, m, i, a);
+}
+
+int exp_train(struct exp_model *m, float *losses)
+{
+    if (!exp_remote(m))
+        return kit_local_exp_train(m, losses);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    a[10] = floats(losses, m->cfg.steps, 1);
+    return exp_call(W_EXP_TRAIN, m, i, a);
+}
+
+int exp_evaluate(struct exp_model *m, const int *x, int N,
+                 struct exp_score *score)
+{
+    if (!exp_remote(m) || !x || !score || N <= 0)
+        return kit_local_exp_evaluate(m, x, N, score);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[13] = N;
+    a[6] = ints_arg(x, prod(N, m->cfg.T), 0);
+    a[11] = bytes_of(score, sizeof *score, 1);
+    return exp_call(W_EXP_EVALUATE, m, i, a);
+}
+
+int exp_loss_probe(struct exp_model *m, const int *x, int n, const int *index,
+                   const float *value, double *losses)
+{
+    if (!exp_remote(m) || !x || !index || !value || !losses || n <= 0)
+        return kit_local_exp_loss_probe(m, x, n, index, value, losses);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[13] = n;
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    a[12] = ints_arg(index, n, 0);
+    a[13] = floats(value, n, 0);
+    a[14] = bytes_of(losses, (size_t)n * sizeof *losses, 1);
+    return exp_call(W_EXP_LOSS_PROBE, m, i, a);
+}
+
+/* (given/exp_measure.c's own is weak in the judge: no local call.) */
+int exp_measure(struct exp_model *m, const struct exp_eval_set *e,
+                struct exp_result *res)
+{
+    if (m && layer_id(&m->cfg) < 0) {
+        kit_check(0, "proxy.c", __LINE__,
+                  "exp_measure() on a network whose layer the grader's "
+                  "worker does not know (chapter 3's and chapter 6's only)");
+        fflush(stdout);
+        _exit(0); /* no end record: the test fails */
+    }
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    if (e) {
+        const long long s[] = {e->T,       e->S,     e->n_eval,
+                               e->n_probe, e->n_abl, e->shown};
+        memcpy(i + 6, s, sizeof s);
+        i[14] = 1;
+        a[16] = ints_arg(e->eval, prod(e->n_eval, e->T), 0);
+        a[17] = ints_arg(e->probe, prod(e->n_probe, e->T), 0);
+    }
+    a[15] = bytes_of(res, sizeof *res, 1);
+    return exp_call(W_EXP_MEASURE, m, i, a);
 }

@@ -17,6 +17,7 @@
 
 #include "attention.h"
 #include "decode.h"
+#include "experiment.h"
 #include "fast.h"
 #include "gpt.h"
 #include "grad.h"
@@ -292,6 +293,90 @@ static int chapter8_model(long long *out, uint32_t *n_out)
     return ret;
 }
 
+/* Chapter 5's network (proxy.c, "Chapter 5"): rebuilt from the request,
+ * called once, its numbers sent back in the request's buffers and its
+ * state as the reply's integers. */
+static void eval_set(struct exp_eval_set *e)
+{
+    const struct exp_eval_set s = {I(6),  I(7),   I(8),   I(9),
+                                   I(10), IB(16), IB(17), I(11)};
+    *e = s;
+    if (SN(16) < (size_t)e->n_eval * e->T * sizeof(int) ||
+        SN(17) < (size_t)e->n_probe * e->T * sizeof(int))
+        _exit(3);
+}
+
+static int chapter5(long long *out, uint32_t *n_out)
+{
+    struct exp_config cfg;
+    if (I(1) && SN(0) != sizeof cfg)
+        _exit(3);
+    if (I(1))
+        memcpy(&cfg, S(0), sizeof cfg);
+    cfg.layer = I(0) ? &exp_gqa_layer : NULL;
+    struct exp_model m;
+    struct exp_model *mp = I(1) ? &m : NULL;
+    if (mp && exp_model_layout(&m, &cfg) != KIT_OK)
+        _exit(4);
+    float *keep[] = {NULL, NULL, NULL, NULL, NULL};
+    size_t len[5] = {0};
+    if (mp) {
+        float *const b[] = {m.params, m.grads, m.adam_m, m.adam_v, m.X};
+        const size_t P = (size_t)m.n_params * sizeof(float);
+        const size_t n[] = {P, P, P, P, (size_t)m.n_scratch * sizeof(float)};
+        for (uint32_t k = 0; k < 5; k++) {
+            if (SN(k + 1) != n[k] || bufs[k + 1].d.lead)
+                _exit(3);
+            keep[k] = b[k], len[k] = n[k];
+            memcpy(b[k], F(k + 1), n[k]);
+        }
+        m.adam_t = I(2);
+        m.heads_off = (unsigned long long)iv[3];
+        worker_set_used(I(4), &m.used, &m.attn, m.W_q_used, m.W_o_used);
+        worker_set_used(I(5), &m.d_used, &m.d_attn, m.d_W_q_used, m.d_W_o_used);
+    }
+    struct exp_eval_set e;
+    eval_set(&e);
+    int ret = 0;
+    switch (h.fn) {
+    case W_EXP_FORWARD:
+        ret = exp_forward(mp, IB(6), (double *)(void *)S(7),
+                          (long *)(void *)S(8), (long *)(void *)S(9));
+        break;
+    case W_EXP_BACKWARD:
+        ret = exp_backward(mp, IB(6), worker_float(iv[12]));
+        break;
+    case W_EXP_TRAIN_STEP:
+        ret = exp_train_step(mp, IB(6), I(13), worker_float(iv[12]), F(10));
+        break;
+    case W_EXP_TRAIN: ret = exp_train(mp, F(10)); break;
+    case W_EXP_EVALUATE:
+        ret = exp_evaluate(mp, IB(6), I(13), (struct exp_score *)(void *)S(11));
+        break;
+    case W_EXP_LOSS_PROBE:
+        ret = exp_loss_probe(mp, IB(6), I(13), IB(12), F(13),
+                             (double *)(void *)S(14));
+        break;
+    case W_EXP_MEASURE:
+        ret = exp_measure(mp, I(14) ? &e : NULL,
+                          (struct exp_result *)(void *)S(15));
+        break;
+    default: _exit(3);
+    }
+    *n_out = 4;
+    if (!mp)
+        return ret;
+    for (uint32_t k = 0; k < 5; k++)
+        memcpy(F(k + 1), keep[k], len[k]);
+    const long long f[] = {
+        m.adam_t, (long long)m.heads_off,
+        worker_used_state(&m.used, m.W_q_used, m.W_o_used),
+        worker_used_state(&m.d_used, m.d_W_q_used, m.d_W_o_used)};
+    memcpy(out, f, sizeof f);
+    exp_model_free(&m);
+    return ret;
+}
+
 int main(void)
 {
     for (;;) {
@@ -452,6 +537,13 @@ int main(void)
         case W_GPT_GENERATE:
         case W_GPT_TRAIN_STEPS:
         case W_GPT_LOSS_PROBE: ret = chapter8_model(out, &n_out); break;
+        case W_EXP_FORWARD:
+        case W_EXP_BACKWARD:
+        case W_EXP_TRAIN_STEP:
+        case W_EXP_TRAIN:
+        case W_EXP_EVALUATE:
+        case W_EXP_LOSS_PROBE:
+        case W_EXP_MEASURE: ret = chapter5(out, &n_out); break;
         default: _exit(3);
         }
         fflush(stdout);
