@@ -267,23 +267,12 @@ void exp_model_free(struct exp_model *m)
 }
 
 /* @listing exp_model_init */
-/* Check cfg, lay out P parameters, draw them from cfg->seed. */
-int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
+int exp_model_layout(struct exp_model *m, const struct exp_config *cfg)
 {
     if (!m || !cfg)
         return KIT_E_NULL;
     memset(m, 0, sizeof *m);
     const int R = exp_task_relations(cfg->task);
-    if (R == 0 || cfg->n_symbols <= 0 || cfg->T < 3 || cfg->batch <= 0 ||
-        cfg->steps < 0 || !(cfg->score_scale > 0))
-        return KIT_E_SIZE;
-    if (cfg->task == EXP_TASK_CONTENT &&
-        (cfg->n_classes <= 0 || cfg->n_symbols % cfg->n_classes != 0))
-        return KIT_E_SIZE;
-    if (cfg->n_layers < 0 ||
-        (cfg->n_layers > 1 && (cfg->layer != NULL || cfg->score_scale != 1.0f)))
-        return KIT_E_SIZE; /* a stack is of chapter 3's layer, as it is */
-    TRY(layer_of(cfg)->check(cfg)); /* mha_check_config() by default */
     m->cfg = *cfg;
     m->attn_cfg = (struct mha_config){cfg->d_model, cfg->n_heads, 1};
     m->n_relations = R;
@@ -297,7 +286,6 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
 
     /* 2. one block each for the parameters, gradients and Adam's state */
     int d = cfg->d_model, T = cfg->T, RS = R * cfg->n_symbols;
-    int kv = layer_of(cfg)->kv_width(cfg);
     int scratch = 5 * T * d + 2 * T * RS + cfg->n_heads * T * T + 4 * d * d;
     int L = layers_of(cfg); /* a stack keeps its layers' inputs, and two */
     scratch += L > 1 ? (L + 2) * T * d : 0; /* rows of gradients */
@@ -306,6 +294,7 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->adam_m = calloc((size_t)P, sizeof(float));
     m->adam_v = calloc((size_t)P, sizeof(float));
     m->X = calloc((size_t)scratch, sizeof(float));
+    m->n_scratch = scratch;
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->X) {
         exp_model_free(m);
         return KIT_E_NOMEM;
@@ -326,8 +315,31 @@ int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
     m->d_W_o_used = m->d_W_q_used + d * d;
     m->layer_in = L > 1 ? m->d_W_o_used + d * d : NULL;
 
+    return KIT_OK;
+}
+
+/* Check cfg, lay out P parameters, draw them from cfg->seed. */
+int exp_model_init(struct exp_model *m, const struct exp_config *cfg)
+{
+    if (!m || !cfg)
+        return KIT_E_NULL;
+    memset(m, 0, sizeof *m);
+    const int R = exp_task_relations(cfg->task);
+    if (R == 0 || cfg->n_symbols <= 0 || cfg->T < 3 || cfg->batch <= 0 ||
+        cfg->steps < 0 || !(cfg->score_scale > 0))
+        return KIT_E_SIZE;
+    if (cfg->task == EXP_TASK_CONTENT &&
+        (cfg->n_classes <= 0 || cfg->n_symbols % cfg->n_classes != 0))
+        return KIT_E_SIZE;
+    if (cfg->n_layers < 0 ||
+        (cfg->n_layers > 1 && (cfg->layer != NULL || cfg->score_scale != 1.0f)))
+        return KIT_E_SIZE; /* a stack is of chapter 3's layer, as it is */
+    TRY(layer_of(cfg)->check(cfg)); /* mha_check_config() by default */
+    TRY(exp_model_layout(m, cfg));
     /* 3. starting weights, uniform in [-a, a]; they do not depend on
      *    n_heads, so the runs being compared start from the same numbers */
+    const int d = cfg->d_model, T = cfg->T, L = layers_of(cfg);
+    const int kv = layer_of(cfg)->kv_width(cfg), RS = R * cfg->n_symbols;
     struct rng r;
     rng_seed(&r, cfg->seed);
     const float e = cfg->emb_init, s = 1.0f / sqrtf((float)d);
@@ -495,6 +507,29 @@ int exp_backward(struct exp_model *m, const int *x, float scale)
     return KIT_OK;
 }
 /* @end exp_backward */
+
+struct probe {
+    struct exp_model *m;
+    const int *x;
+    double *losses;
+};
+
+static int probe_pass(void *ctx, int j)
+{
+    struct probe *q = ctx;
+    q->losses[j] = 0;
+    return exp_forward(q->m, q->x, &q->losses[j], NULL, NULL);
+}
+
+int exp_loss_probe(struct exp_model *m, const int *x, int n, const int *index,
+                   const float *value, double *losses)
+{
+    if (!m || !m->params || !x || !losses)
+        return KIT_E_NULL;
+    struct probe q = {m, x, losses};
+    return kit_param_probe(m->params, m->n_params, n, index, value, probe_pass,
+                           &q);
+}
 
 /* ---------------------------------------------------------------------
  * Training

@@ -210,6 +210,14 @@ static int point_acts(struct gpt_acts *a, float *block, int B, int T,
 }
 /* @end gpt_point_acts */
 
+void gpt_point_acts(struct gpt_model *m)
+{
+    if (m->B > 0)
+        point_acts(&m->a, m->act_block, m->B, m->T, &m->cfg);
+    else
+        memset(&m->a, 0, sizeof m->a);
+}
+
 void gpt_free(struct gpt_model *m)
 {
     if (!m)
@@ -245,22 +253,16 @@ static int readout_chunks(int N)
 }
 
 /* @listing gpt_init */
-/* Check cfg, lay out and allocate, draw GPT-2's starting weights. */
-int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
-             unsigned long long seed)
+/* Lay out and allocate m for cfg (already checked), every number 0. */
+int gpt_layout(struct gpt_model *m, const struct gpt_config *cfg)
 {
     if (!m || !cfg)
         return KIT_E_NULL;
     memset(m, 0, sizeof *m);
-    /* the student's chapter 3 check of the attention's sizes first, as
-     * mha_forward() will make it; then the rest of the model's */
     m->attn_cfg = (struct mha_config){cfg->C, cfg->n_heads, 1};
-    TRY(mha_check_config(&m->attn_cfg));
-    TRY(gpt_check_config(cfg, NULL, 0));
     m->cfg = *cfg;
-
-    /* 1. count, then allocate: parameters, gradients, AdamW's moments,
-     *    the activations, the backward pass's scratch */
+    /* count, then allocate: parameters, gradients, AdamW's moments, the
+     * activations, the backward pass's scratch */
     struct gpt_acts counted;
     const int P = point_params(&m->p, NULL, cfg);
     const int A = point_acts(&counted, NULL, cfg->B, cfg->T, cfg);
@@ -289,6 +291,22 @@ int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
     point_params(&m->g, m->grads, cfg);
     m->d_ln = m->d_x + NC;
     m->d_f = m->d_ln + NC;
+    return KIT_OK;
+}
+
+/* Check cfg, lay out and allocate, draw GPT-2's starting weights. */
+int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
+             unsigned long long seed)
+{
+    if (!m || !cfg)
+        return KIT_E_NULL;
+    memset(m, 0, sizeof *m);
+    /* 1. the student's chapter 3 check of the attention's sizes first, as
+     *    mha_forward() will make it; then the rest of the model's */
+    const struct mha_config attn = {cfg->C, cfg->n_heads, 1};
+    TRY(mha_check_config(&attn));
+    TRY(gpt_check_config(cfg, NULL, 0));
+    TRY(gpt_layout(m, cfg));
 
     /* 2. GPT-2's starting weights: N(0, 0.02); the two projections that
      *    add into the residual stream scaled by 1/sqrt(2L); gains 1 */
@@ -828,7 +846,7 @@ static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
             return KIT_E_SIZE;
     m->B = B, m->T = T, m->x = x, m->targets = targets, m->loss = 0;
     m->ablated = m->ablation != NULL;
-    point_acts(&m->a, m->act_block, B, T, c); /* packed for this batch */
+    gpt_point_acts(m); /* packed for this batch */
     const struct gpt_params *p = &m->p;
     struct gpt_acts *a = &m->a;
 
@@ -1187,6 +1205,51 @@ int gpt_train_step(struct gpt_model *m, const struct gpt_train_config *tc,
     return KIT_OK;
 }
 /* @end gpt_train_step */
+
+int gpt_train_steps(struct gpt_model *m, const struct gpt_train_config *tc,
+                    int first, int n, const int *x, const int *targets, int B,
+                    int T_used, float *losses, float *norms)
+{
+    if (!losses)
+        return KIT_E_NULL;
+    for (int k = 0; k < n; k++)
+        TRY(gpt_train_step(m, tc, first + k, x, targets, B, T_used, &losses[k],
+                           norms ? &norms[k] : NULL));
+    return KIT_OK;
+}
+
+struct probe {
+    struct gpt_model *m;
+    const int *x, *targets;
+    int B, T_used, g;
+    float *losses;
+};
+
+/* One pass of gpt_loss_probe(): the moved number copied (with g > 0),
+ * then the loss. */
+static int probe_pass(void *ctx, int j)
+{
+    struct probe *q = ctx;
+    if (q->g > 0)
+        gpt_kv_share(q->m, q->g, GPT_KV_COPY);
+    const int rc = gpt_forward(q->m, q->x, q->targets, q->B, q->T_used);
+    q->losses[j] = q->m->loss;
+    return rc;
+}
+
+int gpt_loss_probe(struct gpt_model *m, const int *x, const int *targets, int B,
+                   int T_used, int g, int n, const int *index,
+                   const float *value, float *losses)
+{
+    if (!m || !m->params || !losses)
+        return KIT_E_NULL;
+    struct probe q = {m, x, targets, B, T_used, g, losses};
+    const int status = kit_param_probe(m->params, m->n_params, n, index, value,
+                                       probe_pass, &q);
+    if (g > 0 && status != KIT_E_SIZE && status != KIT_E_NULL)
+        gpt_kv_share(m, g, GPT_KV_COPY); /* the copies put back too */
+    return status;
+}
 
 /* ---------------------------------------------------------------------
  * Generation

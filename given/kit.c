@@ -1,5 +1,6 @@
 /*
- * kit.c: status codes as sentences and names (kit.h). Given code.
+ * kit.c: status codes as sentences and names, and the parameter probe
+ * of the finite-difference tests (kit.h). Given code.
  */
 #include "kit.h"
 
@@ -35,4 +36,25 @@ const char *kit_status_name(int status)
     case KIT_E_TODO: return "KIT_E_TODO";
     default: return "an unknown status";
     }
+}
+
+int kit_param_probe(float *params, int P, int n, const int *index,
+                    const float *value, int (*pass)(void *ctx, int j),
+                    void *ctx)
+{
+    if (!params || !index || !value || !pass)
+        return KIT_E_NULL;
+    for (int j = 0; j < n; j++)
+        if (index[j] < 0 || index[j] >= P)
+            return KIT_E_SIZE;
+    int status = KIT_OK;
+    for (int j = 0; j < n; j++) {
+        const float keep = params[index[j]];
+        params[index[j]] = value[j];
+        const int rc = pass(ctx, j);
+        if (status == KIT_OK)
+            status = rc;
+        params[index[j]] = keep;
+    }
+    return status;
 }

@@ -715,21 +715,27 @@ KIT_TEST(gpt_fd_every_tensor,
         goto done;
     float *once = kit_alloc((size_t)m.n_params * sizeof *once);
     memcpy(once, m.grads, (size_t)m.n_params * sizeof *once);
-    for (int k = 0; k < GPT_N_TENSORS; k++) {
+    /* every parameter moved up and down, all the losses at once */
+    enum { PROBES = 2 * PER * GPT_N_TENSORS };
+    int index[PROBES];
+    float value[PROBES], loss[PROBES];
+    for (int k = 0, q = 0; k < GPT_N_TENSORS; k++) {
         const int at = (int)(m.p.t[k] - m.params);
         const int n = gpt_tensor_size(&m.cfg, k);
-        for (int j = 0; j < PER; j++) {
+        for (int j = 0; j < PER; j++, q += 2) {
             const int i = at + (j * n / PER + 7 * j + 3) % n; /* scattered */
-            float *p = &m.params[i], keep = *p;
-            *p = keep + 1e-2f;
-            float hi = *p;
-            gpt_forward(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T);
-            double up = m.loss;
-            *p = keep - 1e-2f;
-            float lo = *p;
-            gpt_forward(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T);
-            double down = m.loss;
-            *p = keep;
+            index[q] = index[q + 1] = i;
+            value[q] = m.params[i] + 1e-2f, value[q + 1] = m.params[i] - 1e-2f;
+        }
+    }
+    gpt_loss_probe(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T, 0, PROBES, index,
+                   value, loss);
+    for (int k = 0, q = 0; k < GPT_N_TENSORS; k++) {
+        const int at = (int)(m.p.t[k] - m.params);
+        for (int j = 0; j < PER; j++, q += 2) {
+            const int i = index[q];
+            const float hi = value[q], lo = value[q + 1];
+            const double up = loss[q], down = loss[q + 1];
             double want = (up - down) / ((double)hi - (double)lo);
             if (!KIT_CHECK(fabs(once[i] - want) <= 2e-3 + 2e-3 * fabs(want),
                            "d loss / d %s[%d] is %.6g, finite differences "
@@ -782,12 +788,32 @@ static int kv_share_case(int g)
     }
     const int C = c.C, d = C / c.n_heads, group = c.n_heads / g;
     const int tensors[2] = {GPT_W_K, GPT_W_V};
+    /* a third of the shared numbers, each moved up and down with its
+     * copies (gpt_loss_probe), all the losses at once */
+    enum { MOST = 2 * CH8_L * CH8_C * CH8_C * 2 };
+    int index[MOST], n_probe = 0;
+    float value[MOST], loss[MOST];
     for (int k = 0; ok && k < 2; k++)
+        for (int l = 0; l < c.L; l++)
+            for (int r = 0; r < C; r++)
+                for (int col = 0; col < C; col++) {
+                    const int at = l * C * C + r * C + col;
+                    if ((col / d) % group != 0 || (r + col + l + k) % 3 != 0)
+                        continue;
+                    const int i = (int)(m.p.t[tensors[k]] + at - m.params);
+                    index[n_probe] = index[n_probe + 1] = i;
+                    value[n_probe] = m.params[i] + 1e-2f;
+                    value[n_probe + 1] = m.params[i] - 1e-2f;
+                    n_probe += 2;
+                }
+    if (ok)
+        gpt_loss_probe(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T, g, n_probe,
+                       index, value, loss);
+    for (int k = 0, q = 0; ok && k < 2; k++)
         for (int l = 0; ok && l < c.L; l++)
             for (int r = 0; ok && r < C; r++)
                 for (int col = 0; ok && col < C; col++) {
                     const int head = col / d, at = l * C * C + r * C + col;
-                    float *p = m.p.t[tensors[k]] + at;
                     const float grad = m.g.t[tensors[k]][at];
                     if (head % group != 0) { /* a copy */
                         ok = KIT_CHECK(grad == 0.0f,
@@ -802,17 +828,9 @@ static int kv_share_case(int g)
                     }
                     if ((r + col + l + k) % 3 != 0)
                         continue; /* a third of the shared numbers */
-                    const float keep = *p;
-                    double loss[2];
-                    for (int s = 0; s < 2; s++) {
-                        *p = keep + (s ? -1e-2f : 1e-2f);
-                        gpt_kv_share(&m, g, GPT_KV_COPY);
-                        gpt_forward(&m, ch8_gpt_x, ch8_gpt_y, CH8_B, CH8_T);
-                        loss[s] = m.loss;
-                    }
-                    *p = keep;
-                    gpt_kv_share(&m, g, GPT_KV_COPY);
-                    const double want = (loss[0] - loss[1]) / 2e-2;
+                    const double want =
+                        ((double)loss[q] - (double)loss[q + 1]) / 2e-2;
+                    q += 2;
                     ok = KIT_CHECK(
                         fabs(grad - want) <= 2e-3 + 2e-3 * fabs(want),
                         "g = %d: the gathered gradient of %s[%d][%d] "
@@ -871,16 +889,13 @@ KIT_TEST(gpt_overfits_one_batch,
         x[i] = rng_int(&r, c.V), y[i] = rng_int(&r, c.V);
     struct gpt_train_config tc = gpt_default_train(STEPS);
     tc.lr = 1e-2f, tc.weight_decay = 0;
-    float first = 0, loss = 0;
-    for (int step = 0; step < STEPS; step++) {
-        if (!ready("gpt_train_step()",
-                   gpt_train_step(&m, &tc, step, x, y, 4, 16, &loss, NULL))) {
-            gpt_free(&m);
-            return;
-        }
-        if (step == 0)
-            first = loss;
+    float losses[STEPS];
+    if (!ready("gpt_train_steps(steps 0 .. 59)",
+               gpt_train_steps(&m, &tc, 0, STEPS, x, y, 4, 16, losses, NULL))) {
+        gpt_free(&m);
+        return;
     }
+    const float first = losses[0], loss = losses[STEPS - 1];
     gpt_free(&m);
     if (!KIT_CHECK(fabsf(first - logf((float)c.V)) < 0.2f && loss < GOAL,
                    "the loss went from %.4f (log V = %.4f) to %.4f in %d "

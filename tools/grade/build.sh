@@ -147,13 +147,15 @@ mv "$OUT/files.new" "$OUT/files.tsv"
 #       (tools/harness/proxy.c), and no student code; the student's files
 #       of those chapters run in a worker (kit_worker, linked statically
 #       with them), sandboxed by the judge: seccomp, limits.
-#    b. The other chapters: every student file linked with the tests, in
-#       one process, as make test does. Their rows of the table come from
-#       that run, and the gate is all that protects them; the judged
-#       chapters' rows come only from (a). (Proxies there as well were
-#       tried: chapter 5's training makes about 180 calls into chapters
-#       1-3 per step, and each pipe round trip cost so much under load that
-#       a 0.2 s test took 0.8-5.5 s and timed out at random.)
+#    b. Any other chapter (none since chapter 5 is judged too; a kit
+#       that adds a chapter without proxies): every student file linked
+#       with the tests, in one process, as make test does. Their rows of
+#       the table come from that run, and the gate is all that protects
+#       them; the judged chapters' rows come only from (a). (Chapters 5
+#       and 8 are judged through one request per call of their model:
+#       their training makes hundreds of calls into chapters 1-4 and 7 per
+#       step, and one round trip per call made a 0.2 s test take 0.8-5.5 s
+#       under load.)
 wobjs=() jstubs=() mobjs=()
 while read -r f; do
     if grep -qxF "$f" "$PREP/judged-files.txt"; then wobjs+=("$OUT/obj/${f%.c}.o")
@@ -170,7 +172,7 @@ if ! $CC $LDFLAGS -static -o "$OUT/kit_worker" "$PREP/judge/worker.o" "${wobjs[@
     exit 0
 fi
 # shellcheck disable=SC2086
-if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o "$PREP"/kit/lib_*.o \
+if ! $CC $LDFLAGS -o "$OUT/kit_judge" "$PREP/kit/runner.o" "$PREP"/kit/test_*.o $(sed "s|^|$PREP/|" "$PREP/judge-libs.txt") \
     "$PREP/judge/proxy.o" "$PREP/judge/leakreport.o" "${jstubs[@]}" $cunit -lseccomp -lm >"$OUT/log/link-judge" 2>&1; then
     { echo -n "the kit's judge does not link (a fault of the kit, not of the submission): "; grep -m1 -E 'error|undefined' "$OUT/log/link-judge" | one_line; echo; } >"$OUT/status.txt"
     exit 0

@@ -80,6 +80,28 @@ for w in proxy worker; do
 done
 $CC $CFLAGS -DKIT_LEAK_REPORT_ONLY -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
     -c -o "$PREP/judge/leakreport.o" "$KIT/tools/harness/leakcheck.c" &
+# Chapter 8's model in the judge: given/gpt.c with the six calls that
+# run the student's code renamed kit_local_* (proxy.c's gpt_forward and
+# the others send each as one request to the worker, and call these only
+# when no student code would run); the judge links it in place of
+# PREP/kit/lib_gpt.o (PREP/judge-libs.txt: the given objects it links, from PREP).
+# shellcheck disable=SC2086
+$CC $CFLAGS -Dgpt_forward=kit_local_gpt_forward -Dgpt_backward=kit_local_gpt_backward \
+    -Dgpt_train_step=kit_local_gpt_train_step -Dgpt_generate=kit_local_gpt_generate \
+    -Dgpt_train_steps=kit_local_gpt_train_steps -Dgpt_loss_probe=kit_local_gpt_loss_probe \
+    -I"$KIT/include" -c -o "$PREP/judge/lib_gpt.o" "$KIT/given/gpt.c" &
+# Chapter 5's network the same way: given/experiment.c with the six
+# calls that run the student's code renamed, and given/exp_measure.c with
+# exp_measure() made weak (proxy.c's wins), built without optimisation so
+# that exp_run_one() calls it by name rather than a copy inlined.
+# shellcheck disable=SC2086
+$CC $CFLAGS -Dexp_forward=kit_local_exp_forward -Dexp_backward=kit_local_exp_backward \
+    -Dexp_train_step=kit_local_exp_train_step -Dexp_train=kit_local_exp_train \
+    -Dexp_evaluate=kit_local_exp_evaluate -Dexp_loss_probe=kit_local_exp_loss_probe \
+    -I"$KIT/include" -c -o "$PREP/judge/lib_experiment.o" "$KIT/given/experiment.c" &
+# shellcheck disable=SC2086
+{ $CC $CFLAGS -O0 -I"$KIT/include" -c -o "$PREP/judge/measure.o" "$KIT/given/exp_measure.c" &&
+    objcopy --weaken-symbol=exp_measure "$PREP/judge/measure.o" "$PREP/judge/lib_exp_measure.o"; } &
 # The student's files: every chapter's own files (the table's files).
 files=$($chapters sources)
 for f in $files; do
@@ -89,12 +111,14 @@ echo "$STUDENT_CFLAGS" >"$PREP/student-cflags"
 echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
 wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
+(cd "$PREP" && ls kit/lib_*.o | grep -vxE 'kit/lib_(gpt|experiment|exp_measure)\.o' &&
+    printf '%s\n' judge/lib_gpt.o judge/lib_experiment.o judge/lib_exp_measure.o) >"$PREP/judge-libs.txt"
 printf '%s.c\n' $files >"$PREP/files.txt"
 # The chapters whose tests are judged with the student's code in the
 # worker (the functions proxy.c forwards), and their files: their points
 # come from the judge only, never from a process that holds student code.
-printf '%s\n' 1 2 3 4 6 7 >"$PREP/judged.txt"
-printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c ch4_grad.c ch6_decode.c ch7_fast.c >"$PREP/judged-files.txt"
+printf '%s\n' 1 2 3 4 5 6 7 8 >"$PREP/judged.txt"
+printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c ch4_grad.c ch6_decode.c ch7_fast.c ch8_lm.c >"$PREP/judged-files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's

@@ -35,8 +35,11 @@
 
 #include "attention.h"
 #include "decode.h"
+#include "experiment.h"
 #include "fast.h"
+#include "gpt.h"
 #include "grad.h"
+#include "heads_lm.h"
 #include "mha.h"
 
 #include <errno.h>
@@ -472,6 +475,10 @@ void kit_worker_end(void)
     while (waitpid(wpid, &status, 0) < 0 && errno == EINTR)
         ;
     owner = 0;
+    /* KIT_WORKER_TRIPS=1: how many requests this test made (measured for
+     * the README's grading section) */
+    if (getenv("KIT_WORKER_TRIPS"))
+        fprintf(stderr, "[kit: %u round trips to the worker]\n", seq);
     if (out_cut)
         printf("\n[kit: this test's output was cut at %zu bytes; %zu more "
                "bytes were not kept]\n",
@@ -982,4 +989,491 @@ int kv_cache_bytes(int n_layers, int n_kv_heads, int d_head, int context,
     struct arg a[C6_BUFS] = {{0}};
     a[6] = bytes_out(bytes, sizeof *bytes);
     return call6(W_KV_CACHE_BYTES, i, a, NULL, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Chapter 8: the exercises, one request each
+ * ------------------------------------------------------------------- */
+
+static struct arg ints_arg(const int *p, long long n, int out)
+{
+    struct arg a = {p, p && n > 0 ? (size_t)n * sizeof(int) : 0, 0, out};
+    return a;
+}
+
+int layernorm_forward(const float *x, const float *g, const float *b, float *y,
+                      float *mean, float *rstd, int N, int C)
+{
+    long long i[] = {N, C};
+    const long long nc = prod(N, C);
+    struct arg a[] = {floats(x, nc, 0), floats(g, C, 0),    floats(b, C, 0),
+                      floats(y, nc, 1), floats(mean, N, 1), floats(rstd, N, 1)};
+    return (int)call(W_LAYERNORM_FORWARD, i, NARGS(i), a, NARGS(a), NULL, 0);
+}
+
+int layernorm_backward(const float *x, const float *g, const float *mean,
+                       const float *rstd, const float *d_y, float *d_x,
+                       float *d_g, float *d_b, int N, int C)
+{
+    long long i[] = {N, C};
+    const long long nc = prod(N, C);
+    struct arg a[] = {floats(x, nc, 0),   floats(g, C, 0),
+                      floats(mean, N, 0), floats(rstd, N, 0),
+                      floats(d_y, nc, 0), floats(d_x, nc, 1),
+                      floats(d_g, C, 1),  floats(d_b, C, 1)};
+    return (int)call(W_LAYERNORM_BACKWARD, i, NARGS(i), a, NARGS(a), NULL, 0);
+}
+
+int head_offset_profile(const float *A, int N, int T, int K, float *mean_w,
+                        float *top_share)
+{
+    long long i[] = {N, T, K};
+    const long long k2 = K >= 0 ? (long long)K + 2 : 0;
+    struct arg a[] = {floats(A, prod(N, prod(T, T)), 0), floats(mean_w, k2, 1),
+                      floats(top_share, k2, 1)};
+    return (int)call(W_HEAD_OFFSET_PROFILE, i, NARGS(i), a, NARGS(a), NULL, 0);
+}
+
+int relation_score(const float *A, int N, int T, const int *word,
+                   const int *related, int n_cases, float *score,
+                   float *baseline, int *best_k)
+{
+    long long i[] = {N, T, n_cases};
+    struct arg a[] = {floats(A, prod(N, prod(T, T)), 0),
+                      ints_arg(word, n_cases, 0),
+                      ints_arg(related, n_cases, 0),
+                      floats(score, 1, 1),
+                      floats(baseline, 1, 1),
+                      ints_arg(best_k, 1, 1)};
+    return (int)call(W_RELATION_SCORE, i, NARGS(i), a, NARGS(a), NULL, 0);
+}
+
+int mean_ablate_head(float *concat, const float *mean, int N, int C,
+                     int n_heads, int head)
+{
+    long long i[] = {N, C, n_heads, head};
+    const long long d_head = n_heads > 0 ? C / n_heads : 0;
+    struct arg a[] = {floats(concat, prod(N, C), 1), floats(mean, d_head, 0)};
+    return (int)call(W_MEAN_ABLATE_HEAD, i, NARGS(i), a, NARGS(a), NULL, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Chapter 8: the model. The given model (given/gpt.c) calls the student's
+ * code thousands of times per training step; one request per call of
+ * the model keeps a test to tens of round trips. The judge links
+ * given/gpt.c with these six functions renamed kit_local_*
+ * (tools/grade/prepare.sh): the rest of it (gpt_init, the optimiser, the
+ * sampling, the checks) runs here, on the judge's copy of the model.
+ * A call that reaches no student code (a NULL argument) stays here too.
+ *
+ * A request carries the model's sizes (integers 0-5), its state
+ * (6-12: adam_t, B, T, the loss's bits, ablated, whether m->targets is
+ * set, whether m->ablation is; 31: whether m->x is), the ablation's
+ * block and head (13, 14),
+ * the thread count (15) and the call's own arguments (16 on:
+ * gpt_train_step() sends *loss and *norm too, which stay as they were
+ * when its forward pass fails); its
+ * buffers are params, grads, adam_m, adam_v and act_block (0-4, sent
+ * back), the tokens m->x holds (5, for gpt_backward() only), the call's x and targets (6, 7), the
+ * ablation's mean (8), gpt_generate()'s out (9, sent back), and the
+ * call's arrays of gpt_train_steps() (losses, norms: 10, 11) and
+ * gpt_loss_probe() (index, value, losses: 10-12). The
+ * reply's integers are the state after the call, where m->x and
+ * m->targets point (worker.c), and gpt_train_step()'s loss and norm.
+ * ------------------------------------------------------------------- */
+
+int kit_local_gpt_forward(struct gpt_model *m, const int *x, const int *targets,
+                          int B, int T_used);
+int kit_local_gpt_backward(struct gpt_model *m);
+int kit_local_gpt_train_step(struct gpt_model *m,
+                             const struct gpt_train_config *tc, int step,
+                             const int *x, const int *targets, int B,
+                             int T_used, float *loss, float *norm);
+int kit_local_gpt_generate(struct gpt_model *m, int *out, int n_prompt,
+                           int n_new, float temperature, int top_k,
+                           unsigned long long seed);
+int kit_local_gpt_train_steps(struct gpt_model *m,
+                              const struct gpt_train_config *tc, int first,
+                              int n, const int *x, const int *targets, int B,
+                              int T_used, float *losses, float *norms);
+int kit_local_gpt_loss_probe(struct gpt_model *m, const int *x,
+                             const int *targets, int B, int T_used, int g,
+                             int n, const int *index, const float *value,
+                             float *losses);
+
+enum { G8_INTS = 32, G8_BUFS = 13, G8_REPLY = 11 };
+
+/* The model's part of a request, from m. */
+static void model_request(const struct gpt_model *m, long long *i,
+                          struct arg *a)
+{
+    const struct gpt_config *c = &m->cfg;
+    const long long s[] = {c->V,
+                           c->T,
+                           c->C,
+                           c->L,
+                           c->n_heads,
+                           c->B,
+                           m->adam_t,
+                           m->B,
+                           m->T,
+                           worker_bits(m->loss),
+                           m->ablated,
+                           m->targets != NULL,
+                           m->ablation != NULL,
+                           m->ablation ? m->ablation->block : 0,
+                           m->ablation ? m->ablation->head : 0,
+                           kit_max_threads()};
+    memcpy(i, s, sizeof s);
+    a[0] = floats(m->params, m->n_params, 1);
+    a[1] = floats(m->grads, m->n_params, 1);
+    a[2] = floats(m->adam_m, m->n_params, 1);
+    a[3] = floats(m->adam_v, m->n_params, 1);
+    a[4] = floats(m->act_block, m->n_acts, 1);
+    i[31] = m->x != NULL;
+    a[8] = floats(m->ablation ? m->ablation->mean : NULL,
+                  m->ablation && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
+}
+
+/* m's state after the call, from the reply r; the pointers the call
+ * may have set, from where the worker says they point (a reply that
+ * points outside the call's buffers, or sizes the model does not have,
+ * is garbled). */
+static void model_reply(struct gpt_model *m, const long long *r,
+                        const struct arg *a)
+{
+    const int B = (int)r[1], T = (int)r[2];
+    if (B < 0 || B > m->cfg.B || T < 0 || T > m->cfg.T || (B > 0) != (T > 0))
+        garbled();
+    m->adam_t = (int)r[0], m->B = B, m->T = T, m->loss = worker_float(r[3]);
+    m->ablated = (int)r[4];
+    const size_t n = (size_t)B * T * sizeof(int);
+    const int *x_at[] = {NULL, m->x, a[6].p, a[9].p};
+    const size_t x_len[] = {0, a[5].bytes, a[6].bytes, a[9].bytes};
+    if (r[5] < 0 || r[5] > 3 || r[6] < 0 ||
+        (r[5] >= 2 && (size_t)r[6] * sizeof(int) + n > x_len[r[5]]))
+        garbled();
+    m->x = x_at[r[5]] ? x_at[r[5]] + (r[5] >= 2 ? r[6] : 0) : NULL;
+    const int *t_at[] = {NULL, m->targets, a[7].p};
+    if (r[7] < 0 || r[7] > 2 || r[8] < 0 ||
+        (r[7] == 2 && (size_t)r[8] * sizeof(int) + n > a[7].bytes))
+        garbled();
+    m->targets = t_at[r[7]] ? t_at[r[7]] + (r[7] == 2 ? r[8] : 0) : NULL;
+    gpt_point_acts(m);
+}
+
+static int model_call(uint32_t fn, struct gpt_model *m, long long *i,
+                      struct arg *a, long long *r)
+{
+    model_request(m, i, a);
+    int ret = (int)call(fn, i, G8_INTS, a, G8_BUFS, r, G8_REPLY);
+    model_reply(m, r, a);
+    return ret;
+}
+
+/* Whether a forward pass on x (B, T_used) reads x: with a NULL pointer or
+ * sizes out of range, it returns before any student code runs, and is
+ * made here (so that x is never read past the sizes the model allows). */
+static int sizes_ok(const struct gpt_model *m, const int *x, int B, int T_used)
+{
+    return m && x && m->params && B > 0 && B <= m->cfg.B && T_used > 0 &&
+           T_used <= m->cfg.T;
+}
+
+int gpt_forward(struct gpt_model *m, const int *x, const int *targets, int B,
+                int T_used)
+{
+    if (!sizes_ok(m, x, B, T_used))
+        return kit_local_gpt_forward(m, x, targets, B, T_used);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    i[16] = B, i[17] = T_used;
+    a[6] = ints_arg(x, prod(B, T_used), 0);
+    a[7] = ints_arg(targets, prod(B, T_used), 0);
+    return model_call(W_GPT_FORWARD, m, i, a, r);
+}
+
+int gpt_backward(struct gpt_model *m)
+{
+    if (!m || !m->params)
+        return kit_local_gpt_backward(m);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    /* the one call that reads the tokens of the last forward pass */
+    a[5] = ints_arg(m->x, prod(m->B, m->T), 0);
+    return model_call(W_GPT_BACKWARD, m, i, a, r);
+}
+
+/* A training call's arguments: the batch (integers 16, 17, buffers 6,
+ * 7), the first step (18) and tc (19-27). */
+static void train_request(long long *i, struct arg *a,
+                          const struct gpt_train_config *tc, int step,
+                          const int *x, const int *targets, int B, int T_used)
+{
+    const long long t[] = {B,
+                           T_used,
+                           step,
+                           worker_bits(tc->lr),
+                           worker_bits(tc->lr_min),
+                           tc->warmup,
+                           tc->steps,
+                           worker_bits(tc->beta1),
+                           worker_bits(tc->beta2),
+                           worker_bits(tc->eps),
+                           worker_bits(tc->weight_decay),
+                           worker_bits(tc->clip)};
+    memcpy(i + 16, t, sizeof t);
+    a[6] = ints_arg(x, prod(B, T_used), 0);
+    a[7] = ints_arg(targets, prod(B, T_used), 0);
+}
+
+int gpt_train_step(struct gpt_model *m, const struct gpt_train_config *tc,
+                   int step, const int *x, const int *targets, int B,
+                   int T_used, float *loss, float *norm)
+{
+    if (!tc || !targets || !loss || !sizes_ok(m, x, B, T_used))
+        return kit_local_gpt_train_step(m, tc, step, x, targets, B, T_used,
+                                        loss, norm);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    train_request(i, a, tc, step, x, targets, B, T_used);
+    i[28] = norm != NULL;
+    i[29] = worker_bits(*loss), i[30] = norm ? worker_bits(*norm) : 0;
+    const int ret = model_call(W_GPT_TRAIN_STEP, m, i, a, r);
+    *loss = worker_float(r[9]);
+    if (norm)
+        *norm = worker_float(r[10]);
+    return ret;
+}
+
+int gpt_generate(struct gpt_model *m, int *out, int n_prompt, int n_new,
+                 float temperature, int top_k, unsigned long long seed)
+{
+    if (!m || !out || n_prompt <= 0 || n_new < 0 || !m->params)
+        return kit_local_gpt_generate(m, out, n_prompt, n_new, temperature,
+                                      top_k, seed);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    const long long t[] = {n_prompt, n_new, worker_bits(temperature), top_k,
+                           (long long)seed};
+    memcpy(i + 16, t, sizeof t);
+    a[9] = ints_arg(out, (long long)n_prompt + n_new, 1);
+    return model_call(W_GPT_GENERATE, m, i, a, r);
+}
+
+int gpt_train_steps(struct gpt_model *m, const struct gpt_train_config *tc,
+                    int first, int n, const int *x, const int *targets, int B,
+                    int T_used, float *losses, float *norms)
+{
+    if (!losses || n <= 0 || !tc || !targets || !sizes_ok(m, x, B, T_used))
+        return kit_local_gpt_train_steps(m, tc, first, n, x, targets, B, T_used,
+                                         losses, norms);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    train_request(i, a, tc, first, x, targets, B, T_used);
+    i[29] = n;
+    a[10] = floats(losses, n, 1);
+    a[11] = floats(norms, n, 1);
+    return model_call(W_GPT_TRAIN_STEPS, m, i, a, r);
+}
+
+int gpt_loss_probe(struct gpt_model *m, const int *x, const int *targets, int B,
+                   int T_used, int g, int n, const int *index,
+                   const float *value, float *losses)
+{
+    if (!index || !value || !losses || n <= 0 || !sizes_ok(m, x, B, T_used))
+        return kit_local_gpt_loss_probe(m, x, targets, B, T_used, g, n, index,
+                                        value, losses);
+    long long i[G8_INTS] = {0}, r[G8_REPLY];
+    struct arg a[G8_BUFS] = {{0}};
+    i[16] = B, i[17] = T_used, i[18] = g, i[19] = n;
+    a[6] = ints_arg(x, prod(B, T_used), 0);
+    a[7] = ints_arg(targets, prod(B, T_used), 0);
+    a[10] = ints_arg(index, n, 0);
+    a[11] = floats(value, n, 0);
+    a[12] = floats(losses, n, 1);
+    return model_call(W_GPT_LOSS_PROBE, m, i, a, r);
+}
+
+/* ---------------------------------------------------------------------
+ * Chapter 5: the network of the experiment, one request per call, as
+ * chapter 8's model (its tests' training and finite differences would
+ * otherwise make thousands of round trips). The judge links
+ * given/experiment.c with the six calls below renamed kit_local_*, and
+ * given/exp_measure.c with exp_measure() weak (and unoptimised, so that
+ * exp_run_one() calls it by name): the definition here wins.
+ *
+ * A request carries the layer (integer 0: chapter 3's or chapter 6's
+ * grouped-query one), whether there is a model (1), its adam_t and
+ * heads_off (2, 3) and which weights its layer last saw (4, 5: used and
+ * d_used, worker_proto.h); the call's own integers from 6 (the
+ * evaluation set's sizes 6-11 and whether there is one, 14; a float
+ * argument's bits, 12; a count, 13). Its buffers: the config's bytes
+ * (0), params, grads, adam_m, adam_v and the scratch block (1-5, sent
+ * back), x (6), the call's outputs and arrays (7-15) and the evaluation
+ * set's sequences (16, 17). The reply: the state after the call.
+ * ------------------------------------------------------------------- */
+
+int kit_local_exp_forward(struct exp_model *m, const int *x, double *loss_sum,
+                          long *correct, long *counted);
+int kit_local_exp_backward(struct exp_model *m, const int *x, float scale);
+int kit_local_exp_train_step(struct exp_model *m, const int *x, int N, float lr,
+                             float *loss);
+int kit_local_exp_train(struct exp_model *m, float *losses);
+int kit_local_exp_evaluate(struct exp_model *m, const int *x, int N,
+                           struct exp_score *score);
+int kit_local_exp_loss_probe(struct exp_model *m, const int *x, int n,
+                             const int *index, const float *value,
+                             double *losses);
+
+enum { G5_INTS = 15, G5_BUFS = 18, G5_REPLY = 4 };
+
+static int layer_id(const struct exp_config *c)
+{
+    return !c->layer ? 0 : c->layer == &exp_gqa_layer ? 1 : -1;
+}
+
+/* Whether m can go to the worker (a model of a layer it knows). */
+static int exp_remote(const struct exp_model *m)
+{
+    return m && m->params && layer_id(&m->cfg) >= 0;
+}
+
+static struct arg bytes_of(void *p, size_t n, int out)
+{
+    struct arg a = {p, p ? n : 0, 0, out};
+    return a;
+}
+
+static int exp_call(uint32_t fn, struct exp_model *m, long long *i,
+                    struct arg *a)
+{
+    long long r[G5_REPLY] = {0};
+    if (m) {
+        const long long s[] = {
+            layer_id(&m->cfg),
+            1,
+            m->adam_t,
+            (long long)m->heads_off,
+            worker_used_state(&m->used, m->W_q_used, m->W_o_used),
+            worker_used_state(&m->d_used, m->d_W_q_used, m->d_W_o_used)};
+        memcpy(i, s, sizeof s);
+        a[0] = bytes_of(&m->cfg, sizeof m->cfg, 0);
+        a[1] = floats(m->params, m->n_params, 1);
+        a[2] = floats(m->grads, m->n_params, 1);
+        a[3] = floats(m->adam_m, m->n_params, 1);
+        a[4] = floats(m->adam_v, m->n_params, 1);
+        a[5] = floats(m->X, m->n_scratch, 1);
+    }
+    const int ret = (int)call(fn, i, G5_INTS, a, G5_BUFS, r, G5_REPLY);
+    if (m) {
+        m->adam_t = (int)r[0], m->heads_off = (unsigned long long)r[1];
+        worker_set_used((int)r[2], &m->used, &m->attn, m->W_q_used,
+                        m->W_o_used);
+        worker_set_used((int)r[3], &m->d_used, &m->d_attn, m->d_W_q_used,
+                        m->d_W_o_used);
+    }
+    return ret;
+}
+
+int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
+                long *correct, long *counted)
+{
+    if (!exp_remote(m) || !x)
+        return kit_local_exp_forward(m, x, loss_sum, correct, counted);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    const size_t R = (size_t)m->n_relations;
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    a[7] = bytes_of(loss_sum, sizeof *loss_sum, 1);
+    a[8] = bytes_of(correct, R * sizeof *correct, 1);
+    a[9] = bytes_of(counted, R * sizeof *counted, 1);
+    return exp_call(W_EXP_FORWARD, m, i, a);
+}
+
+int exp_backward(struct exp_model *m, const int *x, float scale)
+{
+    if (!exp_remote(m) || !x)
+        return kit_local_exp_backward(m, x, scale);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[12] = worker_bits(scale);
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    return exp_call(W_EXP_BACKWARD, m, i, a);
+}
+
+int exp_train_step(struct exp_model *m, const int *x, int N, float lr,
+                   float *loss)
+{
+    if (!exp_remote(m) || !x || !loss || N <= 0)
+        return kit_local_exp_train_step(m, x, N, lr, loss);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[12] = worker_bits(lr), i[13] = N;
+    a[6] = ints_arg(x, prod(N, m->cfg.T), 0);
+    a[10] = floats(loss, 1, 1);
+    return exp_call(W_EXP_TRAIN_STEP, m, i, a);
+}
+
+int exp_train(struct exp_model *m, float *losses)
+{
+    if (!exp_remote(m))
+        return kit_local_exp_train(m, losses);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    a[10] = floats(losses, m->cfg.steps, 1);
+    return exp_call(W_EXP_TRAIN, m, i, a);
+}
+
+int exp_evaluate(struct exp_model *m, const int *x, int N,
+                 struct exp_score *score)
+{
+    if (!exp_remote(m) || !x || !score || N <= 0)
+        return kit_local_exp_evaluate(m, x, N, score);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[13] = N;
+    a[6] = ints_arg(x, prod(N, m->cfg.T), 0);
+    a[11] = bytes_of(score, sizeof *score, 1);
+    return exp_call(W_EXP_EVALUATE, m, i, a);
+}
+
+int exp_loss_probe(struct exp_model *m, const int *x, int n, const int *index,
+                   const float *value, double *losses)
+{
+    if (!exp_remote(m) || !x || !index || !value || !losses || n <= 0)
+        return kit_local_exp_loss_probe(m, x, n, index, value, losses);
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    i[13] = n;
+    a[6] = ints_arg(x, m->cfg.T, 0);
+    a[12] = ints_arg(index, n, 0);
+    a[13] = floats(value, n, 0);
+    a[14] = bytes_of(losses, (size_t)n * sizeof *losses, 1);
+    return exp_call(W_EXP_LOSS_PROBE, m, i, a);
+}
+
+/* (given/exp_measure.c's own is weak in the judge: no local call.) */
+int exp_measure(struct exp_model *m, const struct exp_eval_set *e,
+                struct exp_result *res)
+{
+    if (m && layer_id(&m->cfg) < 0) {
+        kit_check(0, "proxy.c", __LINE__,
+                  "exp_measure() on a network whose layer the grader's "
+                  "worker does not know (chapter 3's and chapter 6's only)");
+        fflush(stdout);
+        _exit(0); /* no end record: the test fails */
+    }
+    long long i[G5_INTS] = {0};
+    struct arg a[G5_BUFS] = {{0}};
+    if (e) {
+        const long long s[] = {e->T,       e->S,     e->n_eval,
+                               e->n_probe, e->n_abl, e->shown};
+        memcpy(i + 6, s, sizeof s);
+        i[14] = 1;
+        a[16] = ints_arg(e->eval, prod(e->n_eval, e->T), 0);
+        a[17] = ints_arg(e->probe, prod(e->n_probe, e->T), 0);
+    }
+    a[15] = bytes_of(res, sizeof *res, 1);
+    return exp_call(W_EXP_MEASURE, m, i, a);
 }

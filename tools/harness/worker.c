@@ -17,8 +17,11 @@
 
 #include "attention.h"
 #include "decode.h"
+#include "experiment.h"
 #include "fast.h"
+#include "gpt.h"
 #include "grad.h"
+#include "heads_lm.h"
 #include "mha.h"
 
 #include <errno.h>
@@ -107,6 +110,13 @@ static float *F(uint32_t k)
                : NULL;
 }
 
+static int *IB(uint32_t k)
+{
+    return k < h.n_bufs && bufs[k].d.present
+               ? (int *)(void *)(bufs[k].mem + bufs[k].d.lead)
+               : NULL;
+}
+
 static char *S(uint32_t k)
 {
     return k < h.n_bufs && bufs[k].d.present ? bufs[k].mem : NULL;
@@ -179,6 +189,194 @@ static int chapter6(long long *out, uint32_t *n_out)
     return ret;
 }
 
+/* Chapter 8's model (worker_proto.h; the layout is proxy.c's, "Chapter
+ * 8"): the model is rebuilt from the request, called once, and its
+ * numbers (in the request's buffers, sent back) and state (the reply's
+ * integers) go back; nothing stays here. */
+static int where(const int *p, const int *base, size_t bytes, long long *at)
+{
+    const uintptr_t a = (uintptr_t)p, b = (uintptr_t)base;
+    if (!p || !base || a < b || a > b + bytes || (a - b) % sizeof(int))
+        return 0;
+    *at = (long long)((a - b) / sizeof(int));
+    return 1;
+}
+
+static int chapter8_model(long long *out, uint32_t *n_out)
+{
+    const struct gpt_config cfg = {I(0), I(1), I(2), I(3), I(4), I(5)};
+    struct gpt_model m;
+    if (gpt_check_config(&cfg, NULL, 0) != KIT_OK)
+        _exit(3);
+    if (gpt_layout(&m, &cfg) != KIT_OK)
+        _exit(4);
+    const size_t P = (size_t)m.n_params * sizeof(float);
+    const size_t A = (size_t)m.n_acts * sizeof(float);
+    float *const keep[] = {m.params, m.grads, m.adam_m, m.adam_v, m.act_block};
+    const size_t len[] = {P, P, P, P, A};
+    for (uint32_t k = 0; k < 5; k++) {
+        if (SN(k) != len[k] || bufs[k].d.lead)
+            _exit(3);
+        memcpy(keep[k], F(k), len[k]);
+    }
+    /* m->targets, and m->x but for gpt_backward(), which reads its
+     * tokens (buffer 5): only whether they are NULL counts */
+    static const int prior_targets = 0, prior_x = 0;
+    m.adam_t = I(6), m.B = I(7), m.T = I(8), m.loss = worker_float(iv[9]);
+    m.ablated = I(10);
+    m.x = IB(5) ? IB(5) : I(31) ? &prior_x : NULL;
+    m.targets = I(11) ? &prior_targets : NULL;
+    if (m.B < 0 || m.B > cfg.B || m.T < 0 || m.T > cfg.T ||
+        (IB(5) && SN(5) < (size_t)m.B * m.T * sizeof(int)))
+        _exit(3);
+    gpt_point_acts(&m);
+    const struct gpt_ablation ab = {I(13), I(14), F(8)};
+    m.ablation = I(12) ? &ab : NULL;
+    threads(I(15));
+    float loss = worker_float(iv[29]), norm = worker_float(iv[30]);
+    /* a training call's tc (integers 19-27; unused by the others) */
+    const struct gpt_train_config tc = {worker_float(iv[19]),
+                                        worker_float(iv[20]),
+                                        I(21),
+                                        I(22),
+                                        worker_float(iv[23]),
+                                        worker_float(iv[24]),
+                                        worker_float(iv[25]),
+                                        worker_float(iv[26]),
+                                        worker_float(iv[27])};
+    int ret = 0;
+    switch (h.fn) {
+    case W_GPT_FORWARD:
+        ret = gpt_forward(&m, IB(6), IB(7), I(16), I(17));
+        break;
+    case W_GPT_BACKWARD: ret = gpt_backward(&m); break;
+    case W_GPT_TRAIN_STEP:
+        ret = gpt_train_step(&m, &tc, I(18), IB(6), IB(7), I(16), I(17), &loss,
+                             I(28) ? &norm : NULL);
+        break;
+    case W_GPT_GENERATE:
+        ret = gpt_generate(&m, IB(9), I(16), I(17), worker_float(iv[18]), I(19),
+                           (unsigned long long)iv[20]);
+        break;
+    case W_GPT_TRAIN_STEPS:
+        ret = gpt_train_steps(&m, &tc, I(18), I(29), IB(6), IB(7), I(16), I(17),
+                              F(10), F(11));
+        break;
+    case W_GPT_LOSS_PROBE:
+        ret = gpt_loss_probe(&m, IB(6), IB(7), I(16), I(17), I(18), I(19),
+                             IB(10), F(11), F(12));
+        break;
+    default: _exit(3);
+    }
+    for (uint32_t k = 0; k < 5; k++)
+        memcpy(F(k), keep[k], len[k]);
+    /* where m->x and m->targets point: 0 NULL, 1 as before, 2 the call's
+     * x or targets (buffers 6, 7), 3 generate's out (buffer 9); then the
+     * offset there */
+    long long x_at = 0, t_at = 0, x_is = 0, t_is = 0;
+    if (m.x && (m.x == IB(5) || m.x == &prior_x))
+        x_is = 1;
+    else if (where(m.x, IB(6), SN(6), &x_at))
+        x_is = 2;
+    else if (where(m.x, IB(9), SN(9), &x_at))
+        x_is = 3;
+    if (m.targets == &prior_targets)
+        t_is = 1;
+    else if (where(m.targets, IB(7), SN(7), &t_at))
+        t_is = 2;
+    const long long f[] = {
+        m.adam_t, m.B,  m.T,  worker_bits(m.loss), m.ablated,        x_is,
+        x_at,     t_is, t_at, worker_bits(loss),   worker_bits(norm)};
+    memcpy(out, f, sizeof f);
+    *n_out = sizeof f / sizeof f[0];
+    gpt_free(&m);
+    return ret;
+}
+
+/* Chapter 5's network (proxy.c, "Chapter 5"): rebuilt from the request,
+ * called once, its numbers sent back in the request's buffers and its
+ * state as the reply's integers. */
+static void eval_set(struct exp_eval_set *e)
+{
+    const struct exp_eval_set s = {I(6),  I(7),   I(8),   I(9),
+                                   I(10), IB(16), IB(17), I(11)};
+    *e = s;
+    if (SN(16) < (size_t)e->n_eval * e->T * sizeof(int) ||
+        SN(17) < (size_t)e->n_probe * e->T * sizeof(int))
+        _exit(3);
+}
+
+static int chapter5(long long *out, uint32_t *n_out)
+{
+    struct exp_config cfg;
+    if (I(1) && SN(0) != sizeof cfg)
+        _exit(3);
+    if (I(1))
+        memcpy(&cfg, S(0), sizeof cfg);
+    cfg.layer = I(0) ? &exp_gqa_layer : NULL;
+    struct exp_model m;
+    struct exp_model *mp = I(1) ? &m : NULL;
+    if (mp && exp_model_layout(&m, &cfg) != KIT_OK)
+        _exit(4);
+    float *keep[] = {NULL, NULL, NULL, NULL, NULL};
+    size_t len[5] = {0};
+    if (mp) {
+        float *const b[] = {m.params, m.grads, m.adam_m, m.adam_v, m.X};
+        const size_t P = (size_t)m.n_params * sizeof(float);
+        const size_t n[] = {P, P, P, P, (size_t)m.n_scratch * sizeof(float)};
+        for (uint32_t k = 0; k < 5; k++) {
+            if (SN(k + 1) != n[k] || bufs[k + 1].d.lead)
+                _exit(3);
+            keep[k] = b[k], len[k] = n[k];
+            memcpy(b[k], F(k + 1), n[k]);
+        }
+        m.adam_t = I(2);
+        m.heads_off = (unsigned long long)iv[3];
+        worker_set_used(I(4), &m.used, &m.attn, m.W_q_used, m.W_o_used);
+        worker_set_used(I(5), &m.d_used, &m.d_attn, m.d_W_q_used, m.d_W_o_used);
+    }
+    struct exp_eval_set e;
+    eval_set(&e);
+    int ret = 0;
+    switch (h.fn) {
+    case W_EXP_FORWARD:
+        ret = exp_forward(mp, IB(6), (double *)(void *)S(7),
+                          (long *)(void *)S(8), (long *)(void *)S(9));
+        break;
+    case W_EXP_BACKWARD:
+        ret = exp_backward(mp, IB(6), worker_float(iv[12]));
+        break;
+    case W_EXP_TRAIN_STEP:
+        ret = exp_train_step(mp, IB(6), I(13), worker_float(iv[12]), F(10));
+        break;
+    case W_EXP_TRAIN: ret = exp_train(mp, F(10)); break;
+    case W_EXP_EVALUATE:
+        ret = exp_evaluate(mp, IB(6), I(13), (struct exp_score *)(void *)S(11));
+        break;
+    case W_EXP_LOSS_PROBE:
+        ret = exp_loss_probe(mp, IB(6), I(13), IB(12), F(13),
+                             (double *)(void *)S(14));
+        break;
+    case W_EXP_MEASURE:
+        ret = exp_measure(mp, I(14) ? &e : NULL,
+                          (struct exp_result *)(void *)S(15));
+        break;
+    default: _exit(3);
+    }
+    *n_out = 4;
+    if (!mp)
+        return ret;
+    for (uint32_t k = 0; k < 5; k++)
+        memcpy(F(k + 1), keep[k], len[k]);
+    const long long f[] = {
+        m.adam_t, (long long)m.heads_off,
+        worker_used_state(&m.used, m.W_q_used, m.W_o_used),
+        worker_used_state(&m.d_used, m.d_W_q_used, m.d_W_o_used)};
+    memcpy(out, f, sizeof f);
+    exp_model_free(&m);
+    return ret;
+}
+
 int main(void)
 {
     for (;;) {
@@ -205,7 +403,7 @@ int main(void)
                 _exit(4);
             rd(bufs[k].mem, (size_t)d->lead + d->bytes, 0);
         }
-        long long out[8] = {0};
+        long long out[16] = {0};
         uint32_t n_out = 0;
         int ret = 0;
         struct mha_config cfg = {I(1), I(2), I(3)};
@@ -315,6 +513,37 @@ int main(void)
         case W_GQA_FORWARD:
         case W_GQA_DECODE_STEP:
         case W_KV_CACHE_BYTES: ret = chapter6(out, &n_out); break;
+        case W_LAYERNORM_FORWARD:
+            ret = layernorm_forward(F(0), F(1), F(2), F(3), F(4), F(5), I(0),
+                                    I(1));
+            break;
+        case W_LAYERNORM_BACKWARD:
+            ret = layernorm_backward(F(0), F(1), F(2), F(3), F(4), F(5), F(6),
+                                     F(7), I(0), I(1));
+            break;
+        case W_HEAD_OFFSET_PROFILE:
+            ret = head_offset_profile(F(0), I(0), I(1), I(2), F(1), F(2));
+            break;
+        case W_RELATION_SCORE:
+            ret = relation_score(F(0), I(0), I(1), IB(1), IB(2), I(2), F(3),
+                                 F(4), IB(5));
+            break;
+        case W_MEAN_ABLATE_HEAD:
+            ret = mean_ablate_head(F(0), F(1), I(0), I(1), I(2), I(3));
+            break;
+        case W_GPT_FORWARD:
+        case W_GPT_BACKWARD:
+        case W_GPT_TRAIN_STEP:
+        case W_GPT_GENERATE:
+        case W_GPT_TRAIN_STEPS:
+        case W_GPT_LOSS_PROBE: ret = chapter8_model(out, &n_out); break;
+        case W_EXP_FORWARD:
+        case W_EXP_BACKWARD:
+        case W_EXP_TRAIN_STEP:
+        case W_EXP_TRAIN:
+        case W_EXP_EVALUATE:
+        case W_EXP_LOSS_PROBE:
+        case W_EXP_MEASURE: ret = chapter5(out, &n_out); break;
         default: _exit(3);
         }
         fflush(stdout);

@@ -15,13 +15,16 @@
 #ifndef WORKER_PROTO_H
 #define WORKER_PROTO_H
 
+#include "mha.h"
+
 #include <stdint.h>
+#include <string.h>
 
 #define WORKER_REQ_FD   3
 #define WORKER_REP_FD   4
 #define WORKER_MAGIC    0x4b495457u /* "KITW" */
-#define WORKER_MAX_INTS 16
-#define WORKER_MAX_BUFS 16
+#define WORKER_MAX_INTS 32
+#define WORKER_MAX_BUFS 20
 /* No buffer of the chapters' tests comes near this. */
 #define WORKER_MAX_BYTES (64u << 20)
 
@@ -72,6 +75,32 @@ enum worker_fn {
     W_GQA_FORWARD,
     W_GQA_DECODE_STEP,
     W_KV_CACHE_BYTES,
+    /* chapter 8's exercises */
+    W_LAYERNORM_FORWARD = 112,
+    W_LAYERNORM_BACKWARD,
+    W_HEAD_OFFSET_PROFILE,
+    W_RELATION_SCORE,
+    W_MEAN_ABLATE_HEAD,
+    /* chapter 8's model (given/gpt.c), one request per call of the
+     * model: nothing stays in the worker. The request carries the
+     * model's sizes (integers 0-5), its numbers and its state; the
+     * worker rebuilds the model (gpt_layout()), makes the call and sends
+     * the numbers and the state back (proxy.c, "Chapter 8"). */
+    W_GPT_FORWARD = 128,
+    W_GPT_BACKWARD,
+    W_GPT_TRAIN_STEP,
+    W_GPT_GENERATE,
+    W_GPT_TRAIN_STEPS,
+    W_GPT_LOSS_PROBE,
+    /* chapter 5's network (given/experiment.c and exp_measure.c), the
+     * same way: one request per call, nothing kept in the worker */
+    W_EXP_FORWARD = 144,
+    W_EXP_BACKWARD,
+    W_EXP_TRAIN_STEP,
+    W_EXP_TRAIN,
+    W_EXP_EVALUATE,
+    W_EXP_LOSS_PROBE,
+    W_EXP_MEASURE,
 };
 
 struct worker_header {
@@ -89,5 +118,46 @@ struct worker_buf {
     uint32_t bytes;
     uint32_t lead; /* bytes before the pointer (a guard zone) */
 };
+
+/* A float travels as the bits of an integer (chapter 8's losses, rates). */
+static inline long long worker_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float worker_float(long long bits)
+{
+    uint32_t u = (uint32_t)bits;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Chapter 5's m->used and m->d_used (experiment.h): 0 when never set,
+ * else 4, with 1 when its W_q is the scaled copy q and 2 when its W_o is
+ * the copy o; rebuilt from a (the parameters or their gradients). */
+static inline int worker_used_state(const struct mha_weights *u, const float *q,
+                                    const float *o)
+{
+    if (!u->W_q)
+        return 0;
+    return 4 | (u->W_q == q) | (u->W_o == o) << 1;
+}
+
+static inline void worker_set_used(int state, struct mha_weights *u,
+                                   const struct mha_weights *a, float *q,
+                                   float *o)
+{
+    memset(u, 0, sizeof *u);
+    if (state & 4) {
+        *u = *a;
+        if (state & 1)
+            u->W_q = q;
+        if (state & 2)
+            u->W_o = o;
+    }
+}
 
 #endif
