@@ -659,6 +659,33 @@ KIT_TEST(flash_very_negative_scores,
     flash_both_masks(Q, K, V, T, d);
 }
 
+KIT_TEST(flash_hidden_key_far_above,
+         "flash_attention, causal: a hidden key whose score is 200 above "
+         "every visible one, in tiles that do not line up, changes nothing")
+{
+    enum { T = 8, d = 4, Bq = 3, Bk = 5 };
+    /* Query tile 3-5 meets key tile 5-7: key 5, the key tile's first,
+     * is hidden from queries 3 and 4, and its score q . k / 2 = 200 is
+     * far above every visible one (|score| <= 1.5). The softmax does not
+     * depend on the maximum subtracted, but a maximum taken over the
+     * hidden key too leaves every visible exponential below
+     * fast_expf()'s clamp at -87, where their differences are lost. */
+    float *Q = random_floats((size_t)T * d, -0.5f, 0.5f, 980);
+    float *K = random_floats((size_t)T * d, -0.5f, 0.5f, 981);
+    float *V = random_floats((size_t)T * d, -1.0f, 1.0f, 982);
+    for (int t = 0; t < T; t++)
+        Q[t * d] = 1.0f;
+    K[5 * d] = 400.0f;
+    const size_t n = (size_t)T * d;
+    double *Qd = to_double(Q, n), *Kd = to_double(K, n), *Vd = to_double(V, n);
+    double *want = kit_alloc(n * sizeof *want);
+    flash_model(F_RIGHT, Qd, Kd, Vd, want, T, d, T, T, 1);
+    expect_flash(Q, K, V, want, T, d, Bq, Bk, 1,
+                 "softmax(Q K^T / 2) V in double, key 5 hidden from queries "
+                 "3 and 4");
+    free(Q), free(K), free(V), free(Qd), free(Kd), free(Vd), free(want);
+}
+
 KIT_TEST(flash_scratch_guarded,
          "flash_attention: uses exactly flash_scratch_size() floats of "
          "scratch, which does not grow with T")
@@ -1067,15 +1094,26 @@ KIT_TEST(flash_out_of_memory,
 }
 
 static const struct kit_test *const ch7_tests[] = {
-    &matmul_ikj_ragged,          &matmul_blocked_ragged,
-    &matmul_tiled_ragged,        &matmul_fast_ragged,
-    &matmul_steps_bad_input,     &softmax_online_equals_rows,
-    &softmax_online_huge_logits, &softmax_online_bad_input,
-    &flash_equals_attention,     &flash_equals_causal_attention,
-    &flash_huge_logits,          &flash_very_negative_scores,
-    &flash_scratch_guarded,      &flash_bad_input,
-    &mha_flash_golden,           &mha_flash_equals_mha_forward,
-    &mha_flash_errors,           &fast_threads_identical,
-    &flash_out_of_memory,        NULL, /* keep one test per line */
+    &matmul_ikj_ragged,
+    &matmul_blocked_ragged,
+    &matmul_tiled_ragged,
+    &matmul_fast_ragged,
+    &matmul_steps_bad_input,
+    &softmax_online_equals_rows,
+    &softmax_online_huge_logits,
+    &softmax_online_bad_input,
+    &flash_equals_attention,
+    &flash_equals_causal_attention,
+    &flash_huge_logits,
+    &flash_very_negative_scores,
+    &flash_hidden_key_far_above,
+    &flash_scratch_guarded,
+    &flash_bad_input,
+    &mha_flash_golden,
+    &mha_flash_equals_mha_forward,
+    &mha_flash_errors,
+    &fast_threads_identical,
+    &flash_out_of_memory,
+    NULL, /* keep one test per line */
 };
 KIT_CHAPTER(ch7_tests)
