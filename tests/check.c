@@ -159,6 +159,11 @@ void kit_output_free(float *x)
         if (outputs[k].base == x - GUARD_LEAD) {
             retired[k] = outputs[k]; /* its NaNs may still be named */
             outputs[k].base = NULL;
+            /* but not the ones left in the freed memory: code that later
+             * reads memory it never set (malloc's, the stack's) could
+             * find a guard's NaN there and be named as a read past this
+             * buffer. A plain NaN is "never set". */
+            kit_poison(x - GUARD_LEAD, retired[k].total);
         }
     free(x - GUARD_LEAD);
 }
