@@ -375,6 +375,48 @@ grade "$s/race"
 if awk "BEGIN { exit !($score < 100) }" && has 'shared by every thread'; then
     ok "a data race in matmul_fast(): $score, the race named ('a variable declared outside the parallel loop, and so shared by every thread')"
 else fail "a data race in matmul_fast() scores $score, or the race is not named"; fi
+# (h3) The race pass's cell (tools/harness/jail.c). The race pass cannot
+#      keep the student's code out of the tests' process (ThreadSanitizer
+#      sees a race only inside the process that races), so it runs that
+#      program in kit_jail. The trick 'cell' (tools/grade/tricks/cell.c)
+#      runs at the start of matmul_fast(), without the gate (whose
+#      assembly check would refuse it): in the race pass it tries to
+#      change the grader's files (write, create, rename, remove), read
+#      what only root may read (a file of mode 0600 and process 1's
+#      environment), signal other processes, open a socket and leave a
+#      process behind; in the judge it runs in the worker's sandbox. None
+#      of it may work, and the score is at most the baseline's (the
+#      stubs' 0).
+printf 'TRICK-SECRET-%s\n' "$$" >"$AG/../secret" && chmod 600 "$AG/../secret"
+awk_sum=$(cksum <"$AG/source/tools/grade/compose.awk")
+for on in base stubs; do
+    rm -rf "$s/cell-$on" && cp -r "$s/$on" "$s/cell-$on"
+    f=$(find "$s/cell-$on" -name ch7_fast.c)
+    sed "s|TRICK_AG|$AG|g" tools/grade/tricks/cell.c | cat tools/grade/tricks/asm.c - "$f" >"$f.new" && mv "$f.new" "$f"
+    sed -i '/^int matmul_fast(/,/^{$/ s|^{$|{\n    trick_cell();|' "$f"
+    grep -q 'trick_cell();' "$f" || fail "the trick cell was not planted in $f"
+    rm -f /tmp/trick-cell-file
+    GATE=off grade "$s/cell-$on"
+    want=$jbase got=$(judged_score)
+    [ "$on" = stubs ] && want=0
+    w="$AG/grading/work"
+    ran=$(cat "$w"/log/run-race-* 2>/dev/null | grep -c 'TRICK-CELL-RAN')
+    worked=$(cat "$w"/log/run-* "$w"/results*.tsv "$json" 2>/dev/null | grep -o 'TRICK-[A-Z-]*\( [a-z/.]*\)\?' |
+        grep -v 'TRICK-CELL-RAN' | sort -u | tr '\n' ' ')
+    leaked=$(cat "$w"/log/* "$w"/results*.tsv "$json" 2>/dev/null | grep -c "TRICK-SECRET-$$")
+    left=$(pgrep -c -x kit_race 2>/dev/null || true)
+    [ -e /tmp/trick-cell-file ] && worked="$worked /tmp/trick-cell-file"
+    [ "$(cksum <"$AG/source/tools/grade/compose.awk")" = "$awk_sum" ] && [ -e "$AG/source/run_autograder" ] ||
+        worked="$worked grader-files-changed"
+    if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "${left:-0}" -eq 0 ] &&
+        awk "BEGIN { exit !($got <= $want) }"; then
+        ok "trick 'cell' on the $on, without the gate: $got (at most $want); in the race pass (run in $ran tests) it changed no file, read nothing only root may read, signalled nothing, opened no socket, left no process"
+    else
+        fail "trick 'cell' on the $on: $got (at most $want); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked; processes left: ${left:-0}"
+    fi
+    pkill -KILL -x kit_race 2>/dev/null
+done
+rm -f "$AG/../secret" /tmp/trick-cell-file
 # (i) A flood of output: 1,000,000 lines from every call of attention().
 #     The worker's output is kept up to 64 KiB per test, with a note of
 #     how much was cut; the score is the baseline's.
@@ -427,7 +469,9 @@ cc -fopenmp -o "$pw/kit_judge" "$P/kit/runner.o" "$P"/kit/test_*.o $(sed "s|^|$P
 scf=$(cat "$P/student-cflags")
 judged=$(sed 's/\.c$//' "$P/judged-files.txt")
 both() { # both NAME DIR CHAPTERS [status]: DIR holds the judged files;
-    # compare each test's status and message (only its status with status)
+    # compare each test's status and message (only its status with status).
+    # Both run with --cpu-time, as grading does: a test's limit counts CPU
+    # time, so a loaded machine cannot time out one path and not the other.
     local d=$2 o="$pw/$1" f objs=() cols=1-4,6
     [ "${4:-}" = status ] && cols=1-4
     mkdir -p "$o"
@@ -446,8 +490,8 @@ both() { # both NAME DIR CHAPTERS [status]: DIR holds the judged files;
     ln -sfn "$d" "$o/starter"
     local c
     for c in $3; do
-        (cd "$o" && ./inproc --chapter "$c" --quiet --results "in-$c.tsv" >/dev/null 2>&1)
-        (cd "$o" && KIT_WORKER="$o/worker" "$pw/kit_judge" --chapter "$c" --quiet --results "w-$c.tsv" >/dev/null 2>&1)
+        (cd "$o" && ./inproc --chapter "$c" --quiet --cpu-time --results "in-$c.tsv" >/dev/null 2>&1)
+        (cd "$o" && KIT_WORKER="$o/worker" "$pw/kit_judge" --chapter "$c" --quiet --cpu-time --results "w-$c.tsv" >/dev/null 2>&1)
         if ! cmp -s <(cut -f"$cols" "$o/in-$c.tsv") <(cut -f"$cols" "$o/w-$c.tsv"); then
             fail "paths $1${mname:+ ($mname)}, chapter $c: in-process and worker verdicts differ:"
             diff <(cut -f"$cols" "$o/in-$c.tsv") <(cut -f"$cols" "$o/w-$c.tsv") | head -n 6

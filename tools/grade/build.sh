@@ -224,7 +224,7 @@ run() { # run NAME BINARY CHAPTER [OPTION...]: one chapter's tests, within what 
             "$@" > >(capped "$OUT/log/run-$name-$ch") 2>&1
         r=$?
         pkill -KILL -f "^$bin " 2>/dev/null
-        wait $! # the log is whole
+        [ -z "${!:-}" ] || wait "$!" 2>/dev/null # the log is whole (under set -u, $! may be unset)
         exit $r)
     local r=$?
     [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
@@ -236,18 +236,31 @@ run() { # run NAME BINARY CHAPTER [OPTION...]: one chapter's tests, within what 
 # run could still do so: see the README.)
 chs=$(awk -F'\t' 'NR > 1 { print $1 }' "$PREP/tests.tsv" | sort -un)
 for c in $chs; do grep -qx "$c" "$PREP/judged.txt" || run inproc "$OUT/kit_tests" "$c"; done
-# The race pass (make races): the chapters whose student code runs
-# threads, again under ThreadSanitizer (prepare.sh's PREP/race/); a test
-# that passed but races fails, with the race's message.
+rm -f "$OUT"/results-judge-*.tsv
+for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge" "$c"; done
+# The race pass (make races), after the judge: the chapters whose
+# student code runs threads, again under ThreadSanitizer (prepare.sh's
+# PREP/race/); a test that passed in the judge but races fails, with the
+# race's message. ThreadSanitizer sees a race only in the process whose
+# threads race, so here the student's code, the tests and the runner are
+# one program, and it runs in kit_jail (tools/harness/jail.c): it cannot
+# write, rename or remove a file, reach the network or another process,
+# or leave a process behind; run as root (Gradescope), it runs as nobody.
+# It runs from a folder of its own, which holds only the program and the
+# student's files (starter/, for the messages' lines), and writes its
+# table and its log through descriptors opened here. It gets no hidden
+# seed. Its table can only fail a test that passed in the judge.
 rm -f "$OUT"/results-race-*.tsv
-if [ -s "$PREP/race-cc" ]; then
+if [ -s "$PREP/race-cc" ] && [ -x "$PREP/judge/kit_jail" ]; then
     robjs=() rok=true
     mkdir -p "$OUT/race"
     while IFS=$'\t' read -r f st _; do
         if [ "$st" = ok ]; then
+            # (its lines read starter/F, relative to the folder it runs in)
             # shellcheck disable=SC2046
             timeout 120 "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -I"$KIT/include" \
-                -fmacro-prefix-map="$OUT/src/=starter/" -c -o "$OUT/race/${f%.c}.o" "$OUT/src/$f" \
+                -fmacro-prefix-map="$OUT/src/=starter/" -fdebug-prefix-map="$OUT/src/=starter/" \
+                -fdebug-compilation-dir=. -c -o "$OUT/race/${f%.c}.o" "$OUT/src/$f" \
                 >"$OUT/log/race-${f%.c}.cc" 2>&1 || { rok=false; break; }
             robjs+=("$OUT/race/${f%.c}.o")
         else robjs+=("$PREP/race/stub_${f%.c}.o"); fi
@@ -255,18 +268,33 @@ if [ -s "$PREP/race-cc" ]; then
     # shellcheck disable=SC2046
     $rok && "$(cat "$PREP/race-cc")" $(cat "$PREP/race-cflags") -o "$OUT/kit_race" $(ls "$PREP"/race/*.o | grep -v '/stub_') \
         "${robjs[@]}" $cunit -lm >"$OUT/log/link-race" 2>&1 || rok=false
-    if $rok; then
+    if $rok && cell=$(mktemp -d "${TMPDIR:-/tmp}/kit-race.XXXXXX"); then
+        mkdir "$cell/log" && cp "$OUT/kit_race" "$cell/" && cp -r "$OUT/src" "$cell/src" &&
+            ln -s src "$cell/starter" && chmod -R a+rX "$cell"
         for c in $(cat "$PREP/race-chapters.txt"); do
-            # judged chapters too: the race pass can only fail a test
-            # that passed in the judge (the table below), never pass one
-            run race "$OUT/kit_race" "$c" --san-log "$OUT/log/race-san-$c.log" --timeout "$((TEST_TIMEOUT * 6))"
+            left=$((RUN_TIMEOUT - ($(date +%s) - start)))
+            [ "$left" -gt 0 ] || { rc=124; break; }
+            (cd "$cell" && ulimit -t "$left" && ulimit -S -v unlimited &&
+                env -u KIT_HIDDEN_SEED -u KIT_WORKER OMP_WAIT_POLICY=passive timeout -k 5 "$left" \
+                    "$PREP/judge/kit_jail" --keep-fd 3 --keep-fd 4 -- ./kit_race --impl starter --quiet \
+                    --chapter "$c" --cpu-time --timeout "$((TEST_TIMEOUT * 6))" --results-fd 3 \
+                    --san-log "log/race-san-$c.log" --san-fd 4 \
+                    3>"$OUT/results-race-$c.tsv" 4>"$cell/log/race-san-$c.log" \
+                    > >(capped "$OUT/log/run-race-$c") 2>&1
+                r=$?
+                [ -z "${!:-}" ] || wait "$!" 2>/dev/null # the log is whole
+                exit $r)
+            r=$?
+            [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
+            cp "$cell/log/race-san-$c.log" "$OUT/log/" 2>/dev/null
         done
+        rm -rf "$cell"
+    elif $rok; then
+        echo "the race pass did not run: no temporary folder for it" >"$OUT/race-note.txt"
     else
         echo "the race pass did not run: clang could not build the files (log/race-*.cc, log/link-race)" >"$OUT/race-note.txt"
     fi
 fi
-rm -f "$OUT"/results-judge-*.tsv
-for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge" "$c"; done
 # The table: the header, then each chapter's rows from its own run.
 {
     head -n 1 "$PREP/tests.tsv"

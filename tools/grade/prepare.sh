@@ -6,6 +6,15 @@
 # checks each student's object against (PREP/allowed.txt, forbidden.txt).
 # Nothing here reads a submission.
 set -eu
+# prepare.sh --stamp KIT prints the kit's stamp: a checksum of every file
+# the prepared objects are built from, kept in PREP/kit-stamp, so that
+# grade.sh rebuilds PREP when the kit has changed since.
+kit_stamp() {
+    (cd "$1" && find include tests given starter tools/harness tools/grade tools/mk/flags.mk \
+        tools/mk/chapters.sh chapters/chapters.tsv -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
+        while read -r f; do printf '%s\n' "$f"; cat "$f"; done | cksum)
+}
+if [ "${1:-}" = --stamp ]; then kit_stamp "$2"; exit 0; fi
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
@@ -66,6 +75,8 @@ if command -v "$RACE_CC" >/dev/null 2>&1; then
     for f in $($chapters sources); do
         $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$KIT/starter/$f.c" &
     done
+    # shm_open() without files, for libomp in kit_jail (race_shm.c)
+    $RACE_CC $CFLAGS $(flag RACE_FLAGS) -c -o "$PREP/race/race_shm.o" "$KIT/tools/harness/race_shm.c" &
     echo "$RACE_CC" >"$PREP/race-cc"
     echo "$STUDENT_CFLAGS $(flag RACE_FLAGS)" >"$PREP/race-cflags"
     echo "$(flag RACE_CHAPTERS)" | tr ' ' '\n' >"$PREP/race-chapters.txt"
@@ -78,6 +89,9 @@ for w in proxy worker; do
     $CC $CFLAGS -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
         -c -o "$PREP/judge/$w.o" "$KIT/tools/harness/$w.c" &
 done
+# The race pass's cell (tools/harness/jail.c): build.sh runs the
+# ThreadSanitizer program in it.
+$CC $CFLAGS -o "$PREP/judge/kit_jail" "$KIT/tools/harness/jail.c" -lseccomp &
 $CC $CFLAGS -DKIT_LEAK_REPORT_ONLY -I"$KIT/include" -I"$KIT/tests" -I"$KIT/tools/harness" \
     -c -o "$PREP/judge/leakreport.o" "$KIT/tools/harness/leakcheck.c" &
 # Chapter 8's model in the judge: given/gpt.c with the six calls that
@@ -152,4 +166,5 @@ $CC $OPENMP -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }
+kit_stamp "$KIT" >"$PREP/kit-stamp"
 echo "prepare: $(( $(wc -l <"$PREP/tests.tsv") - 1 )) tests, $(ls "$PREP"/kit | wc -l) kit objects, $(wc -l <"$PREP/files.txt") student files, $(wc -l <"$PREP/allowed.txt") callable symbols"
