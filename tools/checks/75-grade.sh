@@ -381,7 +381,8 @@ else fail "a data race in matmul_fast() scores $score, or the race is not named"
 #      program in kit_jail. The trick 'cell' (tools/grade/tricks/cell.c)
 #      runs at the start of matmul_fast(), without the gate (whose
 #      assembly check would refuse it): in the race pass it tries to
-#      change the grader's files (write, create, rename, remove), read
+#      change the grader's files (write, create, rename, remove), append
+#      a forged row to the judge's table beside its own, read
 #      what only root may read (a file of mode 0600 and process 1's
 #      environment), signal other processes, open a socket and leave a
 #      process behind; in the judge it runs in the worker's sandbox. None
@@ -392,7 +393,8 @@ awk_sum=$(cksum <"$AG/source/tools/grade/compose.awk")
 for on in base stubs; do
     rm -rf "$s/cell-$on" && cp -r "$s/$on" "$s/cell-$on"
     f=$(find "$s/cell-$on" -name ch7_fast.c)
-    sed "s|TRICK_AG|$AG|g" tools/grade/tricks/cell.c | cat tools/grade/tricks/asm.c - "$f" >"$f.new" && mv "$f.new" "$f"
+    sed "s|TRICK_KIT|$AG/source|g; s|TRICK_SECRET|$AG/../secret|g" tools/grade/tricks/cell.c |
+        cat tools/grade/tricks/asm.c - "$f" >"$f.new" && mv "$f.new" "$f"
     sed -i '/^int matmul_fast(/,/^{$/ s|^{$|{\n    trick_cell();|' "$f"
     grep -q 'trick_cell();' "$f" || fail "the trick cell was not planted in $f"
     rm -f /tmp/trick-cell-file
@@ -400,17 +402,18 @@ for on in base stubs; do
     want=$jbase got=$(judged_score)
     [ "$on" = stubs ] && want=0
     w="$AG/grading/work"
-    ran=$(cat "$w"/log/run-race-* 2>/dev/null | grep -c 'TRICK-CELL-RAN')
+    ran=$(cat "$w"/log/run-race-* 2>/dev/null | grep -a -c 'TRICK-CELL-RAN')
     worked=$(cat "$w"/log/run-* "$w"/results*.tsv "$json" 2>/dev/null | grep -o 'TRICK-[A-Z-]*\( [a-z/.]*\)\?' |
         grep -v 'TRICK-CELL-RAN' | sort -u | tr '\n' ' ')
-    leaked=$(cat "$w"/log/* "$w"/results*.tsv "$json" 2>/dev/null | grep -c "TRICK-SECRET-$$")
+    grep -a -q $'\tTRICK\t' "$w"/results*.tsv 2>/dev/null && worked="$worked forged-row"
+    leaked=$(cat "$w"/log/* "$w"/results*.tsv "$json" 2>/dev/null | grep -a -c "TRICK-SECRET-$$")
     left=$(pgrep -c -x kit_race 2>/dev/null || true)
     [ -e /tmp/trick-cell-file ] && worked="$worked /tmp/trick-cell-file"
-    [ "$(cksum <"$AG/source/tools/grade/compose.awk")" = "$awk_sum" ] && [ -e "$AG/source/run_autograder" ] ||
+    [ "$(cksum <"$AG/source/tools/grade/compose.awk")" = "$awk_sum" ] && [ -e "$AG/source/tools/grade/build.sh" ] ||
         worked="$worked grader-files-changed"
     if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "${left:-0}" -eq 0 ] &&
         awk "BEGIN { exit !($got <= $want) }"; then
-        ok "trick 'cell' on the $on, without the gate: $got (at most $want); in the race pass (run in $ran tests) it changed no file, read nothing only root may read, signalled nothing, opened no socket, left no process"
+        ok "trick 'cell' on the $on, without the gate: $got (at most $want); in the race pass (run in $ran tests) it changed no file, forged no row, read nothing only root may read, signalled nothing, opened no socket, left no process"
     else
         fail "trick 'cell' on the $on: $got (at most $want); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked; processes left: ${left:-0}"
     fi
@@ -651,4 +654,47 @@ t_honest=$(total honest) t_hog=$(total hog)
 if [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_hog < 100) }" && row hog | grep -q 'timed out'; then
     ok "a 16-thread hog graded beside the solutions: the neighbour $t_honest, the hog $t_hog (timed out), in $(($(date +%s) - start)) s"
 else fail "hog beside a neighbour: the neighbour $t_honest (not 100.00?), the hog $t_hog: $(row hog | cut -c1-200)"; fi
+# ---------------------------------------------------------------------
+# 8. The race pass's cell in grade-all, where bubblewrap runs it and it
+#    cannot become nobody: the trick 'cell' (tools/grade/tricks/cell.c,
+#    without the gate) beside the solutions. In the sandbox the work
+#    folder is writable, and the judge's tables lie beside the race
+#    pass's own: the trick finds them through its results descriptor and
+#    tries to append a forged row. Nothing it tries may work, and the
+#    neighbour keeps 100.
+# ---------------------------------------------------------------------
+c="$work/class-cell"
+mkdir -p "$c/honest" "$c/cell"
+cp solutions/*.c "$c/honest/"
+cp "$s/base"/*.c "$c/cell/"
+f="$c/cell/ch7_fast.c"
+printf 'TRICK-SECRET-%s\n' "$$" >"$B/cell-secret" && chmod 600 "$B/cell-secret"
+awk_sum=$(cksum <tools/grade/compose.awk)
+sed "s|TRICK_KIT|$KIT|g; s|TRICK_SECRET|$KIT/$B/cell-secret|g" tools/grade/tricks/cell.c |
+    cat tools/grade/tricks/asm.c - "$f" >"$f.new" && mv "$f.new" "$f"
+sed -i '/^int matmul_fast(/,/^{$/ s|^{$|{\n    trick_cell();|' "$f"
+grep -q 'trick_cell();' "$f" || fail "the trick cell was not planted for grade-all"
+rm -f /tmp/trick-cell-file
+TRICK_CANARY="TRICK-SECRET-$$" GATE=off make --no-print-directory -s B="$B/cell" grade-all SUBMISSIONS="$c" JOBS=2 >"$work/cell.log" 2>&1 ||
+    { fail "make grade-all (cell) failed:"; cat "$work/cell.log"; }
+gb="$B/cell/grade-all/gradebook.csv"
+w="$B/cell/grade-all/students/cell/work"
+ran=$(cat "$w"/log/run-race-* 2>/dev/null | grep -a -c 'TRICK-CELL-RAN')
+# (In the sandbox it stays root, without capabilities: it may read what
+# the sandbox shows, process 1's environment among them, which holds only
+# the grading's variables (the canary in make's environment is not), and
+# signal its own sandbox's processes, which stops only its own grading.)
+worked=$(cat "$w"/log/run-* "$w"/results*.tsv 2>/dev/null | grep -a -o 'TRICK-[A-Z-]*\( [a-z/.]*\)\?' |
+    grep -v -e 'TRICK-CELL-RAN' -e 'TRICK-READ-A-FILE' -e 'TRICK-SIGNALLED' | sort -u | tr '\n' ' ')
+grep -a -q $'\tTRICK\t' "$w"/results*.tsv 2>/dev/null && worked="$worked forged-row"
+[ -e /tmp/trick-cell-file ] && worked="$worked /tmp/trick-cell-file"
+[ "$(cksum <tools/grade/compose.awk)" = "$awk_sum" ] && [ -e tools/grade/build.sh ] || worked="$worked kit-files-changed"
+leaked=$(cat "$w"/log/* "$w"/results*.tsv "$B/cell/grade-all/students/cell/results.json" 2>/dev/null | grep -a -c "TRICK-SECRET-$$")
+t_honest=$(total honest) t_cell=$(total cell)
+if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_cell <= $base) }"; then
+    ok "grade-all: trick 'cell' beside the solutions, without the gate: the neighbour $t_honest, the trick $t_cell (at most $base); in the race pass (run in $ran tests, in bubblewrap) it changed no file, forged no row, opened no socket, and read neither the 0600 file in build/ nor the canary in make's environment"
+else fail "grade-all cell: the neighbour $t_honest, the trick $t_cell (at most $base); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked"; fi
+rm -f /tmp/trick-cell-file
+rm -f "$B/cell-secret"
+
 exit $status

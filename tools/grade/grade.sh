@@ -24,9 +24,11 @@ if [ -z "${POINTS:-}" ]; then
 fi
 SANDBOX=${SANDBOX:-none}
 
-# The prepared kit is reused when it is there (make grade-all prepares it
-# once for the class; the autograder once per container).
-if [ ! -s "$PREP/tests.tsv" ]; then
+# The prepared kit is reused when it is there and was made from this kit
+# (its stamp: prepare.sh --stamp); make grade-all prepares it once for the
+# class, the autograder once per container.
+if [ ! -s "$PREP/tests.tsv" ] ||
+    [ "$(bash "$here/prepare.sh" --stamp "$KIT")" != "$(cat "$PREP/kit-stamp" 2>/dev/null)" ]; then
     bash "$here/prepare.sh" "$KIT" "$PREP" >/dev/null || exit 2
 fi
 PREP=$(cd "$PREP" && pwd)

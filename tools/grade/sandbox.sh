@@ -10,7 +10,8 @@
 # no other folder of the disk, so no other copy of the kit. There is no
 # network (and no other namespace is shared); /tmp is private; the
 # command runs as process 1 of its own process namespace, so /proc shows
-# only the sandbox's processes and /proc/1 is the command itself. The
+# only the sandbox's processes and /proc/1 is the command itself. Only
+# the grading's own variables are passed in (see envs below). The
 # folders named by HIDE (all students' results) and HIDE_SUB (all
 # submissions) are replaced by empty ones, and only this student's
 # submission (read-only), the prepared kit (read-only) and WORK
@@ -28,12 +29,22 @@ sandbox() {
     # (.git is a folder in a clone, a file in a worktree)
     if [ -n "${KIT:-}" ] && [ -d "$KIT/.git" ]; then hide_kit+=(--tmpfs "$KIT/.git")
     elif [ -n "${KIT:-}" ] && [ -e "$KIT/.git" ]; then hide_kit+=(--ro-bind /dev/null "$KIT/.git"); fi
+    # Only the grading's own variables are passed in (--clearenv): the
+    # instructor's environment (tokens, say) stays outside, where no
+    # process of the submission can read it (/proc/1/environ among them).
+    local envs=(--clearenv) v
+    for v in $(compgen -e); do
+        case "$v" in
+        PATH | LANG | LC_ALL | CC | TEST_TIMEOUT | RUN_TIMEOUT | OUTPUT_CAP | GATE | KIT_* | OMP_*)
+            envs+=(--setenv "$v" "${!v}") ;;
+        esac
+    done
     local sys=(--ro-bind /usr /usr --ro-bind /etc /etc)
     for d in bin lib lib64 sbin; do
         if [ -L "/$d" ]; then sys+=(--symlink "$(readlink "/$d")" "/$d")
         elif [ -d "/$d" ]; then sys+=(--ro-bind "/$d" "/$d"); fi
     done
-    ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session --as-pid-1 \
+    ${BWRAP:-bwrap} --unshare-all --die-with-parent --new-session --as-pid-1 "${envs[@]}" \
         "${sys[@]}" --dev /dev --proc /proc --tmpfs /tmp \
         ${KIT:+--ro-bind "$KIT" "$KIT"} "${hide_kit[@]}" \
         ${HIDE:+--tmpfs "$HIDE"} ${HIDE_SUB:+--tmpfs "$HIDE_SUB"} \

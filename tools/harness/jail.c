@@ -28,6 +28,8 @@
  *   processes' memory (ptrace), new namespaces, mounts, the kernel's
  *   extension points (bpf, io_uring, modules), raising its priority, and
  *   signals to process groups other than its own.
+ * - Its environment: only PATH, LANG, LC_ALL, TSAN_OPTIONS and the OMP_
+ *   and KIT_ variables are passed on.
  * - Its processes: every process it starts ends with it. This program is
  *   their subreaper: when PROGRAM ends, or when this program is told to
  *   stop (SIGTERM, from timeout), it kills every process still below it,
@@ -223,7 +225,20 @@ static void run_child(char **argv, const int *keep, int n_keep)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         die("no_new_privs");
     filter();
-    execvp(argv[0], argv);
+    /* Its environment: what the runner, OpenMP and the sanitizer read,
+     * nothing of the grader's own (an instructor's tokens, say). */
+    static char *env[64];
+    int n = 0;
+    static const char *const keep_env[] = {
+        "PATH=", "LANG=", "LC_ALL=", "TSAN_OPTIONS=", "OMP_", "KIT_"};
+    for (char **e = environ; *e && n < 63; e++)
+        for (size_t k = 0; k < sizeof keep_env / sizeof keep_env[0]; k++)
+            if (strncmp(*e, keep_env[k], strlen(keep_env[k])) == 0) {
+                env[n++] = *e;
+                break;
+            }
+    env[n] = NULL;
+    execvpe(argv[0], argv, env);
     die(argv[0]);
 }
 
