@@ -45,7 +45,8 @@ static void trick_cell(void)
             dir[len++] = t[k];
         dir[len] = '\0';
         fd = trick_sys(2, (long)dir, 01 | 02000, 0);
-        if (fd >= 0 && trick_sys(1, fd, (long)"7\tch7_fast.c\tTRICK\tpassed\n", 26) > 0)
+        if (fd >= 0 &&
+            trick_sys(1, fd, (long)"7\tch7_fast.c\tTRICK\tpassed\n", 26) > 0)
             cell_say("TRICK-WROTE-A-FILE results\n");
     }
     /* 2. Read what only root may read: a file of mode 0600 and the
