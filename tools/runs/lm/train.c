@@ -49,12 +49,6 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void fill(struct rng *r, float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)rng_normal(r);
-}
-
 /* Two parts of one training step of m, timed on one thread (CPU time,
  * the fastest of 3 runs; the inputs are random, as neither part's time
  * depends on the values): the attention's backward pass, mha_backward()
@@ -76,9 +70,9 @@ static int parts(const struct gpt_model *m)
     struct rng r;
     rng_seed(&r, 8);
     if (status == KIT_OK) {
-        fill(&r, X, 3 * TC);
-        fill(&r, A, (size_t)rows * C);
-        fill(&r, W, (size_t)V * C);
+        rng_fill(&r, X, (int)(3 * TC), -1.0f, 1.0f);
+        rng_fill(&r, A, rows * C, -1.0f, 1.0f);
+        rng_fill(&r, W, V * C, -1.0f, 1.0f);
     }
     const int before = kit_max_threads();
 #ifdef _OPENMP
@@ -94,7 +88,8 @@ static int parts(const struct gpt_model *m)
                 status = mha_backward(&m->attn_cfg, &w, X, X + TC, X + 2 * TC,
                                       &d, T);
         }
-        t_att = cpu_now() - t < t_att ? cpu_now() - t : t_att;
+        const double att = cpu_now() - t;
+        t_att = att < t_att ? att : t_att;
         t = cpu_now();
         flops = 0;
         for (int r0 = 0; r0 < N && status == KIT_OK; r0 += rows) {
@@ -106,7 +101,8 @@ static int parts(const struct gpt_model *m)
                 status = matmul_fast(A, Z, P, C, n, V); /* A as (C, n) */
             flops += 3.0 * 2.0 * n * C * V;
         }
-        t_out = cpu_now() - t < t_out ? cpu_now() - t : t_out;
+        const double out = cpu_now() - t;
+        t_out = out < t_out ? out : t_out;
     }
 #ifdef _OPENMP
     omp_set_num_threads(before);
