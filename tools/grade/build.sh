@@ -250,7 +250,7 @@ for c in $chs; do grep -qx "$c" "$PREP/judged.txt" && run judge "$OUT/kit_judge"
 # student's files (starter/, for the messages' lines), and writes its
 # table and its log through descriptors opened here. It gets no hidden
 # seed. Its table can only fail a test that passed in the judge.
-rm -f "$OUT"/results-race-*.tsv
+rm -f "$OUT"/results-race-*.tsv "$OUT/race-note.txt"
 if [ -s "$PREP/race-cc" ] && [ -x "$PREP/judge/kit_jail" ]; then
     robjs=() rok=true
     mkdir -p "$OUT/race"
@@ -287,6 +287,8 @@ if [ -s "$PREP/race-cc" ] && [ -x "$PREP/judge/kit_jail" ]; then
             r=$?
             [ "$r" -eq 124 ] || [ "$r" -eq 137 ] && rc=$r
             cp "$cell/log/race-san-$c.log" "$OUT/log/" 2>/dev/null
+            [ -s "$OUT/results-race-$c.tsv" ] ||
+                echo "the race pass wrote no table for chapter $c, whose tests keep the judge's verdicts (log/run-race-$c)" >>"$OUT/race-note.txt"
         done
         rm -rf "$cell"
     elif $rok; then

@@ -27,7 +27,8 @@
  * - Everything else a filter (seccomp) refuses: the network, other
  *   processes' memory (ptrace), new namespaces, mounts, the kernel's
  *   extension points (bpf, io_uring, modules), raising its priority, and
- *   signals to process groups other than its own.
+ *   signals to a process group or to every process (a negative pid; 0,
+ *   its own group, which holds only the jail's processes, is allowed).
  * - Its environment: only PATH, LANG, LC_ALL, TSAN_OPTIONS and the OMP_
  *   and KIT_ variables are passed on.
  * - Its processes: every process it starts ends with it. This program is
@@ -322,6 +323,9 @@ int main(int argc, char **argv)
         } else if (w < 0 && errno != EINTR)
             die("waitpid");
     }
+    /* First its process group at once (where the children file of
+     * /proc cannot be read, that is all), then whatever left it. */
+    kill(-child, SIGKILL);
     kill_all_below();
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
