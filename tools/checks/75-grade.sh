@@ -403,7 +403,7 @@ for on in base stubs; do
     [ "$on" = stubs ] && want=0
     w="$AG/grading/work"
     ran=$(cat "$w"/log/run-race-* 2>/dev/null | grep -a -c 'TRICK-CELL-RAN')
-    worked=$(cat "$w"/log/run-* "$w"/results*.tsv "$json" 2>/dev/null | grep -o 'TRICK-[A-Z-]*\( [a-z/.]*\)\?' |
+    worked=$(cat "$w"/log/run-* "$w"/results*.tsv "$json" 2>/dev/null | grep -a -o 'TRICK-[A-Z-]*\( [a-z/.]*\)\?' |
         grep -v 'TRICK-CELL-RAN' | sort -u | tr '\n' ' ')
     grep -a -q $'\tTRICK\t' "$w"/results*.tsv 2>/dev/null && worked="$worked forged-row"
     leaked=$(cat "$w"/log/* "$w"/results*.tsv "$json" 2>/dev/null | grep -a -c "TRICK-SECRET-$$")
@@ -413,7 +413,7 @@ for on in base stubs; do
         worked="$worked grader-files-changed"
     if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "${left:-0}" -eq 0 ] &&
         awk "BEGIN { exit !($got <= $want) }"; then
-        ok "trick 'cell' on the $on, without the gate: $got (at most $want); in the race pass (run in $ran tests) it changed no file, forged no row, read nothing only root may read, signalled nothing, opened no socket, left no process"
+        ok "trick 'cell' on the $on, without the gate: $got (at most $want); in the race pass (run at $ran calls of matmul_fast()) it changed no file, forged no row, read nothing only root may read, signalled nothing, opened no socket, left no process"
     else
         fail "trick 'cell' on the $on: $got (at most $want); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked; processes left: ${left:-0}"
     fi
@@ -692,7 +692,7 @@ grep -a -q $'\tTRICK\t' "$w"/results*.tsv 2>/dev/null && worked="$worked forged-
 leaked=$(cat "$w"/log/* "$w"/results*.tsv "$B/cell/grade-all/students/cell/results.json" 2>/dev/null | grep -a -c "TRICK-SECRET-$$")
 t_honest=$(total honest) t_cell=$(total cell)
 if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_cell <= $base) }"; then
-    ok "grade-all: trick 'cell' beside the solutions, without the gate: the neighbour $t_honest, the trick $t_cell (at most $base); in the race pass (run in $ran tests, in bubblewrap) it changed no file, forged no row, opened no socket, and read neither the 0600 file in build/ nor the canary in make's environment"
+    ok "grade-all: trick 'cell' beside the solutions, without the gate: the neighbour $t_honest, the trick $t_cell (at most $base); in the race pass (run at $ran calls of matmul_fast(), in bubblewrap) it changed no file, forged no row, opened no socket, and read neither the 0600 file in build/ nor the canary in make's environment"
 else fail "grade-all cell: the neighbour $t_honest, the trick $t_cell (at most $base); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked"; fi
 rm -f /tmp/trick-cell-file
 rm -f "$B/cell-secret"
