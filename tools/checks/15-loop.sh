@@ -22,7 +22,8 @@
 #     stays until the code changes; without clang, one line says to run
 #     make deps;
 #   - make watch without inotifywait and make debug without gdb say how
-#     to install them; make watch on a terminal leaves with status 0 on
+#     to install them; on another system than Linux (KIT_UNAME=Darwin),
+#     make test stops in one line naming the dev container; make watch on a terminal leaves with status 0 on
 #     Ctrl-C and keeps its header in sight on a run taller than the screen.
 set -u
 . tools/checks/lib.sh
@@ -176,6 +177,16 @@ cp "$work/ch3.orig" "$kit/starter/ch3_mha.c"
 out=$(make --no-print-directory -s -C "$kit" watch INOTIFYWAIT=no-such-inotifywait 2>&1)
 has "$out" "apt-get install inotify-tools" && ok "make watch without inotifywait says how to install it" ||
     fail "make watch without inotifywait: $out"
+# 6a. Another system than Linux: make test stops in one line that names
+#     the dev container, before any compiler runs; make help still works.
+out=$(make --no-print-directory -s -C "$kit" test KIT_UNAME=Darwin 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ "$(printf '%s
+' "$out" | wc -l)" -eq 1 ] && has "$out" "this is Darwin" &&
+   has "$out" "dev container (.devcontainer/" && ! has "$out" "error:" &&
+   make --no-print-directory -s -C "$kit" help KIT_UNAME=Darwin >/dev/null 2>&1; then
+    ok "make test on Darwin (KIT_UNAME=Darwin): one line naming the dev container, status $rc"
+else fail "make test KIT_UNAME=Darwin (status $rc): $(printf '%s
+' "$out" | head -n 3)"; fi
 # 6b. make watch on a terminal (a pty from script(1)) of 16 rows: a
 #     failing run taller than that keeps the header in sight, and Ctrl-C
 #     (the byte 0x03, which the pty turns into SIGINT for its foreground
