@@ -68,8 +68,19 @@ else
 fi
 rm -rf "$root"
 cp -a "$base" "$root"
+# This machine's network, as the root reaches it: its resolver, and the
+# certificates it trusts beyond Debian's (an https proxy's, say; copied
+# where ca-certificates, which the Dockerfile's step installs, adds
+# them), which node reads only through NODE_EXTRA_CA_CERTS. On a machine
+# without any, nothing is copied.
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 [ -s "$root/etc/hosts" ] || cp /etc/hosts "$root/etc/hosts"
+local_cas=$(ls /usr/local/share/ca-certificates/*.crt 2>/dev/null || true)
+if [ -n "$local_cas" ]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp $local_cas "$root/usr/local/share/ca-certificates/"
+    say "copied this machine's $(echo $local_cas | wc -w) local CA certificate(s) into the root"
+fi
 packages() { dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Status}\n' | grep -c 'install ok installed'; }
 n_base=$(packages)
 say "the bare root holds $n_base packages; make: $([ -x "$root/usr/bin/make" ] && echo yes || echo no), git: $([ -x "$root/usr/bin/git" ] && echo yes || echo no)"
@@ -77,6 +88,7 @@ say "the bare root holds $n_base packages; make: $([ -x "$root/usr/bin/make" ] &
 # A command in the root, as root, in folder $1, with the environment the
 # Dockerfile sets ($envs) and nothing from this machine's.
 envs=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb)
+[ -z "$local_cas" ] || envs+=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
 in_root() {
     local cwd=$1
     shift
