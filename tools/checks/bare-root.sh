@@ -75,11 +75,13 @@ cp -a "$base" "$root"
 # without any, nothing is copied.
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 [ -s "$root/etc/hosts" ] || cp /etc/hosts "$root/etc/hosts"
-local_cas=$(ls /usr/local/share/ca-certificates/*.crt 2>/dev/null || true)
-if [ -n "$local_cas" ]; then
+shopt -s nullglob
+local_cas=(/usr/local/share/ca-certificates/*.crt)
+shopt -u nullglob
+if [ ${#local_cas[@]} -gt 0 ]; then
     mkdir -p "$root/usr/local/share/ca-certificates"
-    cp $local_cas "$root/usr/local/share/ca-certificates/"
-    say "copied this machine's $(echo $local_cas | wc -w) local CA certificate(s) into the root"
+    cp "${local_cas[@]}" "$root/usr/local/share/ca-certificates/"
+    say "copied this machine's ${#local_cas[@]} local CA certificate(s) into the root"
 fi
 packages() { dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Status}\n' | grep -c 'install ok installed'; }
 n_base=$(packages)
@@ -88,7 +90,7 @@ say "the bare root holds $n_base packages; make: $([ -x "$root/usr/bin/make" ] &
 # A command in the root, as root, in folder $1, with the environment the
 # Dockerfile sets ($envs) and nothing from this machine's.
 envs=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb)
-[ -z "$local_cas" ] || envs+=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+[ ${#local_cas[@]} -eq 0 ] || envs+=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
 in_root() {
     local cwd=$1
     shift
@@ -124,6 +126,7 @@ t1=$(date +%s)
 n=$n_base
 while IFS= read -r line; do
     set -f
+    # shellcheck disable=SC2086 # the instruction's words
     set -- $line
     set +f
     ins=${1^^}
@@ -140,7 +143,7 @@ while IFS= read -r line; do
         mkdir -p "$root$wd"
         say "Dockerfile: WORKDIR $wd" ;;
     COPY)
-        [ $# -eq 2 ] && [ "$1" = . ] || { fail "the check copies only COPY . DIR, not COPY $*"; exit 1; }
+        if [ $# -ne 2 ] || [ "$1" != . ]; then fail "the check copies only COPY . DIR, not COPY $*"; exit 1; fi
         mkdir -p "$root$2"
         git -C "$src" archive HEAD | tar -x -C "$root$2"
         say "Dockerfile: COPY . $2 (the clone's files, without .git)" ;;
