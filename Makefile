@@ -84,7 +84,7 @@ LIB_SRC  := $(wildcard given/*.c)
 # Chapter 8's given code stands on chapters 7 and 8 (and OpenMP): the
 # programs of chapters 5 and 6, which link chapters 1 to 4 only, leave it
 # out (tools/mk/experiment.mk, kvexp.mk).
-GIVEN_CH8 := given/corpus.c given/gpt.c given/heads_lm.c
+GIVEN_CH8 := given/corpus.c given/gpt.c given/heads_lm.c given/ngram.c
 EXP_LIB_SRC := $(filter-out $(GIVEN_CH8),$(LIB_SRC))
 TEST_SRC := $(wildcard tests/*.c)
 # Tests of given code that calls no student function: run by make check
