@@ -207,6 +207,7 @@ struct baseline {
 struct lm {
     const struct corpus_data *d;
     struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
+    int stop; /* --roles: stop after this many tokens (0: at the end) */
     struct size sz;
     const char *models_dir;
     int threads;
@@ -2064,7 +2065,8 @@ static int roles_job(int k, void *result, void *ctx)
     rc = x && y && A ? KIT_OK : KIT_E_NOMEM;
     rr->heads = cfg.n_heads;
     double t_train = 0;
-    for (int step = 0, c = 0; step < steps && rc == KIT_OK; step++) {
+    const int last = lm->stop ? lm->stop / (LM_B * LM_T) : steps;
+    for (int step = 0, c = 0; step < last && rc == KIT_OK; step++) {
         float loss;
         const double t0 = run_now();
         train_batch(lm->d, &rng, x, y);
@@ -2083,6 +2085,8 @@ static int roles_job(int k, void *result, void *ctx)
             c++;
         }
     }
+    if (rc == KIT_OK && rr->n == 0)
+        rc = KIT_E_SIZE; /* --stop before the first checkpoint */
     if (rc == KIT_OK) {
         rr->final.heads = cfg.n_heads, rr->final.kv_heads = cfg.n_heads;
         rr->final.val_loss = rr->p[rr->n - 1].val_loss;
@@ -2093,6 +2097,37 @@ static int roles_job(int k, void *result, void *ctx)
     free(x), free(y), free(A);
     gpt_free(&m);
     return rc;
+}
+
+/* run.values: what produced roles.csv, for the book (the command, the
+ * machine, the wall time); the reference run's is committed with it */
+static void roles_write_run(const struct lm *lm, const char *dir, int argc,
+                            char **argv, double wall, int workers)
+{
+    struct out o;
+    FILE *f = out_open(&o, dir, "run.values");
+    fprintf(f, "# lm-experiment --roles: what produced roles.csv\n"
+               "ch8roles.command=lm-experiment");
+    for (int i = 1; i < argc; i++)
+        fprintf(f, " %s", argv[i]);
+    char cpu[160] = "unknown";
+    FILE *c = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (c && fgets(line, sizeof line, c))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = 0;
+            break;
+        }
+    if (c)
+        fclose(c);
+    fprintf(f,
+            "\nch8roles.cpu=%s\nch8roles.cores=%ld\nch8roles.workers=%d\n"
+            "ch8roles.threads=%d\nch8roles.wall_min=%.0f\nch8roles.lr=%g\n"
+            "ch8roles.checkpoints=%d\nch8roles.train_tokens=%d\n",
+            cpu, sysconf(_SC_NPROCESSORS_ONLN), workers, lm->threads, wall / 60,
+            (double)lm->sz.lr[0], lm->sz.points, lm->d->split_n[SPLIT_TRAIN]);
+    out_close(&o);
 }
 
 static void roles_name(int k, char *buf, size_t n, void *ctx)
@@ -2174,9 +2209,10 @@ int main(int argc, char **argv)
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
     const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
     const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
-    int tokens = 0, roles = 0;
+    int tokens = 0, roles = 0, stop = 0;
     const struct run_opt opt[] = {
         {"--roles", "CHECKPOINTS", NULL, &roles, 1, MAX_CKPT},
+        {"--stop", "STOP", NULL, &stop, LM_B * LM_T, 100000000},
         {"--size", "SIZE", &size_arg, NULL, 0, 0},
         {"--heads", "HEADS", &heads_arg, NULL, 0, 0},
         {"--lrs", "LRS", &lrs_arg, NULL, 0, 0},
@@ -2186,7 +2222,7 @@ int main(int argc, char **argv)
         {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
         {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
         {"--impl", "IMPL", &impl, NULL, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 10, 1, 1);
+    int a = run_args(&run, argc, argv, opt, 11, 1, 1);
     const char *dir = argv[a];
 
     /* the size, then the options over it */
@@ -2294,6 +2330,7 @@ int main(int argc, char **argv)
             run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
                      strlen(dir));
         lm.sz.points = roles;
+        lm.stop = stop;
         const int busy =
             run.workers < lm.sz.n_heads ? run.workers : lm.sz.n_heads;
         lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
@@ -2304,14 +2341,16 @@ int main(int argc, char **argv)
         run.seeds = 1;
         const double t0 = run_now();
         run_jobs(&run, lm.sz.n_heads, &rj, rr);
+        const double wall = run_now() - t0;
         write_baselines(&run, &lm, dir);
         roles_write(&run, &lm, dir, rr);
+        roles_write_run(&lm, dir, argc, argv, wall, busy);
         printf("Roles run: %d head counts, %d tokens each at lr %g, %d "
                "checkpoints; wall time %.1f min on %d worker%s x %d "
                "thread%s.\n(written: %s/roles.csv, baselines.csv, "
                "offsets.csv, relations.csv, ablation.csv, sentence/)\n",
                lm.sz.n_heads, lm.sz.tokens, (double)lm.sz.lr[0], roles,
-               (run_now() - t0) / 60, busy, busy > 1 ? "s" : "", lm.threads,
+               wall / 60, busy, busy > 1 ? "s" : "", lm.threads,
                lm.threads > 1 ? "s" : "", dir);
         free(rr);
         for (int rel = 0; rel < R; rel++)
