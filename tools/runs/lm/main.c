@@ -208,6 +208,7 @@ struct lm {
     const struct corpus_data *d;
     struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
     int stop; /* --roles: stop after this many tokens (0: at the end) */
+    int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
     struct size sz;
     const char *models_dir;
     int threads;
@@ -1912,8 +1913,32 @@ static int parse_lrs(const struct run *run, const char *s, float *out)
  * The n-gram baselines (ngram.h): the simplest models of the same tokens
  * ------------------------------------------------------------------- */
 
+/* The n_prompt tokens of out continued by n_new drawn from m, as
+ * gpt_generate() draws from a network: the log-probabilities of the next
+ * token as its logits, the same temperature, top-k, sampler and seed. */
+static int ngram_generate(const struct ngram_model *m, int *out, int n_prompt,
+                          int n_new, unsigned long long seed)
+{
+    float *logits = malloc((size_t)m->V * sizeof *logits);
+    float *probs = malloc((size_t)m->V * sizeof *probs);
+    if (!logits || !probs) {
+        free(logits), free(probs);
+        return KIT_E_NOMEM;
+    }
+    struct rng r;
+    rng_seed(&r, seed);
+    for (int n = n_prompt; n < n_prompt + n_new; n++) {
+        for (int w = 0; w < m->V; w++)
+            logits[w] = (float)log(ngram_prob(m, out, n, w));
+        out[n] = gpt_sample_token(logits, probs, m->V, LM_TEMP, LM_TOP_K, &r);
+    }
+    free(logits), free(probs);
+    return KIT_OK;
+}
+
 /* Each order estimated on the whole training split, scored on the same
- * validation and test windows as the networks. */
+ * validation and test windows as the networks; the trigram continues the
+ * prompts, as the networks do. */
 static void baselines_run(const struct run *run, struct lm *lm)
 {
     const struct corpus_data *d = lm->d;
@@ -1932,6 +1957,12 @@ static void baselines_run(const struct run *run, struct lm *lm)
                               &b->test) != KIT_OK)
             run_fail(run, 1, "the %s baseline cannot score the windows",
                      ngram_name[k]);
+        for (int g = 0; g < N_GEN && k == NGRAM_MAX_ORDER - 1; g++) {
+            memcpy(lm->base_gen[g], lm->prompt[g], sizeof lm->prompt[g]);
+            if (ngram_generate(&m, lm->base_gen[g], lm->n_prompt[g], LM_GEN_NEW,
+                               LM_GEN_SEED + (unsigned)g) != KIT_OK)
+                run_fail(run, 1, "out of memory");
+        }
         ngram_free(&m);
     }
     fprintf(stderr,
@@ -2519,6 +2550,11 @@ int main(int argc, char **argv)
             print_words(g, &d, meas[q]->gen[k], lm.n_prompt[k] + LM_GEN_NEW);
             fprintf(g, "\n");
         }
+    for (int k = 0; k < N_GEN; k++) { /* the same prompts, the trigram */
+        fprintf(g, "trigram: ");
+        print_words(g, &d, lm.base_gen[k], lm.n_prompt[k] + LM_GEN_NEW);
+        fprintf(g, "\n");
+    }
     out_close(&o);
     FILE *tab = out_open(&o, dir, "table.txt");
     print_tables(tab, &lm, impl, tune, fin, meas, n_meas, best_hc);
