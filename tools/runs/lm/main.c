@@ -221,6 +221,10 @@ struct lm {
     int job_hc[MAX_CFG * MAX_LR], job_lr[MAX_CFG * MAX_LR];
     struct windows val, test, meas;
     int n_cases[R], *word[R], *related[R]; /* the relations in meas */
+    /* the hard cases: those whose related word is not at the relation's
+     * most common offset, mode_k[q], where no fixed offset can be right
+     * for most of them */
+    int mode_k[R], n_hard[R], *hword[R], *hrelated[R];
     int n_sent, sent[MAX_S];
     int n_prompt[N_GEN], prompt[N_GEN][8];
 };
@@ -241,6 +245,8 @@ struct result {
     float row_max[MAX_HL]; /* the mean of a row's heaviest weight */
     float rel_score[MAX_HL][R], rel_base[R];
     int rel_k[R];
+    float hard_score[MAX_HL][R], hard_base[R]; /* on the hard cases */
+    int hard_k[R];
     float abl_base[NC], abl_loss[MAX_HL][NC];
     int abl_count[NC];
     int n_sent;
@@ -521,6 +527,11 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
                 rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
                                     lm->n_cases[q], &r->rel_score[k][q],
                                     &r->rel_base[q], &r->rel_k[q]);
+        for (int q = 0; q < R && rc == KIT_OK; q++)
+            if (lm->n_hard[q] > 0)
+                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
+                                    lm->n_hard[q], &r->hard_score[k][q],
+                                    &r->hard_base[q], &r->hard_k[q]);
     }
     /* 2. the loss without each head, per class of the predicted word,
      * on the first n_abl windows */
@@ -800,22 +811,29 @@ static void write_relations(const struct run *run, const struct lm *lm,
                             int n_meas)
 {
     static const struct run_col col[] = {
-        {"heads", 0}, {"block", 0},    {"head", 0},   {"cases", 0},
-        {"score", 4}, {"baseline", 4}, {"best_k", 0}, {"margin", 4}};
+        {"heads", 0},      {"block", 0},         {"head", 0},
+        {"cases", 0},      {"score", 4},         {"baseline", 4},
+        {"best_k", 0},     {"margin", 4},        {"hard_cases", 0},
+        {"hard_score", 4}, {"hard_baseline", 4}, {"hard_margin", 4}};
     struct run_csv csv;
-    run_csv_open(&csv, run, dir, "relations.csv", "relation", col, 8);
+    run_csv_open(&csv, run, dir, "relations.csv", "relation", col, 12);
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
         for (int rel = 0; rel < R; rel++)
             for (int k = 0; k < LM_L * r->heads; k++) {
-                const double v[8] = {r->heads,
-                                     k / r->heads,
-                                     k % r->heads,
-                                     lm->n_cases[rel],
-                                     r->rel_score[k][rel],
-                                     r->rel_base[rel],
-                                     r->rel_k[rel],
-                                     r->rel_score[k][rel] - r->rel_base[rel]};
+                const double v[12] = {r->heads,
+                                      k / r->heads,
+                                      k % r->heads,
+                                      lm->n_cases[rel],
+                                      r->rel_score[k][rel],
+                                      r->rel_base[rel],
+                                      r->rel_k[rel],
+                                      r->rel_score[k][rel] - r->rel_base[rel],
+                                      lm->n_hard[rel],
+                                      r->hard_score[k][rel],
+                                      r->hard_base[rel],
+                                      r->hard_score[k][rel] -
+                                          r->hard_base[rel]};
                 run_csv_row(&csv, rel_key[rel], v);
             }
     }
@@ -2004,10 +2022,11 @@ static void write_baselines(const struct run *run, const struct lm *lm,
 struct roles_point {
     int tokens;
     float val_loss;
-    int n_voita, n_weak; /* positional heads by each rule */
-    float top_share;     /* the largest share of one offset, any head */
-    float off1_w;        /* the largest mean weight at offset 1 */
-    float margin[R];     /* each relation's best head's margin */
+    int n_voita, n_weak;  /* positional heads by each rule */
+    float top_share;      /* the largest share of one offset, any head */
+    float off1_w;         /* the largest mean weight at offset 1 */
+    float margin[R];      /* each relation's best head's margin */
+    float hard_margin[R]; /* the same on the hard cases */
     double train_s;
 };
 
@@ -2041,7 +2060,7 @@ static int roles_measure(struct gpt_model *m, const struct lm *lm,
     p->n_voita = p->n_weak = 0;
     p->top_share = p->off1_w = 0;
     for (int q = 0; q < R; q++)
-        p->margin[q] = -1;
+        p->margin[q] = p->hard_margin[q] = -1;
     for (int k = 0; k < L * h && rc == KIT_OK; k++) {
         struct result one; /* only its first head's columns are used */
         const float *A_k = A + (size_t)k * N * TT;
@@ -2065,6 +2084,12 @@ static int roles_measure(struct gpt_model *m, const struct lm *lm,
                                 lm->n_cases[q], &score, &base, &off);
             if (rc == KIT_OK && score - base > p->margin[q])
                 p->margin[q] = score - base;
+            if (rc == KIT_OK && lm->n_hard[q] > 0)
+                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
+                                    lm->n_hard[q], &score, &base, &off);
+            if (rc == KIT_OK && lm->n_hard[q] > 0 &&
+                score - base > p->hard_margin[q])
+                p->hard_margin[q] = score - base;
         }
     }
     return rc;
@@ -2125,6 +2150,11 @@ static int roles_job(int k, void *result, void *ctx)
     }
     if (rc == KIT_OK)
         rc = measure(&m, lm, &rr->final);
+    char path[600]; /* kept, to measure again without training */
+    snprintf(path, sizeof path, "%s/roles_h%d.bin", lm->models_dir,
+             cfg.n_heads);
+    if (rc == KIT_OK)
+        rc = save_params(&m, path);
     free(x), free(y), free(A);
     gpt_free(&m);
     return rc;
@@ -2187,8 +2217,8 @@ static double roles_cost(int k, void *ctx)
 static void roles_write(const struct run *run, const struct lm *lm,
                         const char *dir, const struct roles_result *rr)
 {
-    struct run_col col[8 + R];
-    char names[R][24];
+    struct run_col col[8 + 2 * R];
+    char names[2 * R][24];
     int nc = 0;
     col[nc++] = (struct run_col){"heads", 0};
     col[nc++] = (struct run_col){"tokens", 0};
@@ -2202,12 +2232,17 @@ static void roles_write(const struct run *run, const struct lm *lm,
         col[nc++] = (struct run_col){names[q], 4};
     }
     col[nc++] = (struct run_col){"train_s", 1};
+    for (int q = 0; q < R; q++) { /* after train_s: older files end there */
+        snprintf(names[R + q], sizeof names[R + q], "hard_margin_%s",
+                 rel_key[q]);
+        col[nc++] = (struct run_col){names[R + q], 4};
+    }
     struct run_csv csv;
     run_csv_open(&csv, run, dir, "roles.csv", NULL, col, nc);
     for (int k = 0; k < lm->sz.n_heads; k++)
         for (int c = 0; c < rr[k].n; c++) {
             const struct roles_point *p = &rr[k].p[c];
-            double v[8 + R];
+            double v[8 + 2 * R];
             int j = 0;
             v[j++] = rr[k].heads, v[j++] = p->tokens, v[j++] = p->val_loss;
             v[j++] = p->n_voita, v[j++] = p->n_weak, v[j++] = p->top_share;
@@ -2215,6 +2250,8 @@ static void roles_write(const struct run *run, const struct lm *lm,
             for (int q = 0; q < R; q++)
                 v[j++] = p->margin[q];
             v[j++] = p->train_s;
+            for (int q = 0; q < R; q++)
+                v[j++] = p->hard_margin[q];
             run_csv_row(&csv, NULL, v);
         }
     run_csv_close(&csv);
@@ -2337,6 +2374,20 @@ int main(int argc, char **argv)
                                        rel, s * LM_T, lm.word[rel] + at,
                                        lm.related[rel] + at, n - at);
         lm.n_cases[rel] = n;
+        /* the most common offset, and the cases not at it */
+        int count[LM_T] = {0}, mode = 0;
+        for (int c = 0; c < n; c++)
+            count[lm.word[rel][c] - lm.related[rel][c]]++;
+        for (int k = 1; k < LM_T; k++)
+            mode = count[k] > count[mode] ? k : mode;
+        lm.mode_k[rel] = mode;
+        lm.hword[rel] = run_calloc(&run, n, sizeof(int));
+        lm.hrelated[rel] = run_calloc(&run, n, sizeof(int));
+        for (int c = 0; c < n; c++)
+            if (lm.word[rel][c] - lm.related[rel][c] != mode) {
+                lm.hword[rel][lm.n_hard[rel]] = lm.word[rel][c];
+                lm.hrelated[rel][lm.n_hard[rel]++] = lm.related[rel][c];
+            }
     }
     lm.n_sent = corpus_encode(&d, sentence, lm.sent, MAX_S);
     if (lm.n_sent <= 0 || lm.n_sent > MAX_S)
@@ -2362,6 +2413,11 @@ int main(int argc, char **argv)
                      strlen(dir));
         lm.sz.points = roles;
         lm.stop = stop;
+        char models[512];
+        snprintf(models, sizeof models, "%s/models", dir);
+        make_dir(&run, dir);
+        make_dir(&run, models);
+        lm.models_dir = models;
         const int busy =
             run.workers < lm.sz.n_heads ? run.workers : lm.sz.n_heads;
         lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
@@ -2385,7 +2441,8 @@ int main(int argc, char **argv)
                lm.threads > 1 ? "s" : "", dir);
         free(rr);
         for (int rel = 0; rel < R; rel++)
-            free(lm.word[rel]), free(lm.related[rel]);
+            free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
+                free(lm.hrelated[rel]);
         windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
         corpus_data_free(&d);
         return 0;
@@ -2587,7 +2644,8 @@ int main(int argc, char **argv)
            "generated.txt)\n",
            dir);
     for (int rel = 0; rel < R; rel++)
-        free(lm.word[rel]), free(lm.related[rel]);
+        free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
+            free(lm.hrelated[rel]);
     windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
     free(tune), free(fin);
     corpus_data_free(&d);
