@@ -21,6 +21,7 @@
  * Dimension letters: H = heads, P = checkpoints, R = relations.
  */
 #include "datafile.h"
+#include "gpt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,14 @@ int main(int argc, char **argv)
         }
 
     FILE *v = data_open(PROG, out, "ch8roles.values");
+    /* what a head with no preference gives the majority rule to beat:
+     * row i has i + 1 keys, so one offset takes its heaviest weight in
+     * 1/(i + 1) of such rows; offset 1's mean over rows 1 .. T-1 */
+    const int T = gpt_default_config().T;
+    double uniform = 0;
+    for (int i = 1; i < T; i++)
+        uniform += 1.0 / (i + 1) / (T - 1);
+    fprintf(v, "ch8roles.uniform_share1=%.2f\nch8roles.T=%d\n", uniform, T);
     fprintf(v, "ch8roles.bigram_val=%.3f\nch8roles.trigram_val=%.3f\n", bi_val,
             tri_val);
     FILE *g = data_open(PROG, out, "ch8_roles.gpi");
@@ -148,6 +157,7 @@ int main(int argc, char **argv)
     fprintf(g, "\"\nbigram_val = %.4f\ntrigram_val = %.4f\nmargin_goal = %g\n",
             bi_val, tri_val, MARGIN);
     data_close(PROG, g);
+    int last_tokens = 0;
     for (int k = 0; k < n_hc; k++) {
         char name[64];
         snprintf(name, sizeof name, "ch8_roles_h%d.dat", hc[k]);
@@ -193,22 +203,28 @@ int main(int argc, char **argv)
         if (k == 0)
             fprintf(v, "ch8roles.tokens=%d\nch8roles.tokens_m=%.1f\n",
                     last->tokens, last->tokens / 1e6);
+        last_tokens = last->tokens;
     }
-    data_close(PROG, v);
-
-    /* the run's command, machine and wall time, as committed */
+    /* the run's command, machine and wall time, as committed; and the
+     * passes over the training texts the run made */
     snprintf(path, sizeof path, "%s/run.values", ref);
     FILE *in = fopen(path, "r");
     if (!in)
         die("cannot be read (it is committed with the kit)", path);
     FILE *rv = data_open(PROG, out, "ch8roles_run.values");
     char line[512];
+    long train = 0;
     while (fgets(line, sizeof line, in)) {
         if (line[0] != '#' && strncmp(line, "ch8roles.", 9) != 0)
             die("holds a line that is not a ch8roles. key", path);
+        sscanf(line, "ch8roles.train_tokens=%ld", &train);
         fputs(line, rv);
     }
     fclose(in);
     data_close(PROG, rv);
+    if (train <= 0)
+        die("has no ch8roles.train_tokens", path);
+    fprintf(v, "ch8roles.passes=%.1f\n", last_tokens / (double)train);
+    data_close(PROG, v);
     return 0;
 }
