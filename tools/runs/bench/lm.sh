@@ -115,8 +115,8 @@ mv "$tmp" "$csv"
     # shapes), against the FMA peak of one thread times the threads
     mflop=$(awk '/^model flops:/ { print $3; exit }' "$out/parts.${batches%% *}")
     echo
-    echo "the step's share of the machine's peak ($peak1 GFLOP/s a thread, measured"
-    echo "above by an FMA loop, x $threads threads), at $mflop MFLOP a token:"
+    echo "the step's share of the machine's peak (an FMA loop on one thread, measured"
+    echo "in this run: $peak1 GFLOP/s; x $threads threads), at $mflop MFLOP a token:"
     awk -F, -v mf="$mflop" -v pk="$peak1" -v t="$threads" '
         NR > 1 { tps[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
         END {
