@@ -16,12 +16,16 @@
  *                     heads by Voita's rule and by the majority rule
  *   ch8_roles.gpi     gnuplot: the head counts, the bigram's and the
  *                     trigram's validation loss
+ *   ch8_roles.md      the last checkpoint of each head count as a table:
+ *                     loss, positional heads by both rules, the largest
+ *                     single-offset share, each relation's best margin
  *   ch8roles.values   the numbers the chapter quotes (key=value)
  *   ch8roles_run.values  REFDIR/run.values as committed
  * Dimension letters: H = heads, P = checkpoints, R = relations.
  */
 #include "datafile.h"
 #include "gpt.h"
+#include "heads_lm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +209,42 @@ int main(int argc, char **argv)
                     last->tokens, last->tokens / 1e6);
         last_tokens = last->tokens;
     }
+    /* the table of the last checkpoints */
+    const struct row *end[MAX_HC] = {rows};
+    for (int k = 0; k < n_hc; k++)
+        for (int i = 0; i < n; i++)
+            if (rows[i].heads == hc[k])
+                end[k] = &rows[i];
+    const int L = gpt_default_config().L; /* blocks: heads = L * h */
+    FILE *t = data_open(PROG, out, "ch8_roles.md");
+    fprintf(t, "| after %d tokens |", end[0]->tokens);
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, " %d head%s |", hc[k], hc[k] > 1 ? "s" : "");
+    fprintf(t, "\n|:---|");
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, "---:|");
+    fprintf(t, "\n| validation loss (nats) |");
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, " %.3f |", end[k]->val);
+    fprintf(t, "\n| positional heads, Voita's rule (0.9) |");
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, " %d of %d |", end[k]->voita, L * hc[k]);
+    fprintf(t, "\n| positional heads, majority rule (0.5) |");
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, " %d of %d |", end[k]->weak, L * hc[k]);
+    fprintf(t, "\n| largest single-offset share |");
+    for (int k = 0; k < n_hc; k++)
+        fprintf(t, " %.2f |", end[k]->top_share);
+    for (int q = 0; q < R; q++) {
+        fprintf(t, "\n| margin: %s |", heads_relation_name(q));
+        for (int k = 0; k < n_hc; k++)
+            fprintf(t,
+                    end[k]->margin[q] >= MARGIN ? " **%+.3f** |" : " %+.3f |",
+                    end[k]->margin[q]);
+    }
+    fprintf(t, "\n");
+    data_close(PROG, t);
+
     /* the run's command, machine and wall time, as committed; and the
      * passes over the training texts the run made */
     snprintf(path, sizeof path, "%s/run.values", ref);
