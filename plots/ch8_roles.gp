@@ -23,10 +23,11 @@ set border 3
 set xtics nomirror
 set ytics nomirror
 set format x "%g"
+set xrange [28:9600]
 
 set title "(a) Validation loss, with the n-gram baselines of the same windows"
 set ylabel "nats per token"
-set xlabel "training tokens seen (thousands)"
+unset xlabel
 set key top right box opaque
 set yrange [*:5.6]
 plot for [i = 0:n_curves - 1] file(i) using 1:2 with linespoints lw 1.8 \
@@ -46,6 +47,7 @@ plot for [i = 0:n_curves - 1] file(i) using 1:3 with linespoints lw 1.8 \
      margin_goal with lines lw 1.2 dt 2 lc rgb "#555555" title sprintf("%.2f", margin_goal)
 
 set title "(c) The largest share of rows one offset takes, in any head"
+set xlabel "training tokens seen (thousands, log scale)"
 set ylabel "share of rows"
 set yrange [0:1]
 set key top left box opaque

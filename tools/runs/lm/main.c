@@ -2182,12 +2182,28 @@ static void roles_write_run(const struct lm *lm, const char *dir, int argc,
         }
     if (c)
         fclose(c);
+    struct rusage self, kids; /* the workers are child processes */
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    const double cpu_s =
+        (double)self.ru_utime.tv_sec + (double)kids.ru_utime.tv_sec +
+        (double)(self.ru_utime.tv_usec + kids.ru_utime.tv_usec) / 1e6;
+    double load = 0; /* how busy the machine was at the end */
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (fscanf(la, "%lf", &load) != 1)
+            load = 0;
+        fclose(la);
+    }
     fprintf(f,
             "\nch8roles.cpu=%s\nch8roles.cores=%ld\nch8roles.workers=%d\n"
-            "ch8roles.threads=%d\nch8roles.wall_min=%.0f\nch8roles.lr=%g\n"
-            "ch8roles.checkpoints=%d\nch8roles.train_tokens=%d\n",
+            "ch8roles.threads=%d\nch8roles.wall_min=%.1f\n"
+            "ch8roles.cpu_min=%.0f\nch8roles.load_end=%.1f\n"
+            "ch8roles.lr=%g\nch8roles.checkpoints=%d\n"
+            "ch8roles.train_tokens=%d\n",
             cpu, sysconf(_SC_NPROCESSORS_ONLN), workers, lm->threads, wall / 60,
-            (double)lm->sz.lr[0], lm->sz.points, lm->d->split_n[SPLIT_TRAIN]);
+            cpu_s / 60, load, (double)lm->sz.lr[0], lm->sz.points,
+            lm->d->split_n[SPLIT_TRAIN]);
     out_close(&o);
 }
 

@@ -21,12 +21,15 @@
  *                     single-offset share, each relation's best margin
  *   ch8roles.values   the numbers the chapter quotes (key=value)
  *   ch8roles_run.values  REFDIR/run.values as committed
+ * It also reads REFDIR/relations.csv (the final networks' heads) for
+ * each relation's number of cases.
  * Dimension letters: H = heads, P = checkpoints, R = relations.
  */
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +212,35 @@ int main(int argc, char **argv)
                     last->tokens, last->tokens / 1e6);
         last_tokens = last->tokens;
     }
+    /* each relation's cases in the final networks' relations.csv, and
+     * the standard error of a share measured on that many cases, at the
+     * baseline's share: what chance alone moves a margin by */
+    snprintf(path, sizeof path, "%s/relations.csv", ref);
+    FILE *rel = fopen(path, "r");
+    if (!rel)
+        die("cannot be read (it is committed with the kit)", path);
+    char rline[256];
+    int seen[R] = {0};
+    while (fgets(rline, sizeof rline, rel)) {
+        char key[32];
+        int heads, block, head, cases;
+        double score, base;
+        if (sscanf(rline, "%31[^,],%d,%d,%d,%d,%lf,%lf", key, &heads, &block,
+                   &head, &cases, &score, &base) != 7)
+            continue; /* the header */
+        for (int q = 0; q < R; q++)
+            if (!strcmp(key, rel_key[q]) && !seen[q] && cases > 0) {
+                seen[q] = 1;
+                fprintf(v, "ch8roles.cases_%s=%d\nch8roles.se_%s=%.3f\n",
+                        rel_key[q], cases, rel_key[q],
+                        sqrt(base * (1 - base) / cases));
+            }
+    }
+    fclose(rel);
+    for (int q = 0; q < R; q++)
+        if (!seen[q])
+            die("has no row for a relation", path);
+
     /* the table of the last checkpoints */
     const struct row *end[MAX_HC] = {rows};
     for (int k = 0; k < n_hc; k++)
