@@ -26,7 +26,7 @@ awk -F, -v tol="$tol" '
     }
     END {
         if (n == 0) { print "roles_compare: the new run has no checkpoints"; exit 1 }
-        printf "%d checkpoint%s compared with the reference run: %s\n", n, n > 1 ? "s" : "",
+        printf "%d checkpoint%s compared with the reference run: %s\n", n, (n > 1 ? "s" : ""),
                bad ? bad " apart or missing" : "every validation loss within " tol " nats"
         exit bad ? 1 : 0
     }' "$ref/roles.csv" "$new/roles.csv"
