@@ -116,8 +116,9 @@ for f in "$out"/sentence/*.dat; do
         { fail "$f: not a 13 x 13 map of weights whose rows sum to 1"; break; }
 done
 [ "$status" -eq 0 ] && ok "sentence/: 13 x 13 maps, rows of weights summing to 1"
-[ "$(wc -l <"$out/generated.txt")" -eq 6 ] && ok "generated.txt: 3 lines per head count" ||
-    fail "generated.txt does not have 6 lines"
+[ "$(wc -l <"$out/generated.txt")" -eq 9 ] && [ "$(grep -c '^trigram: ' "$out/generated.txt")" -eq 3 ] &&
+    ok "generated.txt: 3 lines per head count, and the trigram's 3 for the same prompts" ||
+    fail "generated.txt does not have 3 lines per head count and 3 of the trigram's"
 grep -q "^heads *d_head" "$out/table.txt" && grep -q "^noun -> determiner" "$out/table.txt" &&
     ok "table.txt: the head-count and relation tables" ||
     fail "table.txt lacks a table"

@@ -2330,6 +2330,8 @@ int main(int argc, char **argv)
     }
     if (tokens)
         lm.sz.tokens = tokens;
+    if (roles && (lm.sz.n_lr != 1 || !lrs_arg))
+        run_fail(&run, 2, "--roles trains at one rate: give it as --lrs");
     for (int i = 0; i < lm.sz.n_heads; i++)
         if (LM_C % lm.sz.heads[i] != 0)
             run_fail(&run, 2,
@@ -2422,8 +2424,6 @@ int main(int argc, char **argv)
     if (cores < 1)
         cores = 1;
     if (roles) { /* --roles P: the long networks, measured as they train */
-        if (lm.sz.n_lr != 1 || !lrs_arg)
-            run_fail(&run, 2, "--roles trains at one rate: give it as --lrs");
         if (strlen(dir) > 400)
             run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
                      strlen(dir));
