@@ -118,7 +118,7 @@ RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps deps-dev test races list debug check plots reset clean given-tests \
+.PHONY: all help deps deps-dev test races list debug check check-deep plots reset clean given-tests \
         format format-check valgrind golden compdb kit-tests watch hint \
         progress objects
 
@@ -361,9 +361,13 @@ $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
 	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
 	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
 
-## check: the kit's self-test, every step in tools/checks/ (see README.md)
+## check: the kit's self-test, its quick tier: every step in tools/checks/ but the deep ones (see README.md)
 check:
-	@sh tools/checks/run.sh
+	@sh tools/checks/run.sh --tier quick
+
+## check-deep: the self-test's deep tier: the generated mutants, chapter 5's run on a copy, the grader's tricks, the book's runs again
+check-deep:
+	@sh tools/checks/run.sh --tier deep
 
 ## valgrind: run the solutions' tests in-process under valgrind
 valgrind:

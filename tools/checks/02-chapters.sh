@@ -6,6 +6,11 @@
 # missing, make stops before building anything, with one line naming the
 # first such file; once they are all there, make test CH=N runs its test
 # (and links chapters 1 to 3, which it needs). A malformed line is named too.
+# The lists the build and grading use (the race pass's chapters, the
+# judged chapters and their files, the chapters the experiments need,
+# the given code chapter 5's programs leave out) follow the table's line,
+# and no such list is written by hand in the Makefile, tools/mk,
+# tools/loop or tools/grade (a planted one is found).
 set -u
 status=0
 ok() { echo "ok   $*"; }
