@@ -146,8 +146,8 @@ test:
 	@$(LOOP_ENV) sh tools/loop/test.sh run
 
 # RACE_CHAPTERS (the table's race column): the chapters whose student
-# code runs threads. Once all of such a chapter's tests pass, make test runs them
-# again under ThreadSanitizer (the race pass, make races;
+# code runs threads. Once all of such a chapter's tests pass, make test
+# runs them again under ThreadSanitizer (the race pass, make races;
 # tools/loop/races.sh), and a data race fails them: a race rarely shows
 # in a result, and never the same way twice. Grading runs them so too.
 
