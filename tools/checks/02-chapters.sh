@@ -142,11 +142,11 @@ printf '%s\n' "$out" | grep -qE "^race \[.* $N\] judged \[.* $N\] experiment lin
 # two or more chapter numbers in a row, sets a variable named *CHAPTERS*
 # or *JUDGED* to a number, or names two or more of the table's files
 # (its own files, as ch1_attention, and its given files, as corpus.c).
-# hand_lists KIT prints each such line.
+# hand_lists KIT prints each such line (names: the table's files, read
+# once from the real kit, whose table the copy shares by then).
+names=$({ sh tools/mk/chapters.sh sources | sed 'p; s/$/.c/'; for n in $(sh tools/mk/chapters.sh nums); do sh tools/mk/chapters.sh given "$n" | tr ' ' '\n' | sed 's/$/.c/'; done; } | tr '\n' ' ')
 hand_lists() {
-    local names
-    names=$(cd "$1" && { sh tools/mk/chapters.sh sources | sed 'p; s/$/.c/'; for n in $(sh tools/mk/chapters.sh nums); do sh tools/mk/chapters.sh given "$n" | tr ' ' '\n' | sed 's/$/.c/'; done; } | tr '\n' ' ')
-    (cd "$1" && grep -nHvE '^[[:space:]]*#' Makefile tools/mk/*.mk tools/loop/*.sh tools/grade/*.sh tools/grade/*.awk 2>/dev/null) |
+    (cd "$1" && grep -nHvE '^[[:space:]]*#' Makefile tools/mk/*.mk tools/mk/*.sh tools/loop/*.sh tools/grade/*.sh tools/grade/*.awk 2>/dev/null) |
         awk -v names="$names" '
         BEGIN { k = split(names, w, " "); for (i = 1; i <= k; i++) file[w[i]] = 1 }
         {
