@@ -8,7 +8,7 @@
 # Every step is in one of two tiers, so that the README's second command
 # stays short and nothing is dropped:
 #   quick  make check (run.sh --tier quick): every step but the deep ones,
-#          about 6 minutes on 2 idle cores (the sum of CI's step times);
+#          about 7 minutes on 2 idle cores (the sum of CI's step times);
 #   deep   make check-deep (run.sh --tier deep): the long proofs, which
 #          .ci/run runs right after make check: the generated mutants
 #          (51-mutgen), chapter 5's run on a student's copy
