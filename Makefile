@@ -46,9 +46,10 @@ EDITION ?= student
 STRICT  ?= $(if $(filter solutions,$(IMPL)),1)
 
 # The chapters, from the table (tools/mk/chapters.sh mk): CHAPTER_NUMS,
-# CHAPTER_MDS, CHAPTER_SOURCES and, for each chapter N, CH_TITLE_N,
-# CH_OWN_N, CH_NEEDS_N, CH_FILES_N (the basenames its tests link),
-# CH_FILE_N (the student's file its tests name) and CH_POINTS_N. Its lines
+# CHAPTER_MDS, CHAPTER_SOURCES, JUDGED_CHAPTERS, RACE_CHAPTERS and, for
+# each chapter N, CH_TITLE_N, CH_OWN_N, CH_NEEDS_N, CH_FILES_N (the
+# basenames its tests link), CH_FILE_N (the student's file its tests
+# name), CH_POINTS_N and CH_GIVEN_N (its files in given/). Its lines
 # come joined by |NL|; a bad table gives $(error ...) instead.
 define KIT_NL
 
@@ -95,11 +96,13 @@ endif
 B        ?= build
 OUT      := $(B)/$(VARIANT)
 LIB_SRC  := $(wildcard given/*.c)
-# Chapter 8's given code stands on chapters 7 and 8 (and OpenMP): the
-# programs of chapters 5 and 6, which link chapters 1 to 4 only, leave it
-# out (tools/mk/experiment.mk, kvexp.mk).
-GIVEN_CH8 := given/corpus.c given/gpt.c given/heads_lm.c
-EXP_LIB_SRC := $(filter-out $(GIVEN_CH8),$(LIB_SRC))
+# The given code that stands on a chapter's files or data is that
+# chapter's (the table's given column: chapter 8's model and corpus stand
+# on chapters 7 and 8, and OpenMP). The programs of chapters 5 and 6,
+# which link chapter 5's files (tools/mk/experiment.mk, kvexp.mk), leave
+# out the given code of every chapter but 5 and those it needs.
+EXP_GIVEN_OUT := $(strip $(foreach n,$(filter-out 5 $(CH_NEEDS_5),$(CHAPTER_NUMS)),$(CH_GIVEN_$(n):%=given/%.c)))
+EXP_LIB_SRC := $(filter-out $(EXP_GIVEN_OUT),$(LIB_SRC))
 TEST_SRC := $(wildcard tests/*.c)
 # Tests of given code that calls no student function: run by make check
 # (tools/checks/12-given.sh), never by make test.
@@ -129,7 +132,7 @@ RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps deps-packages deps-dev check-bare test races list debug check plots reset clean given-tests \
+.PHONY: all help deps deps-packages deps-dev check-bare test races list debug check check-deep plots reset clean given-tests \
         format format-check valgrind golden compdb kit-tests watch hint \
         progress objects
 
@@ -156,9 +159,9 @@ INOTIFYWAIT ?= inotifywait
 test:
 	@$(LOOP_ENV) sh tools/loop/test.sh run
 
-# RACE_CHAPTERS (tools/mk/flags.mk): the chapters whose student code runs
-# threads. Once all of such a chapter's tests pass, make test runs them
-# again under ThreadSanitizer (the race pass, make races;
+# RACE_CHAPTERS (the table's race column): the chapters whose student
+# code runs threads. Once all of such a chapter's tests pass, make test
+# runs them again under ThreadSanitizer (the race pass, make races;
 # tools/loop/races.sh), and a data race fails them: a race rarely shows
 # in a result, and never the same way twice. Grading runs them so too.
 
@@ -340,7 +343,8 @@ endif
 lib-only: $(LIBKIT)
 FORCE:
 
-$(DATA_STAMP): $(PLOT_BINS)
+# plotdata/ch8_roles.c reads the reference roles run committed there
+$(DATA_STAMP): $(PLOT_BINS) $(wildcard tools/runs/lm/reference/*)
 	@mkdir -p $(dir $@)
 	@set -e; for p in $(PLOT_BINS); do echo "  run  $$p"; $$p $(dir $@); done
 	@touch $@
@@ -378,9 +382,13 @@ $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
 	$(CC) $(CFLAGS) -Iinclude -Itests -Itools/harness $(PKG_CFLAGS) -o $@ \
 	  tools/harness/runner.c tools/harness/leakcheck.c $(B)/selftest/selftest.o $(LDLIBS)
 
-## check: the kit's self-test, every step in tools/checks/ (see README.md)
+## check: the kit's self-test, its quick tier: every step in tools/checks/ but the deep ones (see README.md)
 check:
-	@sh tools/checks/run.sh
+	@sh tools/checks/run.sh --tier quick
+
+## check-deep: the self-test's deep tier: the generated mutants, chapter 5's run on a copy, the grader's tricks, the book's runs again
+check-deep:
+	@sh tools/checks/run.sh --tier deep
 
 ## check-bare: as root, build a bare Debian 12 root (debootstrap), run the dev container's install step and the student's commands in it (many minutes; not in make check)
 check-bare:

@@ -6,6 +6,11 @@
 # missing, make stops before building anything, with one line naming the
 # first such file; once they are all there, make test CH=N runs its test
 # (and links chapters 1 to 3, which it needs). A malformed line is named too.
+# The lists the build and grading use (the race pass's chapters, the
+# judged chapters and their files, the chapters the experiments need,
+# the given code chapter 5's programs leave out) follow the table's line,
+# and no such list is written by hand in the Makefile, tools/mk,
+# tools/loop or tools/grade (a planted one is found).
 set -u
 status=0
 ok() { echo "ok   $*"; }
@@ -29,7 +34,7 @@ git ls-files -z | tar --null -T - -cf - 2>/dev/null | tar -xf - -C "$kit" ||
 chk() { (cd "$kit" && sh tools/mk/chapters.sh check 2>&1); }
 tsv="$kit/chapters/chapters.tsv"
 cp "$tsv" "$work/table"
-printf '%s\tnew-chapter\tA new chapter\tch%s_new\t1 2 3\t0\n' "$N" "$N" >>"$tsv"
+printf '%s\tnew-chapter\tA new chapter\tch%s_new\t1 2 3\t0\tno\tno\t-\n' "$N" "$N" >>"$tsv"
 
 # Each missing file in turn: make test names it, in one line, and stops.
 for f in chapters/${NN}-new-chapter.md tests/test_ch${N}.c tests/hints/ch${N}.txt tests/mutants/ch${N}.tsv \
@@ -92,12 +97,86 @@ bad() { # bad WHAT LINE EXPECTED: the real table plus LINE
         ok "$1: '$msg'"
     else fail "$1: check said '$msg', expected '$3'"; fi
 }
-bad "a later chapter needed" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 $((N + 1))\t0" "chapter $N needs chapter $((N + 1)), which has no line"
-bad "a need not closed" "$N\tnew-chapter\tA new chapter\tch${N}_new\t3\t0" "chapter $N needs chapter 3, which needs chapter 1"
-bad "points not whole" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t2.5" 'the points "2.5" are not a whole number'
-bad "points over 100" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t5" "the points sum to 105, not 100"
-bad "a number twice" "$last\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0" "chapter $last has a second line"
-bad "five columns" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3" "has 5 columns, not 6"
-bad "a file twice" "$N\tnew-chapter\tA new chapter\tch3_mha\t1 2 3\t0" "chapter $N's file ch3_mha is chapter 3's already"
-bad "a test file with no line" '' "tests/test_ch${N}.c has no line in the table"
+# (t: the judged, race and given columns of a plain new chapter)
+t='\tno\tno\t-'
+bad "a later chapter needed" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 $((N + 1))\t0$t" "chapter $N needs chapter $((N + 1)), which has no line"
+bad "a need not closed" "$N\tnew-chapter\tA new chapter\tch${N}_new\t3\t0$t" "chapter $N needs chapter 3, which needs chapter 1"
+bad "points not whole" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t2.5$t" 'the points "2.5" are not a whole number'
+bad "points over 100" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t5$t" "the points sum to 105, not 100"
+bad "a number twice" "$last\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0$t" "chapter $last has a second line"
+bad "eight columns" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0\tno\tno" "has 8 columns, not 9"
+bad "a file twice" "$N\tnew-chapter\tA new chapter\tch3_mha\t1 2 3\t0$t" "chapter $N's file ch3_mha is chapter 3's already"
+bad "judged neither yes nor no" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0\tmaybe\tno\t-" 'judged is "maybe", not yes or no'
+bad "race neither yes nor no" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0\tno\tY\t-" 'race is "Y", not yes or no'
+bad "a given file missing" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0\tno\tno\tnew_given" "chapter $N needs given/new_given.c, which does not exist"
+# a given file the table gives a chapter already (the first one it gives)
+for n in $(sh tools/mk/chapters.sh nums); do
+    g=$(sh tools/mk/chapters.sh given "$n")
+    [ -n "$g" ] && { gn=$n; gf=${g%% *}; break; }
+done
+if [ -n "${gf:-}" ]; then
+    bad "a given file twice" "$N\tnew-chapter\tA new chapter\tch${N}_new\t1 2 3\t0\tno\tno\t$gf" "chapter $N's given file $gf is chapter $gn's already"
+else fail "no chapter of the table has given code, so a given file twice cannot be tried"; fi
+
+# The lists the build and grading use are derived from the table: give
+# the new chapter the judged, race and given columns, and the make
+# variables and grading's lists name it (judged, its files judged, the
+# race pass run, its given code left out of chapter 5's programs).
+{ cat "$work/table"; printf '%s\tnew-chapter\tA new chapter\tch%s_new\t1 2 3\t0\tyes\tyes\tnew_given\n' "$N" "$N"; } >"$tsv"
+printf 'int new_given(void);\nint new_given(void)\n{\n    return 1;\n}\n' >"$kit/given/new_given.c"
+lists() { # the derived lists in the copy, one line
+    make --no-print-directory -s -C "$kit" --eval 'kit-lists:
+	@echo "race [$(RACE_CHAPTERS)] judged [$(JUDGED_CHAPTERS)] experiment links [$(filter given/new_given.c,$(EXP_LIB_SRC))] lm needs [$(LM_NEEDS)]"' kit-lists 2>&1
+    (cd "$kit" && echo "grading: judged [$(sh tools/mk/chapters.sh judged | tr '\n' ' ')] files [$(sh tools/mk/chapters.sh judged-files | tr '\n' ' ')] race [$(sh tools/mk/chapters.sh race | tr '\n' ' ')]")
+}
+out=$(lists)
+real_race=$(sh tools/mk/chapters.sh race | tr '\n' ' ')
+printf '%s\n' "$out" | grep -qE "^race \[.* $N\] judged \[.* $N\] experiment links \[\] lm needs \[$(sh tools/mk/chapters.sh needs 8) 8\]$" &&
+    printf '%s\n' "$out" | grep -qE "^grading: judged \[.*$N \] files \[.*ch${N}_new \] race \[${real_race}$N \]$" &&
+    ok "a new chapter judged, with the race pass and given code: the make variables and grading's lists follow the table ($(printf '%s' "$out" | tr '\n' ';'))" ||
+    { fail "the lists did not follow the table's new line:"; printf '%s\n' "$out"; }
+
+# No list of chapters is written by hand in the build, the loop or
+# grading: in the Makefile, tools/mk/, tools/loop/ and tools/grade/
+# (comments aside; tools/mk/chapters.sh reads the table), no line holds
+# two or more chapter numbers in a row, sets a variable named *CHAPTERS*
+# or *JUDGED* to a number, or names two or more of the table's files
+# (its own files, as ch1_attention, and its given files, as corpus.c).
+# hand_lists KIT prints each such line (names: the table's files, read
+# once from the real kit, whose table the copy shares by then).
+names=$({ sh tools/mk/chapters.sh sources | sed 'p; s/$/.c/'; for n in $(sh tools/mk/chapters.sh nums); do sh tools/mk/chapters.sh given "$n" | tr ' ' '\n' | sed 's/$/.c/'; done; } | tr '\n' ' ')
+hand_lists() {
+    (cd "$1" && grep -nHvE '^[[:space:]]*#' Makefile tools/mk/*.mk tools/mk/*.sh tools/loop/*.sh tools/grade/*.sh tools/grade/*.awk 2>/dev/null) |
+        awk -v names="$names" '
+        BEGIN { k = split(names, w, " "); for (i = 1; i <= k; i++) file[w[i]] = 1 }
+        {
+            where = $0; sub(/:[0-9]+:.*/, "", where); line = $0; sub(/^[^:]*:[0-9]+:/, "", line)
+            if (where ~ /tools\/mk\/chapters\.sh$/) next
+            sub(/[ \t]#.*/, "", line)
+            n = 0; rest = line
+            while (match(rest, /[A-Za-z_][A-Za-z_0-9]*(\.c)?/)) { if (substr(rest, RSTART, RLENGTH) in file) n++; rest = substr(rest, RSTART + RLENGTH) }
+            if (line ~ /(^|[^-.0-9A-Za-z_\/$])[1-9][0-9]?( +[1-9][0-9]?)+($|[^-.0-9A-Za-z_\/%])/ ||
+                line ~ /(CHAPTERS|JUDGED)[A-Za-z_]*[ \t]*[:?+]?=[ \t]*"?[0-9]/ || n >= 2) {
+                l = $0; sub(/^[^:]*:/, "", l); sub(/:.*/, "", l)
+                print where ":" l ": " line
+            }
+        }'
+}
+found=$(hand_lists .)
+if [ -z "$found" ]; then ok "no list of chapters is written by hand in the Makefile, tools/mk, tools/loop or tools/grade"
+else fail "lists of chapters written by hand (derive them from chapters/chapters.tsv through tools/mk/chapters.sh):"; printf '%s\n' "$found"; fi
+# and the scan finds each kind of list the kit used to write by hand
+cp "$work/table" "$tsv"
+rm -f "$kit/given/new_given.c"
+for plant in "tools/mk/lm.mk|LM_NEEDS := 1 2 3 4 7 8" "tools/mk/flags.mk|RACE_CHAPTERS := 7" \
+    "tools/grade/prepare.sh|printf '%s\\n' 1 2 3 4 5 6 7 8 >\"\$PREP/judged.txt\"" \
+    "tools/grade/prepare.sh|printf '%s\\n' $(sh tools/mk/chapters.sh sources | head -n 2 | sed 's/$/.c/' | tr '\n' ' ')>\"\$PREP/judged-files.txt\"" \
+    "Makefile|GIVEN := $(for n in $(sh tools/mk/chapters.sh nums); do sh tools/mk/chapters.sh given "$n"; done | tr ' ' '\n' | awk 'NF' | head -n 2 | sed 's|^|given/|; s|$|.c|' | tr '\n' ' ')"; do
+    f=${plant%%|*} text=${plant#*|}
+    cp "$kit/$f" "$work/saved"
+    printf '%s\n' "$text" >>"$kit/$f"
+    if hand_lists "$kit" | grep -qF "$text"; then ok "a list written by hand is found: $f: $text"
+    else fail "the scan missed a list written by hand: $f: $text"; fi
+    cp "$work/saved" "$kit/$f"
+done
 exit $status

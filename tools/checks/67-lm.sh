@@ -9,7 +9,10 @@
 #      head's weights on the sentence sums to 1;
 #   2. bad input gets one line: a missing corpus names make corpus, a
 #      head count that does not divide d_model says so, an unknown size;
-#   3. a run stopped half-way leaves the previous results whole.
+#   3. a run stopped half-way leaves the previous results whole;
+#   6. the n-gram baselines are written, each order below the last;
+#   7. make lm-roles, stopped at its first checkpoint, reproduces the
+#      committed reference run's first point (tools/runs/lm/reference/).
 # Skipped (77) when the corpus is not installed (make deps installs it).
 set -eu
 . tools/checks/lib.sh
@@ -113,8 +116,9 @@ for f in "$out"/sentence/*.dat; do
         { fail "$f: not a 13 x 13 map of weights whose rows sum to 1"; break; }
 done
 [ "$status" -eq 0 ] && ok "sentence/: 13 x 13 maps, rows of weights summing to 1"
-[ "$(wc -l <"$out/generated.txt")" -eq 6 ] && ok "generated.txt: 3 lines per head count" ||
-    fail "generated.txt does not have 6 lines"
+[ "$(wc -l <"$out/generated.txt")" -eq 9 ] && [ "$(grep -c '^trigram: ' "$out/generated.txt")" -eq 3 ] &&
+    ok "generated.txt: 3 lines per head count, and the trigram's 3 for the same prompts" ||
+    fail "generated.txt does not have 3 lines per head count and 3 of the trigram's"
 grep -q "^heads *d_head" "$out/table.txt" && grep -q "^noun -> determiner" "$out/table.txt" &&
     ok "table.txt: the head-count and relation tables" ||
     fail "table.txt lacks a table"
@@ -200,4 +204,23 @@ else
     fail "IMPL=starter with the solutions' code did not run, or differs from the reference"
 fi
 rm -rf "$kit"
+
+# 6. the n-gram baselines (given/ngram.c, on the smoke run's windows): a
+#    row each, and each order better than the one below it on validation
+csv baselines.csv 3
+awk -F, 'NR > 1 { v[NR - 1] = $4 } END { exit !(v[2] < v[1] && v[3] < v[2]) }' \
+    "$out/baselines.csv" && ok "baselines.csv: trigram < bigram < unigram on validation" ||
+    fail "baselines.csv: the n-gram orders are not in order ($(tr '\n' ' ' <"$out/baselines.csv"))"
+
+# 7. the roles run (make lm-roles): its reference is committed in
+#    tools/runs/lm/reference/ and the book draws from it; a rerun of its
+#    4-head network, stopped at its first checkpoint, gives its numbers
+one_line "--roles without a rate" "one rate" "$bin" --size smoke --roles 4 "$out/x"
+if make --no-print-directory -s lm-roles LM_ROLES_HEADS=4 LM_STOP=32768 LM_ROLES_TOL=0.002 \
+    LM_ROLES_OUT="$B/lm/roles-check" B="$B" >"$log" 2>&1; then
+    ok "make lm-roles, stopped at 32768 tokens: $(tail -n 1 "$log")"
+else
+    cat "$log"
+    fail "make lm-roles, stopped at 32768 tokens, does not reproduce the committed reference's first checkpoint"
+fi
 exit $status

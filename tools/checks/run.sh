@@ -1,19 +1,69 @@
 #!/bin/sh
-# run.sh [--no-skip] [STEP...]: the kit's self-test (make check). Runs
-# every step in tools/checks/ in order (or only the steps named, as
-# 74-browser), each a script that exits non-zero on failure (77: skipped,
-# because a tool it needs is missing; it says which), and ends with one
-# line: N passed, M failed, K skipped. With --no-skip (.ci/run, once it
-# has installed every tier) a skipped step is a failure.
+# run.sh [--no-skip] [--tier quick|deep|all] [--list] [STEP...]: the
+# kit's self-test. Runs the steps in tools/checks/ in order, each a
+# script that exits non-zero on failure (77: skipped, because a tool it
+# needs is missing; it says which), and ends with one line: N passed,
+# M failed, K skipped.
+#
+# Every step is in one of two tiers, so that the README's second command
+# stays short and nothing is dropped:
+#   quick  make check (run.sh --tier quick): every step but the deep ones,
+#          about 7 minutes on 2 idle cores (the sum of CI's step times);
+#   deep   make check-deep (run.sh --tier deep): the long proofs, which
+#          .ci/run runs right after make check: the generated mutants
+#          (51-mutgen), chapter 5's run on a student's copy
+#          (65-experiment), the grader and its tricks (75-grade) and the
+#          book's runs again (76-reproducible), about 27 minutes.
+# DEEP below is the only list of the deep steps; every other step is quick.
+#
+#   --tier T   the steps of tier T, or all (the default: every step)
+#   STEP...    only the steps named, as 74-browser, whatever their tier
+#   --list     print each step that would run and its tier; run nothing
+#   --no-skip  a skipped step is a failure (.ci/run, once make deps-dev
+#              has installed every package a step needs)
 set -u
-no_skip=false
-[ "${1:-}" = --no-skip ] && { no_skip=true; shift; }
+DEEP="51-mutgen 65-experiment 75-grade 76-reproducible"
+for d in $DEEP; do
+    [ -e "tools/checks/$d.sh" ] || { echo "run.sh: DEEP names $d, but there is no tools/checks/$d.sh"; exit 2; }
+done
+tier_of() { # tier_of NAME: deep or quick
+    case " $DEEP " in *" $1 "*) echo deep ;; *) echo quick ;; esac
+}
+no_skip=false list=false tier=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --no-skip) no_skip=true ;;
+    --list) list=true ;;
+    --tier)
+        case "${2:-}" in
+        quick | deep | all) tier=$2 ;;
+        *) echo "run.sh: --tier takes quick, deep or all, not '${2:-}'"; exit 2 ;;
+        esac
+        shift ;;
+    -*) echo "usage: run.sh [--no-skip] [--tier quick|deep|all] [--list] [STEP...]"; exit 2 ;;
+    *) break ;;
+    esac
+    shift
+done
+[ -n "$tier" ] && [ $# -gt 0 ] && { echo "run.sh: name steps or a tier, not both"; exit 2; }
 steps=""
 for s in "$@"; do
     [ -e "tools/checks/${s%.sh}.sh" ] || { echo "run.sh: no check step tools/checks/${s%.sh}.sh"; exit 2; }
     steps="$steps tools/checks/${s%.sh}.sh"
 done
-[ -n "$steps" ] || steps=$(echo tools/checks/[0-9]*.sh)
+if [ -z "$steps" ]; then
+    for step in tools/checks/[0-9]*.sh; do
+        t=$(tier_of "$(basename "$step" .sh)")
+        [ "${tier:-all}" = all ] || [ "$t" = "$tier" ] && steps="$steps $step"
+    done
+fi
+if $list; then
+    for step in $steps; do
+        name=$(basename "$step" .sh)
+        echo "$name $(tier_of "$name")"
+    done
+    exit 0
+fi
 passed=0 failed=0 skipped=0 failures="" skips=""
 for step in $steps; do
     name=$(basename "$step" .sh)

@@ -65,7 +65,8 @@ kit_objects() {
 kit_objects "$PREP/kit" "$CC" $CFLAGS
 # The race pass (as make races builds it: tools/mk/flags.mk's RACE_CC
 # and RACE_FLAGS): the same kit objects under ThreadSanitizer, for the
-# chapters whose student code runs threads (RACE_CHAPTERS). Without
+# chapters whose student code runs threads (the table's race column,
+# tools/mk/chapters.sh race). Without
 # RACE_CC (make deps installs it) the pass is skipped.
 RACE_CC=$(flag RACE_CC)
 if command -v "$RACE_CC" >/dev/null 2>&1; then
@@ -79,7 +80,7 @@ if command -v "$RACE_CC" >/dev/null 2>&1; then
     $RACE_CC $CFLAGS $(flag RACE_FLAGS) -c -o "$PREP/race/race_shm.o" "$KIT/tools/harness/race_shm.c" &
     echo "$RACE_CC" >"$PREP/race-cc"
     echo "$STUDENT_CFLAGS $(flag RACE_FLAGS)" >"$PREP/race-cflags"
-    echo "$(flag RACE_CHAPTERS)" | tr ' ' '\n' >"$PREP/race-chapters.txt"
+    $chapters race >"$PREP/race-chapters.txt"
 fi
 # The judge's side of the worker (tools/harness/proxy.c), the worker's
 # dispatcher (worker.c) and the leak check's message alone: build.sh links
@@ -129,10 +130,11 @@ wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
     printf '%s\n' judge/lib_gpt.o judge/lib_experiment.o judge/lib_exp_measure.o) >"$PREP/judge-libs.txt"
 printf '%s.c\n' $files >"$PREP/files.txt"
 # The chapters whose tests are judged with the student's code in the
-# worker (the functions proxy.c forwards), and their files: their points
-# come from the judge only, never from a process that holds student code.
-printf '%s\n' 1 2 3 4 5 6 7 8 >"$PREP/judged.txt"
-printf '%s\n' ch1_attention.c ch2_causal.c ch3_mha.c ch4_grad.c ch6_decode.c ch7_fast.c ch8_lm.c >"$PREP/judged-files.txt"
+# worker (the functions proxy.c forwards; the table's judged column), and
+# their files: their points come from the judge only, never from a
+# process that holds student code.
+$chapters judged >"$PREP/judged.txt"
+$chapters judged-files | sed 's/$/.c/' >"$PREP/judged-files.txt"
 globals() { nm -g --defined-only "$@" | awk 'NF == 3 { print $3 }'; }
 for o in "$PREP"/stub/*.o; do globals "$o" | sort -u >"${o%.o}.globals"; done
 # What a student's file may call: a few library functions and the kit's

@@ -14,12 +14,17 @@
 #   file N     the student's file its tests name (ch1_attention.c): its
 #              first own file, or the last needed chapter's
 #   points N   its grading points
+#   given N    the basenames of its files in given/
 #   mds        every chapter's prose file, in numeric order
 #   sources    every chapter's own files, in numeric order
 #   points-table  "N POINTS" per chapter (the grader's points table)
+#   judged     the chapters grading judges in the worker, in numeric order
+#   judged-files  their own files, in numeric order
+#   race       the chapters that run the race pass, in numeric order
 #   mk         the same as make variables (CHAPTER_NUMS, CHAPTER_MDS,
-#              CHAPTER_SOURCES, CH_TITLE_N, CH_OWN_N, CH_NEEDS_N,
-#              CH_FILES_N, CH_FILE_N, CH_POINTS_N), one per line ending in
+#              CHAPTER_SOURCES, JUDGED_CHAPTERS, RACE_CHAPTERS, and for
+#              each chapter N CH_TITLE_N, CH_OWN_N, CH_NEEDS_N, CH_FILES_N,
+#              CH_FILE_N, CH_POINTS_N, CH_GIVEN_N), one per line ending in
 #              |NL| (make's $(shell) joins lines); if the table is wrong,
 #              one $(error ...) naming the problem instead
 #   check      validate the table and the files it names; print the
@@ -34,8 +39,8 @@ TABLE=$KIT/chapters/chapters.tsv
 cmd=${1:-}
 arg=${2:-}
 case "$cmd" in
-nums | mds | sources | points-table | mk | check) ;;
-title | slug | md | own | needs | files | file | points)
+nums | mds | sources | points-table | judged | judged-files | race | mk | check) ;;
+title | slug | md | own | needs | files | file | points | given)
     case "$arg" in
     '' | *[!0-9]*)
         echo "chapters.sh $cmd: needs a chapter number, not '$arg'" >&2
@@ -44,7 +49,7 @@ title | slug | md | own | needs | files | file | points)
     esac
     ;;
 *)
-    echo "usage: chapters.sh nums|mds|sources|points-table|mk|check, or title|slug|md|own|needs|files|file|points N" >&2
+    echo "usage: chapters.sh nums|mds|sources|points-table|judged|judged-files|race|mk|check, or title|slug|md|own|needs|files|file|points|given N" >&2
     exit 2
     ;;
 esac
@@ -73,7 +78,7 @@ function words(s, w,    k) { if (s == "-") return 0; k = split(s, w, / +/); retu
 /^#/ || /^[ \t]*$/ { next }
 {
     line = FNR
-    if (NF != 6) { bad("line " line " has " NF " columns, not 6 (num, slug, title, files, needs, points, separated by one tab each)"); next }
+    if (NF != 9) { bad("line " line " has " NF " columns, not 9 (num, slug, title, files, needs, points, judged, race, given, separated by one tab each)"); next }
     n = $1
     if (n !~ /^[1-9][0-9]?$/) { bad("line " line ": the number \"" n "\" is not a chapter number (1 to 99)"); next }
     if (n in title) { bad("line " line ": chapter " n " has a second line"); next }
@@ -82,7 +87,11 @@ function words(s, w,    k) { if (s == "-") return 0; k = split(s, w, / +/); retu
     if ($4 !~ /^(-|[A-Za-z_][A-Za-z_0-9]*( [A-Za-z_][A-Za-z_0-9]*)*)$/) bad("chapter " n ": the files \"" $4 "\" are not basenames separated by one blank, or -")
     if ($5 !~ /^(-|[0-9]+( [0-9]+)*)$/) bad("chapter " n ": the needs \"" $5 "\" are not chapter numbers separated by one blank, or -")
     if ($6 !~ /^[0-9]+$/) bad("chapter " n ": the points \"" $6 "\" are not a whole number")
+    if ($7 !~ /^(yes|no)$/) bad("chapter " n ": judged is \"" $7 "\", not yes or no")
+    if ($8 !~ /^(yes|no)$/) bad("chapter " n ": race is \"" $8 "\", not yes or no")
+    if ($9 !~ /^(-|[A-Za-z_][A-Za-z_0-9]*( [A-Za-z_][A-Za-z_0-9]*)*)$/) bad("chapter " n ": the given files \"" $9 "\" are not basenames separated by one blank, or -")
     num[++count] = n; title[n] = $3; slug[n] = $2; own[n] = $4; needs[n] = $5; pts[n] = $6 + 0
+    judged[n] = ($7 == "yes"); race[n] = ($8 == "yes"); given[n] = $9
     md[n] = sprintf("chapters/%02d-%s.md", n, $2)
 }
 END {
@@ -119,6 +128,11 @@ END {
             if (o[j] in owner) bad("chapter " n q "s file " o[j] " is chapter " owner[o[j]] q "s already")
             owner[o[j]] = n
         }
+        ko = words(given[n], o)
+        for (j = 1; j <= ko; j++) {
+            if (o[j] in gowner) bad("chapter " n q "s given file " o[j] " is chapter " gowner[o[j]] q "s already")
+            gowner[o[j]] = n
+        }
     }
     if (problem == "" && total != 100) bad("the points sum to " total ", not 100")
     if (files_too) {
@@ -130,6 +144,8 @@ END {
             need_file(n, "tests/mutants/ch" n ".tsv")
             ko = words(own[n], o)
             for (j = 1; j <= ko; j++) { need_file(n, "starter/" o[j] ".c"); need_file(n, "solutions/" o[j] ".c") }
+            ko = words(given[n], o)
+            for (j = 1; j <= ko; j++) need_file(n, "given/" o[j] ".c")
         }
         # and nothing the table does not list
         k = split(tests_c, w, " ")
@@ -139,26 +155,34 @@ END {
     }
     if (cmd == "mk") {
         if (problem != "") { gsub(/[()$]/, "", problem); printf "$(error %s)\n", problem; exit 1 }
-        s = ""; m = ""; src = ""
-        for (i = 1; i <= count; i++) { n = num[i]; s = s " " n; m = m " " md[n]; if (own[n] != "-") src = src " " own[n] }
+        s = ""; m = ""; src = ""; jc = ""; rc = ""
+        for (i = 1; i <= count; i++) {
+            n = num[i]; s = s " " n; m = m " " md[n]; if (own[n] != "-") src = src " " own[n]
+            if (judged[n]) jc = jc " " n
+            if (race[n]) rc = rc " " n
+        }
         printf "CHAPTER_NUMS :=%s|NL|CHAPTER_MDS :=%s|NL|CHAPTER_SOURCES :=%s|NL|", s, m, src
+        printf "JUDGED_CHAPTERS :=%s|NL|RACE_CHAPTERS :=%s|NL|", jc, rc
         for (i = 1; i <= count; i++) {
             n = num[i]
             printf "CH_TITLE_%s := %s|NL|CH_OWN_%s := %s|NL|CH_NEEDS_%s := %s|NL|", n, title[n], n, (own[n] == "-" ? "" : own[n]), n, (needs[n] == "-" ? "" : needs[n])
             printf "CH_FILES_%s := %s|NL|CH_FILE_%s := %s|NL|CH_POINTS_%s := %s|NL|", n, files[n], n, file[n], n, pts[n]
+            printf "CH_GIVEN_%s := %s|NL|", n, (given[n] == "-" ? "" : given[n])
         }
         printf "\n"
         exit 0
     }
     if (problem != "") { print problem > "/dev/stderr"; exit 1 }
     if (cmd == "check") exit 0
-    if (cmd == "nums" || cmd == "mds" || cmd == "sources" || cmd == "points-table") {
+    if (cmd == "nums" || cmd == "mds" || cmd == "sources" || cmd == "points-table" || cmd == "judged" || cmd == "judged-files" || cmd == "race") {
         for (i = 1; i <= count; i++) {
             n = num[i]
             if (cmd == "nums") print n
             else if (cmd == "mds") print md[n]
             else if (cmd == "points-table") print n " " pts[n]
-            else { ko = words(own[n], o); for (j = 1; j <= ko; j++) print o[j] }
+            else if (cmd == "judged") { if (judged[n]) print n }
+            else if (cmd == "race") { if (race[n]) print n }
+            else if (cmd == "sources" || judged[n]) { ko = words(own[n], o); for (j = 1; j <= ko; j++) print o[j] }
         }
         exit 0
     }
@@ -171,4 +195,5 @@ END {
     else if (cmd == "files") print files[arg]
     else if (cmd == "file") print file[arg]
     else if (cmd == "points") print pts[arg]
+    else if (cmd == "given") print (given[arg] == "-" ? "" : given[arg])
 }' "$TABLE"

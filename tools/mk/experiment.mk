@@ -68,8 +68,9 @@ endif
 # The student's run (IMPL=starter) goes to its own folder, next to the
 # book's run, which it reads as the reference; it never writes the
 # book's data. It starts only when the tests of the chapters the
-# experiment calls pass, so that it never shows a half-trained table.
-EXP_NEEDS    := 1 2 3 4
+# experiment calls pass (the chapters chapter 5 needs, from
+# chapters/chapters.tsv), so that it never shows a half-trained table.
+EXP_NEEDS    := $(CH_NEEDS_5)
 # $(call impl_failing,CHAPTERS): shell code that sets bad to those of
 # CHAPTERS whose tests fail on IMPL's code (empty when all pass), for
 # the programs that run on the student's code (make experiment,

@@ -18,9 +18,8 @@ OPENMP := -fopenmp
 # OpenMP's barriers and never reports them as races.
 RACE_CC := clang-14
 RACE_FLAGS := -fsanitize=thread
-# The chapters whose student code runs threads: make test and grading
-# run their tests under ThreadSanitizer too.
-RACE_CHAPTERS := 7
+# (Which chapters run the race pass is the table's race column,
+# chapters/chapters.tsv: RACE_CHAPTERS, or tools/mk/chapters.sh race.)
 # The kit's own code: every warning is an error.
 KIT_WARN := -Werror
 # The student's files: warnings are shown but stop nothing (unless

@@ -38,7 +38,8 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # of seed 1, the chosen rate over LM_SEEDS seeds scored once on the test
 # set, and what seed 1's heads do. Results into $(B)/lm/ (the book's run),
 # $(B)/lm/full/ or $(B)/lm/smoke/; on the student's code (IMPL=starter)
-# into $(B)/lm/starter/..., once the tests of chapters 1-4, 7 and 8 pass.
+# into $(B)/lm/starter/..., once the tests of the chapters it links
+# (LM_NEEDS: chapter 8 and the chapters it needs) pass.
 #
 #   make lm-experiment                 the book's run (about 4 min, 2 cores)
 #   make lm-experiment LM_SIZE=full    the full sweep (about 17 min)
@@ -71,7 +72,9 @@ $(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) $(wildcard include/*.h) $(RUNNER
 endef
 $(foreach i,starter solutions,$(eval $(call lm_bin_rule,$(i))))
 
-LM_NEEDS := 1 2 3 4 7 8
+# The chapters whose tests must pass before the student's run: the ones
+# chapter 8 needs (chapters/chapters.tsv), and chapter 8.
+LM_NEEDS := $(CH_NEEDS_8) 8
 
 # The book's run (LM_SIZE=book on solutions/): a file target, as chapter
 # 5's is, part of `make all` through the plots' data stamp. It writes the
@@ -114,3 +117,38 @@ endif
 	$(LM_EXP_DIR)/$(IMPL)/lm-experiment $(LM_EXP_ARGS) \
 	  $(if $(filter-out solutions,$(IMPL)),--reference $(LM_REF)) $(LM_OUT)
 endif
+
+# make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
+# --roles): one network each of 1, 4 and 16 heads, trained on 8,388,608
+# tokens (about nine passes over the training texts) at one rate, and
+# measured at 16 checkpoints: the validation loss, the positional heads,
+# the largest single-offset share, each relation's best margin over its
+# best fixed offset. Results into $(B)/lm/roles/, then compared,
+# checkpoint by checkpoint, with the kit's reference run, committed in
+# $(LM_ROLES_REF)/ (the book draws its figure from that one; its
+# run.values says what produced it and how long it took).
+#
+#   make lm-roles                     the whole run (see run.values)
+#   make lm-roles LM_STOP=131072      stop after that many tokens (the
+#                                     schedule stays the whole run's),
+#                                     and compare the checkpoints reached
+#   make lm-roles LM_ROLES_HEADS=4    one head count only
+#
+# To make a new reference: copy roles.csv, baselines.csv and run.values
+# from $(B)/lm/roles/ into $(LM_ROLES_REF)/ and commit them.
+LM_ROLES_REF   := tools/runs/lm/reference
+LM_ROLES_HEADS ?= 1,4,16
+LM_ROLES_TOL   ?= 0.06
+LM_ROLES_OUT   ?= $(B)/lm/roles
+LM_STOP        ?=
+LM_ROLES_ARGS   = --size book --heads $(LM_ROLES_HEADS) --lrs 7e-3 \
+  --tokens 8388608 --roles 16 --workers 3
+
+.PHONY: lm-roles
+## lm-roles: chapter 8's roles as they appear: 1, 4 and 16 heads trained long, measured at checkpoints, beside the committed reference run (LM_STOP=tokens stops early)
+lm-roles: $(LM_EXP_DIR)/solutions/lm-experiment
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	@mkdir -p $(LM_ROLES_OUT)
+	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_ROLES_ARGS) --corpus $(CORPUS_BIN) \
+	  $(if $(LM_STOP),--stop $(LM_STOP)) $(LM_ROLES_OUT)
+	@sh tools/runs/lm/roles_compare.sh $(LM_ROLES_OUT) $(LM_ROLES_REF) $(LM_ROLES_TOL)

@@ -6,7 +6,9 @@
 # (tools/runs/bench/torch_lm.py: the same model, AdamW and clipping), one
 # after the other in fresh processes, both on the same number of threads
 # (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, torch.set_num_threads). Prints
-# tokens/s for each, their ratio and each process's peak memory; then, for
+# tokens/s for each, their ratio and each process's peak memory; the
+# share of the machine's peak (an FMA loop on one thread, times the
+# threads) that each reaches at the step's count of operations; then, for
 # scale, the machine's matrix product: matmul_fast() (chapter 7's
 # benchmark binary) and PyTorch's sgemm, (1024, 512) x (512, 512).
 #
@@ -108,6 +110,32 @@ mv "$tmp" "$csv"
         }' "$csv"
     echo "(chapter 8's runs train at batch 8, two networks at a time on one"
     echo " thread each; the model's default batch is 16)"
+    # the step's share of the machine's peak: tokens/s x the step's
+    # floating-point operations per token (train.c counts them from the
+    # shapes), against the FMA peak of one thread times the threads
+    mflop=$(awk '/^model flops:/ { print $3; exit }' "$out/parts.${batches%% *}")
+    echo
+    echo "the step's share of the machine's peak (an FMA loop on one thread, measured"
+    echo "in this run: $peak1 GFLOP/s; x $threads threads), at $mflop MFLOP a token:"
+    awk -F, -v mf="$mflop" -v pk="$peak1" -v t="$threads" '
+        NR > 1 { tps[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+        END {
+            printf "%6s  %12s  %8s  %14s  %8s\n", "B", "kit GFLOP/s", "of peak",
+                   "torch GFLOP/s", "of peak"
+            for (k = 1; k <= n; k++) {
+                B = order[k]
+                kg = tps["kit", B] * mf / 1000
+                tg = (("torch", B) in tps) ? tps["torch", B] * mf / 1000 : -1
+                printf "%6d  %12.1f  %7.0f%%  %14s  %8s\n", B, kg, 100 * kg / (pk * t),
+                       tg < 0 ? "-" : sprintf("%.1f", tg),
+                       tg < 0 ? "-" : sprintf("%.0f%%", 100 * tg / (pk * t))
+                if (B == 16 || B == 64)
+                    line = line sprintf("%sB=%d %s (%.0f%%)", line == "" ? "" : "; ", B,
+                                        kg >= 0.5 * pk * t ? "met" : "NOT met",
+                                        100 * kg / (pk * t))
+            }
+            if (line != "") printf "goal, at least 50%% of the peak: %s\n", line
+        }' "$csv"
     # where a step's time goes, against what the goal allows it
     echo
     echo "what 3x PyTorch's speed allows one step, in CPU time on $threads threads, against"

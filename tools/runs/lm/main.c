@@ -62,6 +62,7 @@
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
+#include "ngram.h"
 #include "rng.h"
 #include "runner.h"
 
@@ -108,6 +109,8 @@ static const char *const sentence =
     "The delivery truck, which was late, blocked the narrow street.";
 static const char *const prompts[N_GEN] = {"The", "He said that",
                                            "In the city"};
+static const char *const ngram_name[NGRAM_MAX_ORDER] = {"unigram", "bigram",
+                                                        "trigram"};
 static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
                                        "verb_subj", "noun_poss"};
 
@@ -194,8 +197,18 @@ struct windows {
     const char **x_tag;     /* (N, T) the Brown tag of each input token */
 };
 
+/* an n-gram baseline's losses on the networks' windows */
+struct baseline {
+    int order;
+    long train_tokens;
+    double val, test;
+};
+
 struct lm {
     const struct corpus_data *d;
+    struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
+    int stop; /* --roles: stop after this many tokens (0: at the end) */
+    int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
     struct size sz;
     const char *models_dir;
     int threads;
@@ -208,6 +221,10 @@ struct lm {
     int job_hc[MAX_CFG * MAX_LR], job_lr[MAX_CFG * MAX_LR];
     struct windows val, test, meas;
     int n_cases[R], *word[R], *related[R]; /* the relations in meas */
+    /* the hard cases: those whose related word is not at the relation's
+     * most common offset, mode_k[q], where no fixed offset can be right
+     * for most of them */
+    int mode_k[R], n_hard[R], *hword[R], *hrelated[R];
     int n_sent, sent[MAX_S];
     int n_prompt[N_GEN], prompt[N_GEN][8];
 };
@@ -228,6 +245,8 @@ struct result {
     float row_max[MAX_HL]; /* the mean of a row's heaviest weight */
     float rel_score[MAX_HL][R], rel_base[R];
     int rel_k[R];
+    float hard_score[MAX_HL][R], hard_base[R]; /* on the hard cases */
+    int hard_k[R];
     float abl_base[NC], abl_loss[MAX_HL][NC];
     int abl_count[NC];
     int n_sent;
@@ -508,6 +527,11 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
                 rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
                                     lm->n_cases[q], &r->rel_score[k][q],
                                     &r->rel_base[q], &r->rel_k[q]);
+        for (int q = 0; q < R && rc == KIT_OK; q++)
+            if (lm->n_hard[q] > 0)
+                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
+                                    lm->n_hard[q], &r->hard_score[k][q],
+                                    &r->hard_base[q], &r->hard_k[q]);
     }
     /* 2. the loss without each head, per class of the predicted word,
      * on the first n_abl windows */
@@ -787,22 +811,29 @@ static void write_relations(const struct run *run, const struct lm *lm,
                             int n_meas)
 {
     static const struct run_col col[] = {
-        {"heads", 0}, {"block", 0},    {"head", 0},   {"cases", 0},
-        {"score", 4}, {"baseline", 4}, {"best_k", 0}, {"margin", 4}};
+        {"heads", 0},      {"block", 0},         {"head", 0},
+        {"cases", 0},      {"score", 4},         {"baseline", 4},
+        {"best_k", 0},     {"margin", 4},        {"hard_cases", 0},
+        {"hard_score", 4}, {"hard_baseline", 4}, {"hard_margin", 4}};
     struct run_csv csv;
-    run_csv_open(&csv, run, dir, "relations.csv", "relation", col, 8);
+    run_csv_open(&csv, run, dir, "relations.csv", "relation", col, 12);
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
         for (int rel = 0; rel < R; rel++)
             for (int k = 0; k < LM_L * r->heads; k++) {
-                const double v[8] = {r->heads,
-                                     k / r->heads,
-                                     k % r->heads,
-                                     lm->n_cases[rel],
-                                     r->rel_score[k][rel],
-                                     r->rel_base[rel],
-                                     r->rel_k[rel],
-                                     r->rel_score[k][rel] - r->rel_base[rel]};
+                const double v[12] = {r->heads,
+                                      k / r->heads,
+                                      k % r->heads,
+                                      lm->n_cases[rel],
+                                      r->rel_score[k][rel],
+                                      r->rel_base[rel],
+                                      r->rel_k[rel],
+                                      r->rel_score[k][rel] - r->rel_base[rel],
+                                      lm->n_hard[rel],
+                                      r->hard_score[k][rel],
+                                      r->hard_base[rel],
+                                      r->hard_score[k][rel] -
+                                          r->hard_base[rel]};
                 run_csv_row(&csv, rel_key[rel], v);
             }
     }
@@ -1009,6 +1040,15 @@ static void print_tables(FILE *f, const struct lm *lm, const char *impl,
             "the best many-head count by mean validation loss: %d)\n",
             RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1,
             best_hc >= 0 ? lm->cfg_h[best_hc] : 0);
+    fprintf(f,
+            "\nThe n-gram baselines (interpolated modified Kneser-Ney, "
+            "estimated on all %ld training tokens,\nscored on the same "
+            "windows):\n%-8s %12s %20s %18s\n",
+            lm->base[0].train_tokens, "model", "validation", "test loss (nats)",
+            "perplexity");
+    for (int k = 0; k < NGRAM_MAX_ORDER; k++)
+        fprintf(f, "%-8s %12.3f %20.3f %18.1f\n", ngram_name[k],
+                lm->base[k].val, lm->base[k].test, exp(lm->base[k].test));
 
     /* K/V sharing: sz.gqa_h query heads, its own row among the head
      * counts included */
@@ -1353,6 +1393,9 @@ static void write_book_data(const char *impl, const struct lm *lm,
     const long train_n = lm->d->split_n[SPLIT_TRAIN];
     fprintf(f, "ch8run.train_tokens=%ld\nch8run.pass_pct=%.0f\n", train_n,
             100.0 * fin[0].tokens / (double)train_n);
+    for (int k = 0; k < NGRAM_MAX_ORDER; k++)
+        fprintf(f, "ch8run.%s_val=%.3f\nch8run.%s_test=%.3f\n", ngram_name[k],
+                lm->base[k].val, ngram_name[k], lm->base[k].test);
     /* one head against the best many-head count */
     int one = -1;
     for (int hc = 0; hc < H; hc++)
@@ -1612,6 +1655,14 @@ static void write_book_data(const char *impl, const struct lm *lm,
         fprintf(f, " %g | %.3f ± %.3f | %.1f ± %.1f |\n",
                 (double)lm->sz.lr[lm->chosen[hc]], a.mean, a.sd, ppl.mean,
                 ppl.sd);
+    }
+    for (int k = 0; k < NGRAM_MAX_ORDER; k++) { /* the baselines' rows */
+        fprintf(f, "| %s | – |", ngram_name[k]);
+        for (int i = 0; i < n_lr; i++)
+            if (rate_used(lm, tune, i))
+                fprintf(f, " – |");
+        fprintf(f, " – | %.3f | %.1f |\n", lm->base[k].test,
+                exp(lm->base[k].test));
     }
     out_close(&o);
     if (lm->sz.n_kv > 0) {
@@ -1876,6 +1927,359 @@ static int parse_lrs(const struct run *run, const char *s, float *out)
     return n;
 }
 
+/* ---------------------------------------------------------------------
+ * The n-gram baselines (ngram.h): the simplest models of the same tokens
+ * ------------------------------------------------------------------- */
+
+/* The n_prompt tokens of out continued by n_new drawn from m, as
+ * gpt_generate() draws from a network: the log-probabilities of the next
+ * token as its logits, the same temperature, top-k, sampler and seed. */
+static int ngram_generate(const struct ngram_model *m, int *out, int n_prompt,
+                          int n_new, unsigned long long seed)
+{
+    float *logits = malloc((size_t)m->V * sizeof *logits);
+    float *probs = malloc((size_t)m->V * sizeof *probs);
+    if (!logits || !probs) {
+        free(logits), free(probs);
+        return KIT_E_NOMEM;
+    }
+    struct rng r;
+    rng_seed(&r, seed);
+    for (int n = n_prompt; n < n_prompt + n_new; n++) {
+        for (int w = 0; w < m->V; w++)
+            logits[w] = (float)log(ngram_prob(m, out, n, w));
+        out[n] = gpt_sample_token(logits, probs, m->V, LM_TEMP, LM_TOP_K, &r);
+    }
+    free(logits), free(probs);
+    return KIT_OK;
+}
+
+/* Each order estimated on the whole training split, scored on the same
+ * validation and test windows as the networks; the trigram continues the
+ * prompts, as the networks do. */
+static void baselines_run(const struct run *run, struct lm *lm)
+{
+    const struct corpus_data *d = lm->d;
+    const double t0 = run_now();
+    for (int k = 0; k < NGRAM_MAX_ORDER; k++) {
+        struct ngram_model m;
+        char why[160];
+        struct baseline *b = &lm->base[k];
+        if (ngram_fit(&m, k + 1, d->V, d->token + d->split_first[SPLIT_TRAIN],
+                      d->split_n[SPLIT_TRAIN], NULL, why, sizeof why) != KIT_OK)
+            run_fail(run, 1, "the %s baseline: %s", ngram_name[k], why);
+        b->order = k + 1, b->train_tokens = m.n_train;
+        if (ngram_window_loss(&m, lm->val.x, lm->val.y, lm->val.n, LM_T,
+                              &b->val) != KIT_OK ||
+            ngram_window_loss(&m, lm->test.x, lm->test.y, lm->test.n, LM_T,
+                              &b->test) != KIT_OK)
+            run_fail(run, 1, "the %s baseline cannot score the windows",
+                     ngram_name[k]);
+        for (int g = 0; g < N_GEN && k == NGRAM_MAX_ORDER - 1; g++) {
+            memcpy(lm->base_gen[g], lm->prompt[g], sizeof lm->prompt[g]);
+            if (ngram_generate(&m, lm->base_gen[g], lm->n_prompt[g], LM_GEN_NEW,
+                               LM_GEN_SEED + (unsigned)g) != KIT_OK)
+                run_fail(run, 1, "out of memory");
+        }
+        ngram_free(&m);
+    }
+    fprintf(stderr,
+            PROG ": n-gram baselines (Kneser-Ney, %ld training tokens): "
+                 "validation %.3f, %.3f, %.3f nats (%.1f s)\n",
+            lm->base[0].train_tokens, lm->base[0].val, lm->base[1].val,
+            lm->base[2].val, run_now() - t0);
+}
+
+static void write_baselines(const struct run *run, const struct lm *lm,
+                            const char *dir)
+{
+    static const struct run_col col[] = {{"order", 0},
+                                         {"train_tokens", 0},
+                                         {"val_loss", 5},
+                                         {"test_loss", 5},
+                                         {"test_ppl", 3}};
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, "baselines.csv", "model", col, 5);
+    for (int k = 0; k < NGRAM_MAX_ORDER; k++) {
+        const struct baseline *b = &lm->base[k];
+        const double v[5] = {b->order, (double)b->train_tokens, b->val, b->test,
+                             exp(b->test)};
+        run_csv_row(&csv, ngram_name[k], v);
+    }
+    run_csv_close(&csv);
+}
+
+/* ---------------------------------------------------------------------
+ * Roles as they appear (--roles P): one long network per head count,
+ * measured at P checkpoints
+ * ------------------------------------------------------------------- */
+
+#define MAX_CKPT 32
+/* the weaker rule for a positional head: one offset takes the heaviest
+ * weight in a majority of the rows that have it */
+#define ROLES_WEAK 0.5f
+
+struct roles_point {
+    int tokens;
+    float val_loss;
+    int n_voita, n_weak;  /* positional heads by each rule */
+    float top_share;      /* the largest share of one offset, any head */
+    float off1_w;         /* the largest mean weight at offset 1 */
+    float margin[R];      /* each relation's best head's margin */
+    float hard_margin[R]; /* the same on the hard cases */
+    double train_s;
+};
+
+struct roles_result {
+    int heads, n;
+    struct roles_point p[MAX_CKPT];
+    struct result final; /* the last checkpoint's network, measured */
+};
+
+/* The checkpoints: step s_c = steps * (c / P)^2, c = 1 .. P, denser
+ * early, where the loss moves fastest (repeats dropped). */
+static int roles_steps(int steps, int P, int *at)
+{
+    int n = 0;
+    for (int c = 1; c <= P; c++) {
+        const int s = (int)((double)steps * c * c / ((double)P * P) + 0.5);
+        if (s >= 1 && (n == 0 || s > at[n - 1]))
+            at[n++] = s;
+    }
+    return n;
+}
+
+static int roles_measure(struct gpt_model *m, const struct lm *lm,
+                         struct roles_point *p, float *A)
+{
+    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
+    const size_t TT = (size_t)T * T;
+    int rc = eval_loss(m, &lm->val, &p->val_loss);
+    if (rc == KIT_OK)
+        rc = head_weights(m, &lm->meas, A);
+    p->n_voita = p->n_weak = 0;
+    p->top_share = p->off1_w = 0;
+    for (int q = 0; q < R; q++)
+        p->margin[q] = p->hard_margin[q] = -1;
+    for (int k = 0; k < L * h && rc == KIT_OK; k++) {
+        struct result one; /* only its first head's columns are used */
+        const float *A_k = A + (size_t)k * N * TT;
+        rc = head_offset_profile(A_k, N, T, LM_K, one.mean_w[0],
+                                 one.top_share[0]);
+        float share;
+        if (rc == KIT_OK)
+            best_offset(&one, 0, &share);
+        if (rc != KIT_OK)
+            break;
+        p->n_voita += share >= HEADS_POSITIONAL;
+        p->n_weak += share >= ROLES_WEAK;
+        p->top_share = share > p->top_share ? share : p->top_share;
+        p->off1_w = one.mean_w[0][1] > p->off1_w ? one.mean_w[0][1] : p->off1_w;
+        for (int q = 0; q < R && rc == KIT_OK; q++) {
+            float score, base;
+            int off;
+            if (lm->n_cases[q] == 0)
+                continue;
+            rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
+                                lm->n_cases[q], &score, &base, &off);
+            if (rc == KIT_OK && score - base > p->margin[q])
+                p->margin[q] = score - base;
+            if (rc == KIT_OK && lm->n_hard[q] > 0)
+                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
+                                    lm->n_hard[q], &score, &base, &off);
+            if (rc == KIT_OK && lm->n_hard[q] > 0 &&
+                score - base > p->hard_margin[q])
+                p->hard_margin[q] = score - base;
+        }
+    }
+    return rc;
+}
+
+static int roles_job(int k, void *result, void *ctx)
+{
+    const struct lm *lm = ctx;
+    struct roles_result *rr = result;
+#ifdef _OPENMP
+    omp_set_num_threads(lm->threads);
+#endif
+    const struct gpt_config cfg = model_config(lm, lm->sz.heads[k]);
+    struct gpt_model m;
+    int rc = gpt_init(&m, &cfg, RUN_FIRST_SEED);
+    if (rc != KIT_OK)
+        return rc;
+    const int steps = lm->sz.tokens / (LM_B * LM_T);
+    int at[MAX_CKPT];
+    const int n_at = roles_steps(steps, lm->sz.points, at);
+    struct gpt_train_config tc = gpt_default_train(steps);
+    tc.lr = lm->sz.lr[0], tc.lr_min = tc.lr / 10;
+    struct rng rng;
+    rng_seed(&rng, RUN_FIRST_SEED * 7919ULL + 17); /* as train()'s */
+    int *x = malloc((size_t)LM_B * LM_T * sizeof *x);
+    int *y = malloc((size_t)LM_B * LM_T * sizeof *y);
+    float *A = malloc((size_t)LM_L * cfg.n_heads * lm->meas.n * LM_T * LM_T *
+                      sizeof *A);
+    rc = x && y && A ? KIT_OK : KIT_E_NOMEM;
+    rr->heads = cfg.n_heads;
+    double t_train = 0;
+    const int last = lm->stop ? lm->stop / (LM_B * LM_T) : steps;
+    for (int step = 0, c = 0; step < last && rc == KIT_OK; step++) {
+        float loss;
+        const double t0 = run_now();
+        train_batch(lm->d, &rng, x, y);
+        rc = train_step(&m, &tc, step, x, y, cfg.n_heads, &loss);
+        t_train += run_now() - t0;
+        if (rc == KIT_OK && c < n_at && step + 1 == at[c]) {
+            struct roles_point *p = &rr->p[rr->n++];
+            p->tokens = (step + 1) * LM_B * LM_T;
+            p->train_s = t_train;
+            rc = roles_measure(&m, lm, p, A);
+            fprintf(stderr,
+                    PROG ": %d head%s, %d tokens: validation %.3f, "
+                         "positional %d (%d by the weak rule)\n",
+                    cfg.n_heads, cfg.n_heads > 1 ? "s" : "", p->tokens,
+                    (double)p->val_loss, p->n_voita, p->n_weak);
+            c++;
+        }
+    }
+    if (rc == KIT_OK && rr->n == 0)
+        rc = KIT_E_SIZE; /* --stop before the first checkpoint */
+    if (rc == KIT_OK) {
+        rr->final.heads = cfg.n_heads, rr->final.kv_heads = cfg.n_heads;
+        rr->final.val_loss = rr->p[rr->n - 1].val_loss;
+        rc = eval_loss(&m, &lm->test, &rr->final.test_loss);
+    }
+    if (rc == KIT_OK)
+        rc = measure(&m, lm, &rr->final);
+    char path[600]; /* kept, to measure again without training */
+    snprintf(path, sizeof path, "%s/roles_h%d.bin", lm->models_dir,
+             cfg.n_heads);
+    if (rc == KIT_OK)
+        rc = save_params(&m, path);
+    free(x), free(y), free(A);
+    gpt_free(&m);
+    return rc;
+}
+
+/* run.values: what produced roles.csv, for the book (the command, the
+ * machine, the wall time); the reference run's is committed with it */
+static void roles_write_run(const struct lm *lm, const char *dir, int argc,
+                            char **argv, double wall, int workers)
+{
+    struct out o;
+    FILE *f = out_open(&o, dir, "run.values");
+    fprintf(f, "# lm-experiment --roles: what produced roles.csv\n"
+               "ch8roles.command=lm-experiment");
+    for (int i = 1; i < argc; i++)
+        fprintf(f, " %s", argv[i]);
+    char cpu[160] = "unknown";
+    FILE *c = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (c && fgets(line, sizeof line, c))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = 0;
+            break;
+        }
+    if (c)
+        fclose(c);
+    struct rusage self, kids; /* the workers are child processes */
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    const double cpu_s =
+        (double)self.ru_utime.tv_sec + (double)kids.ru_utime.tv_sec +
+        (double)(self.ru_utime.tv_usec + kids.ru_utime.tv_usec) / 1e6;
+    double load = 0; /* how busy the machine was at the end */
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (fscanf(la, "%lf", &load) != 1)
+            load = 0;
+        fclose(la);
+    }
+    fprintf(f,
+            "\nch8roles.cpu=%s\nch8roles.cores=%ld\nch8roles.workers=%d\n"
+            "ch8roles.threads=%d\nch8roles.wall_min=%.1f\n"
+            "ch8roles.cpu_min=%.0f\nch8roles.load_end=%.1f\n"
+            "ch8roles.lr=%g\nch8roles.checkpoints=%d\n"
+            "ch8roles.train_tokens=%d\n",
+            cpu, sysconf(_SC_NPROCESSORS_ONLN), workers, lm->threads, wall / 60,
+            cpu_s / 60, load, (double)lm->sz.lr[0], lm->sz.points,
+            lm->d->split_n[SPLIT_TRAIN]);
+    out_close(&o);
+}
+
+static void roles_name(int k, char *buf, size_t n, void *ctx)
+{
+    const struct lm *lm = ctx;
+    snprintf(buf, n, "roles, %d head%s, lr %g, %d tokens", lm->sz.heads[k],
+             lm->sz.heads[k] > 1 ? "s" : "", (double)lm->sz.lr[0],
+             lm->sz.tokens);
+}
+
+static void roles_score(const void *result, char *buf, size_t n)
+{
+    const struct roles_result *rr = result;
+    snprintf(buf, n, "validation %.3f, test %.3f nats",
+             (double)rr->final.val_loss, (double)rr->final.test_loss);
+}
+
+static double roles_cost(int k, void *ctx)
+{
+    const struct lm *lm = ctx;
+    return lm->sz.heads[k]; /* more heads, more T x T maps */
+}
+
+/* roles.csv: one row per (head count, checkpoint); and the final
+ * networks' offsets, relations and ablation as the protocol writes them */
+static void roles_write(const struct run *run, const struct lm *lm,
+                        const char *dir, const struct roles_result *rr)
+{
+    struct run_col col[8 + 2 * R];
+    char names[2 * R][24];
+    int nc = 0;
+    col[nc++] = (struct run_col){"heads", 0};
+    col[nc++] = (struct run_col){"tokens", 0};
+    col[nc++] = (struct run_col){"val_loss", 5};
+    col[nc++] = (struct run_col){"positional_voita", 0};
+    col[nc++] = (struct run_col){"positional_weak", 0};
+    col[nc++] = (struct run_col){"top_share", 4};
+    col[nc++] = (struct run_col){"offset1_weight", 4};
+    for (int q = 0; q < R; q++) {
+        snprintf(names[q], sizeof names[q], "margin_%s", rel_key[q]);
+        col[nc++] = (struct run_col){names[q], 4};
+    }
+    col[nc++] = (struct run_col){"train_s", 1};
+    for (int q = 0; q < R; q++) { /* after train_s: older files end there */
+        snprintf(names[R + q], sizeof names[R + q], "hard_margin_%s",
+                 rel_key[q]);
+        col[nc++] = (struct run_col){names[R + q], 4};
+    }
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, "roles.csv", NULL, col, nc);
+    for (int k = 0; k < lm->sz.n_heads; k++)
+        for (int c = 0; c < rr[k].n; c++) {
+            const struct roles_point *p = &rr[k].p[c];
+            double v[8 + 2 * R];
+            int j = 0;
+            v[j++] = rr[k].heads, v[j++] = p->tokens, v[j++] = p->val_loss;
+            v[j++] = p->n_voita, v[j++] = p->n_weak, v[j++] = p->top_share;
+            v[j++] = p->off1_w;
+            for (int q = 0; q < R; q++)
+                v[j++] = p->margin[q];
+            v[j++] = p->train_s;
+            for (int q = 0; q < R; q++)
+                v[j++] = p->hard_margin[q];
+            run_csv_row(&csv, NULL, v);
+        }
+    run_csv_close(&csv);
+    const struct result *meas[MAX_HC];
+    for (int k = 0; k < lm->sz.n_heads; k++)
+        meas[k] = &rr[k].final;
+    write_offsets(run, dir, meas, lm->sz.n_heads);
+    write_relations(run, lm, dir, meas, lm->sz.n_heads);
+    write_ablation(run, dir, meas, lm->sz.n_heads);
+    write_sentence(run, lm, dir, meas, lm->sz.n_heads);
+}
+
 int main(int argc, char **argv)
 {
     struct run run = {
@@ -1889,8 +2293,10 @@ int main(int argc, char **argv)
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
     const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
     const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
-    int tokens = 0;
+    int tokens = 0, roles = 0, stop = 0;
     const struct run_opt opt[] = {
+        {"--roles", "CHECKPOINTS", NULL, &roles, 1, MAX_CKPT},
+        {"--stop", "STOP", NULL, &stop, LM_B * LM_T, 100000000},
         {"--size", "SIZE", &size_arg, NULL, 0, 0},
         {"--heads", "HEADS", &heads_arg, NULL, 0, 0},
         {"--lrs", "LRS", &lrs_arg, NULL, 0, 0},
@@ -1900,7 +2306,7 @@ int main(int argc, char **argv)
         {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
         {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
         {"--impl", "IMPL", &impl, NULL, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 9, 1, 1);
+    int a = run_args(&run, argc, argv, opt, 11, 1, 1);
     const char *dir = argv[a];
 
     /* the size, then the options over it */
@@ -1924,6 +2330,8 @@ int main(int argc, char **argv)
     }
     if (tokens)
         lm.sz.tokens = tokens;
+    if (roles && (lm.sz.n_lr != 1 || !lrs_arg))
+        run_fail(&run, 2, "--roles trains at one rate: give it as --lrs");
     for (int i = 0; i < lm.sz.n_heads; i++)
         if (LM_C % lm.sz.heads[i] != 0)
             run_fail(&run, 2,
@@ -1984,6 +2392,20 @@ int main(int argc, char **argv)
                                        rel, s * LM_T, lm.word[rel] + at,
                                        lm.related[rel] + at, n - at);
         lm.n_cases[rel] = n;
+        /* the most common offset, and the cases not at it */
+        int count[LM_T] = {0}, mode = 0;
+        for (int c = 0; c < n; c++)
+            count[lm.word[rel][c] - lm.related[rel][c]]++;
+        for (int k = 1; k < LM_T; k++)
+            mode = count[k] > count[mode] ? k : mode;
+        lm.mode_k[rel] = mode;
+        lm.hword[rel] = run_calloc(&run, n, sizeof(int));
+        lm.hrelated[rel] = run_calloc(&run, n, sizeof(int));
+        for (int c = 0; c < n; c++)
+            if (lm.word[rel][c] - lm.related[rel][c] != mode) {
+                lm.hword[rel][lm.n_hard[rel]] = lm.word[rel][c];
+                lm.hrelated[rel][lm.n_hard[rel]++] = lm.related[rel][c];
+            }
     }
     lm.n_sent = corpus_encode(&d, sentence, lm.sent, MAX_S);
     if (lm.n_sent <= 0 || lm.n_sent > MAX_S)
@@ -1995,10 +2417,52 @@ int main(int argc, char **argv)
             run_fail(&run, 1, "the prompt '%s' does not encode", prompts[g]);
     }
 
+    baselines_run(&run, &lm);
+
     /* workers x threads = the cores */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
+    if (roles) { /* --roles P: the long networks, measured as they train */
+        if (strlen(dir) > 400)
+            run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
+                     strlen(dir));
+        lm.sz.points = roles;
+        lm.stop = stop;
+        char models[512];
+        snprintf(models, sizeof models, "%s/models", dir);
+        make_dir(&run, dir);
+        make_dir(&run, models);
+        lm.models_dir = models;
+        const int busy =
+            run.workers < lm.sz.n_heads ? run.workers : lm.sz.n_heads;
+        lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
+        make_dir(&run, dir);
+        struct roles_result *rr = run_calloc(&run, lm.sz.n_heads, sizeof *rr);
+        struct run_jobs rj = {sizeof *rr,  roles_job, roles_name,
+                              roles_score, &lm,       roles_cost};
+        run.seeds = 1;
+        const double t0 = run_now();
+        run_jobs(&run, lm.sz.n_heads, &rj, rr);
+        const double wall = run_now() - t0;
+        write_baselines(&run, &lm, dir);
+        roles_write(&run, &lm, dir, rr);
+        roles_write_run(&lm, dir, argc, argv, wall, busy);
+        printf("Roles run: %d head counts, %d tokens each at lr %g, %d "
+               "checkpoints; wall time %.1f min on %d worker%s x %d "
+               "thread%s.\n(written: %s/roles.csv, baselines.csv, "
+               "offsets.csv, relations.csv, ablation.csv, sentence/)\n",
+               lm.sz.n_heads, lm.sz.tokens, (double)lm.sz.lr[0], roles,
+               wall / 60, busy, busy > 1 ? "s" : "", lm.threads,
+               lm.threads > 1 ? "s" : "", dir);
+        free(rr);
+        for (int rel = 0; rel < R; rel++)
+            free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
+                free(lm.hrelated[rel]);
+        windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
+        corpus_data_free(&d);
+        return 0;
+    }
     const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
     const int n_grid = H * (lm.sz.lr_hi - lm.sz.lr_lo + 1); /* first jobs */
     int busy = run.workers < n_grid ? run.workers : n_grid;
@@ -2140,6 +2604,7 @@ int main(int argc, char **argv)
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
+    write_baselines(&run, &lm, dir);
     write_curves(&lm, dir, fin, tune);
     const struct result *meas[MAX_HC];
     int n_meas = 0;
@@ -2158,6 +2623,11 @@ int main(int argc, char **argv)
             print_words(g, &d, meas[q]->gen[k], lm.n_prompt[k] + LM_GEN_NEW);
             fprintf(g, "\n");
         }
+    for (int k = 0; k < N_GEN; k++) { /* the same prompts, the trigram */
+        fprintf(g, "trigram: ");
+        print_words(g, &d, lm.base_gen[k], lm.n_prompt[k] + LM_GEN_NEW);
+        fprintf(g, "\n");
+    }
     out_close(&o);
     FILE *tab = out_open(&o, dir, "table.txt");
     print_tables(tab, &lm, impl, tune, fin, meas, n_meas, best_hc);
@@ -2190,7 +2660,8 @@ int main(int argc, char **argv)
            "generated.txt)\n",
            dir);
     for (int rel = 0; rel < R; rel++)
-        free(lm.word[rel]), free(lm.related[rel]);
+        free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
+            free(lm.hrelated[rel]);
     windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
     free(tune), free(fin);
     corpus_data_free(&d);

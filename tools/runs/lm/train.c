@@ -10,9 +10,12 @@
  * ten is drawn uniformly, so a model that learns the rule gets a loss of
  * about 0.1 * log V + 0.33 (the noise cannot be predicted).
  *
- * The tokens/s of the last line leave out the first step (a warm-up: the
- * first touch of every array) when there is more than one. With
- * LM_QUIET=1 in the environment only that line is printed.
+ * The tokens/s of the "tokens/s" line leave out the first step (a
+ * warm-up: the first touch of every array) when there is more than one.
+ * The line after it counts the floating-point operations of one token's
+ * step, from the shapes, so that tokens/s can be set against the
+ * machine's peak (tools/runs/bench/lm.sh). With LM_QUIET=1 in the
+ * environment only those two lines are printed.
  *
  * With LM_PARTS=1, one more line times two parts of a step on one thread,
  * in CPU time (parts()): the B x L calls of mha_backward() (chapter 4's
@@ -185,6 +188,14 @@ int main(int argc, char **argv)
     printf("%d step%s in %.2f s: %.0f tokens/s; peak memory %.1f MB\n", timed,
            timed == 1 ? "" : "s", secs, (double)timed * c.B * c.T / secs,
            (double)ru.ru_maxrss / 1024);
+    /* the step's useful work: the forward pass's products, counted from
+     * the shapes, times 3 (the backward pass does two products for each
+     * of the forward's); attention over the causal keys only */
+    const double fwd =
+        2.0 * c.C * c.V + c.L * (2.0 * 4 * c.C * c.C + 2.0 * 2 * 4 * c.C * c.C +
+                                 2.0 * 2 * c.C * (c.T + 1) / 2.0);
+    printf("model flops: %.4f MFLOP per token (forward and backward)\n",
+           3 * fwd / 1e6);
     const char *want = getenv("LM_PARTS");
     if (status == KIT_OK && want && atoi(want))
         status = parts(&m);
