@@ -1660,7 +1660,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
      * of the table per network and block, heads above 0.5 in bold */
     f = out_open(&o, dir, "ch8_sharp.md");
     fprintf(f, "| heads | block | each head's mean heaviest weight, head 0 "
-               "first |\n|---:|---:|:---|\n");
+               "first |\n|--:|--:|:------------------------------------|\n");
     for (int q = 0; q < n_meas; q++)
         for (int l = 0; l < LM_L; l++) {
             const struct result *r = meas[q];
