@@ -247,7 +247,7 @@ expect_failure "a missing figure" 's/^The answer.*/![A figure.](plots\/none.png)
 # stay, the others go, and a test naming an unknown key stops the build.
 { good; cat <<'EOF'
 
-It is [large]{.if test="demo.answer > 40"}[small]{.if test="demo.answer <= 40"}[odd]{.if test="demo.answer > 40 and demo.answer != 42"} here.
+It is [large]{.if test="demo.answer > 40"}[little]{.if test="demo.answer <= 40"}[strange]{.if test="demo.answer > 40 and demo.answer != 42"} here.
 
 ::: {.if test="demo.answer == 0"}
 Nothing at all.
@@ -259,7 +259,7 @@ Something.
 EOF
 } >"$work/03-if.md"
 if ! render "$work/03-if.md" || ! grep -q 'It is large here' "$work/out.html" ||
-    grep -qE 'small|odd|Nothing at all' "$work/out.html" || ! grep -q 'Something' "$work/out.html"; then
+    grep -qE 'little|strange|Nothing at all' "$work/out.html" || ! grep -q 'Something' "$work/out.html"; then
     cat "$work/err.txt"
     fail "the filter's .if spans and divs did not keep exactly the wordings whose tests hold"
 else
