@@ -325,10 +325,36 @@ KIT_TEST(ln_forward_golden,
           *y = kit_guarded(LN_N * LN_C, "y", "N*C");
     float *mean = kit_guarded(LN_N, "mean", "N"),
           *rstd = kit_guarded(LN_N, "rstd", "N");
-    /* the classic mistakes, on the same inputs in double */
+    /* the classic mistakes, on the same inputs in double; the first two
+     * change rstd and y, the last two y only */
     double unbiased[LN_N * LN_C], eps_out[LN_N * LN_C];
-    struct kit_mistake mistakes[2];
+    double un_r[LN_N], out_r[LN_N], no_g[LN_N * LN_C], no_b[LN_N * LN_C];
+    struct kit_mistake mistakes[4];
     ln_mistakes(x, g, b, LN_N, LN_C, unbiased, eps_out, mistakes);
+    for (int i = 0; i < LN_N; i++) {
+        double var = 0;
+        for (int c = 0; c < LN_C; c++) {
+            const int k = i * LN_C + c;
+            const double xhat = (ch8_ln_x[k] - ch8_ln_mean[i]) * ch8_ln_rstd[i];
+            no_g[k] = xhat + ch8_ln_b[c];
+            no_b[k] = xhat * ch8_ln_g[c];
+            var += (ch8_ln_x[k] - ch8_ln_mean[i]) *
+                   (ch8_ln_x[k] - ch8_ln_mean[i]) / LN_C;
+        }
+        un_r[i] = 1 / sqrt(var * LN_C / (LN_C - 1) + GPT_LN_EPS);
+        out_r[i] = 1 / (sqrt(var) + GPT_LN_EPS);
+    }
+    const struct kit_mistake r_mistakes[2] = {
+        {mistakes[0].name, mistakes[0].advice, un_r},
+        {mistakes[1].name, mistakes[1].advice, out_r}};
+    mistakes[2] = (struct kit_mistake){
+        "the gain g not applied (y = xhat + b)",
+        "Each column has its own gain: y[c] = xhat[c] * g[c] + b[c].", no_g};
+    mistakes[3] = (struct kit_mistake){
+        "the bias b not added (y = xhat * g)",
+        "Each column has its own bias: y[c] = xhat[c] * g[c] + b[c].", no_b};
+    /* mean and rstd first: a y that is wrong everywhere says little, a
+     * wrong mean or rstd says which step of the row is wrong */
     if (KIT_EXPECT_STATUS(call,
                           layernorm_forward(x, g, b, y, mean, rstd, LN_N, LN_C),
                           KIT_OK) &&
@@ -336,15 +362,74 @@ KIT_TEST(ln_forward_golden,
         KIT_EXPECT_IN_BOUNDS(call, "y", y, LN_N * LN_C) &&
         KIT_EXPECT_IN_BOUNDS(call, "mean", mean, LN_N) &&
         KIT_EXPECT_IN_BOUNDS(call, "rstd", rstd, LN_N) &&
-        KIT_EXPECT_TENSOR("layernorm_forward(...) y vs PyTorch", y, ch8_ln_y,
-                          LN_N, LN_C, TOL, mistakes, 2) &&
-        KIT_EXPECT_TENSOR("layernorm_forward(...) mean", mean, ch8_ln_mean, 1,
-                          LN_N, TOL, NULL, 0))
-        KIT_EXPECT_TENSOR("layernorm_forward(...) rstd = 1/sqrt(var + eps)",
-                          rstd, ch8_ln_rstd, 1, LN_N, TOL, NULL, 0);
+        KIT_EXPECT_TENSOR("layernorm_forward(...) mean, the mean of each row "
+                          "of x over its C columns",
+                          mean, ch8_ln_mean, 1, LN_N, TOL, NULL, 0) &&
+        KIT_EXPECT_TENSOR("layernorm_forward(...) rstd = 1/sqrt(var + eps), "
+                          "one per row",
+                          rstd, ch8_ln_rstd, 1, LN_N, TOL, r_mistakes, 2))
+        KIT_EXPECT_TENSOR("layernorm_forward(...) y vs PyTorch (mean and "
+                          "rstd are right)",
+                          y, ch8_ln_y, LN_N, LN_C, TOL, mistakes, 4);
     kit_output_free(x), kit_output_free(g), kit_output_free(b);
     kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
     ln_hidden_cases(ln_forward_hidden);
+}
+
+/* Whether got (n) equals want within tol, as KIT_EXPECT_TENSOR judges. */
+static int close_to(const float *got, const double *want, int n, double tol)
+{
+    for (int k = 0; k < n; k++)
+        if (!(fabs((double)got[k] - want[k]) <= tol + tol * fabs(want[k])))
+            return 0;
+    return 1;
+}
+
+/* d_x (N, C) of layernorm_backward, its buffer pre-filled with fill,
+ * against want; xhat (N, C) the rows' normalised x. When d_x is neither
+ * right nor one of the mistakes, the two facts every right d_x obeys
+ * are checked first, and the one that fails is named: each row of
+ * d_x - fill sums to 0 (a shift of the row changes no xhat), and is
+ * orthogonal to the row's xhat (up to eps / (var + eps): a scaling of
+ * the centred row changes xhat only through eps). */
+static int ln_expect_dx(const char *call, const float *d_x, const double *want,
+                        float fill, const double *xhat, int N, int C,
+                        const struct kit_mistake *mistakes, int n_mistakes)
+{
+    int known = close_to(d_x, want, N * C, TOL);
+    for (int k = 0; k < n_mistakes && !known; k++)
+        known =
+            mistakes[k].value && close_to(d_x, mistakes[k].value, N * C, TOL);
+    for (int i = 0; i < N && !known; i++) {
+        double sum = 0, dot = 0, size = 0, size_x = 0;
+        for (int c = 0; c < C; c++) {
+            const double d = (double)d_x[i * C + c] - fill;
+            sum += d, dot += d * xhat[i * C + c];
+            size += fabs(d), size_x += fabs(d) * fabs(xhat[i * C + c]);
+        }
+        if (!isfinite(sum))
+            break; /* NaN or infinity: the comparison below describes it */
+        if (!KIT_CHECK(fabs(sum) <= 1e-4 * size + 1e-5,
+                       "%s: row %d of d_x sums to %.6g, not 0%s. Shifting "
+                       "a row of x by a constant changes none of its xhat, "
+                       "so the right d_x of every row sums to 0: look at "
+                       "the term that subtracts mean(dxh), the mean over "
+                       "the row's C columns of dxh = d_y * g.",
+                       call, i, sum,
+                       fill != 0 ? " (after the 0.5 it held before)" : ""))
+            return 0;
+        if (!KIT_CHECK(fabs(dot) <= 1e-4 * size_x + 1e-5,
+                       "%s: row %d of d_x has a component %.6g along the "
+                       "row's xhat, where the right d_x has almost none "
+                       "(its rows sum to 0, as they should). Scaling the "
+                       "centred row changes xhat only through eps, so "
+                       "look at the term that subtracts xhat * "
+                       "mean(dxh * xhat), the mean over the row's C "
+                       "columns.",
+                       call, i, dot))
+            return 0;
+    }
+    return KIT_EXPECT_TENSOR(call, d_x, want, N, C, TOL, mistakes, n_mistakes);
 }
 
 /* Runs layernorm_backward on the golden case with every d_ buffer
@@ -361,13 +446,31 @@ static int ln_backward_check(float fill, const char *call)
     float *d_g = filled(LN_C, fill, "d_g", "C"),
           *d_b = filled(LN_C, fill, "d_b", "C");
     double want_x[LN_N * LN_C], want_g[LN_C], want_b[LN_C];
-    double direct[LN_N * LN_C], over[LN_N * LN_C];
-    for (int k = 0; k < n; k++) {
-        int i = k / LN_C, c = k % LN_C;
-        want_x[k] = ch8_ln_d_x[k] + fill;
-        over[k] = ch8_ln_d_x[k];
-        /* only the direct path: d_x = rstd * g * d_y */
-        direct[k] = fill + ch8_ln_rstd[i] * ch8_ln_g[c] * ch8_ln_d_y[k];
+    double direct[LN_N * LN_C], over[LN_N * LN_C], xhat[LN_N * LN_C];
+    double no_xhat_term[LN_N * LN_C], no_mean_term[LN_N * LN_C];
+    double no_g[LN_N * LN_C];
+    for (int i = 0; i < LN_N; i++) {
+        /* the row's two means, with g (dxh = d_y * g) and without */
+        double m1 = 0, m2 = 0, m1_ng = 0, m2_ng = 0;
+        for (int c = 0; c < LN_C; c++) {
+            const int k = i * LN_C + c;
+            xhat[k] = (ch8_ln_x[k] - ch8_ln_mean[i]) * ch8_ln_rstd[i];
+            const double dxh = ch8_ln_d_y[k] * ch8_ln_g[c];
+            m1 += dxh / LN_C, m2 += dxh * xhat[k] / LN_C;
+            m1_ng += ch8_ln_d_y[k] / LN_C;
+            m2_ng += ch8_ln_d_y[k] * xhat[k] / LN_C;
+        }
+        for (int c = 0; c < LN_C; c++) {
+            const int k = i * LN_C + c;
+            const double r = ch8_ln_rstd[i], dxh = ch8_ln_d_y[k] * ch8_ln_g[c];
+            want_x[k] = ch8_ln_d_x[k] + fill;
+            over[k] = ch8_ln_d_x[k];
+            /* only the direct path: d_x = rstd * g * d_y */
+            direct[k] = fill + r * dxh;
+            no_xhat_term[k] = fill + r * (dxh - m1);
+            no_mean_term[k] = fill + r * (dxh - xhat[k] * m2);
+            no_g[k] = fill + r * (ch8_ln_d_y[k] - m1_ng - xhat[k] * m2_ng);
+        }
     }
     for (int c = 0; c < LN_C; c++)
         want_g[c] = ch8_ln_d_g[c] + fill, want_b[c] = ch8_ln_d_b[c] + fill;
@@ -380,7 +483,21 @@ static int ln_backward_check(float fill, const char *call)
         {"the gradient was overwritten instead of accumulated",
          "A backward pass adds into d_x (d_x[i] += ...): the model's "
          "residual stream already holds a gradient there.",
-         fill != 0 ? over : NULL}};
+         fill != 0 ? over : NULL},
+        {"the term xhat * mean(dxh * xhat) left out (d_x = rstd * (dxh - "
+         "mean(dxh)))",
+         "x also reaches xhat through rstd: subtract xhat[c] times the "
+         "row's mean of dxh * xhat too.",
+         no_xhat_term},
+        {"the term mean(dxh) left out (d_x = rstd * (dxh - xhat * "
+         "mean(dxh * xhat)))",
+         "x also reaches xhat through the row's mean: subtract the row's "
+         "mean of dxh too.",
+         no_mean_term},
+        {"d_x computed without the gain (dxh = d_y instead of d_y * g)",
+         "y = xhat * g + b, so the gradient reaching xhat is dxh = d_y * g, "
+         "and both means are of that dxh.",
+         no_g}};
     int ok = KIT_EXPECT_STATUS(call,
                                layernorm_backward(x, g, mean, rstd, d_y, d_x,
                                                   d_g, d_b, LN_N, LN_C),
@@ -389,8 +506,8 @@ static int ln_backward_check(float fill, const char *call)
              KIT_EXPECT_IN_BOUNDS(call, "d_x", d_x, n) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_g", d_g, LN_C) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_b", d_b, LN_C) &&
-             KIT_EXPECT_TENSOR("layernorm_backward(...) d_x vs PyTorch", d_x,
-                               want_x, LN_N, LN_C, TOL, mistakes, 2) &&
+             ln_expect_dx("layernorm_backward(...) d_x vs PyTorch", d_x, want_x,
+                          fill, xhat, LN_N, LN_C, mistakes, 5) &&
              KIT_EXPECT_TENSOR("layernorm_backward(...) d_g vs PyTorch", d_g,
                                want_g, 1, LN_C, TOL, NULL, 0) &&
              KIT_EXPECT_TENSOR("layernorm_backward(...) d_b vs PyTorch", d_b,
@@ -452,13 +569,12 @@ KIT_TEST(ln_small_variance,
     kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
 }
 
-KIT_TEST(ln_errors, "layernorm_forward/backward: NULL is KIT_E_NULL, a size "
-                    "<= 0 is KIT_E_SIZE, and nothing is written")
+KIT_TEST(ln_errors, "layernorm_forward: NULL is KIT_E_NULL, a size <= 0 is "
+                    "KIT_E_SIZE, and nothing is written")
 {
     float x[4] = {1, 2, 3, 4}, g[2] = {1, 1}, b[2] = {0, 0};
     float *mean = filled(2, 7, "mean", "N"), *rstd = filled(2, 7, "rstd", "N");
-    float *y = filled(4, 7, "y", "N*C"), *d_x = filled(4, 7, "d_x", "N*C");
-    float *d_g = filled(2, 7, "d_g", "C"), *d_b = filled(2, 7, "d_b", "C");
+    float *y = filled(4, 7, "y", "N*C");
     if (!KIT_EXPECT_STATUS("layernorm_forward(NULL x, ...)",
                            layernorm_forward(NULL, g, b, y, mean, rstd, 2, 2),
                            KIT_E_NULL) ||
@@ -470,26 +586,51 @@ KIT_TEST(ln_errors, "layernorm_forward/backward: NULL is KIT_E_NULL, a size "
                            KIT_E_SIZE) ||
         !KIT_EXPECT_STATUS("layernorm_forward(..., N = 2, C = -1)",
                            layernorm_forward(x, g, b, y, mean, rstd, 2, -1),
-                           KIT_E_SIZE) ||
-        !KIT_EXPECT_STATUS(
+                           KIT_E_SIZE))
+        goto done;
+    int untouched = mean[0] == 7 && rstd[0] == 7;
+    for (int i = 0; i < 4; i++)
+        untouched &= y[i] == 7;
+    if (KIT_CHECK(untouched, "layernorm_forward returned an error but wrote "
+                             "into y, mean or rstd: check the arguments "
+                             "before the first write"))
+        KIT_EXPECT_GUARDS("layernorm_forward with bad arguments");
+done:
+    kit_output_free(mean), kit_output_free(rstd), kit_output_free(y);
+}
+
+KIT_TEST(ln_backward_errors, "layernorm_backward: NULL is KIT_E_NULL, a size "
+                             "<= 0 is KIT_E_SIZE, and nothing is written")
+{
+    float x[4] = {1, 2, 3, 4}, g[2] = {1, 1};
+    float mean[2] = {1.5f, 3.5f}, rstd[2] = {2, 2};
+    float *d_x = filled(4, 7, "d_x", "N*C");
+    float *d_g = filled(2, 7, "d_g", "C"), *d_b = filled(2, 7, "d_b", "C");
+    if (!KIT_EXPECT_STATUS(
             "layernorm_backward(..., d_g = NULL, ...)",
             layernorm_backward(x, g, mean, rstd, x, d_x, NULL, d_b, 2, 2),
             KIT_E_NULL) ||
         !KIT_EXPECT_STATUS(
+            "layernorm_backward(NULL x, ...)",
+            layernorm_backward(NULL, g, mean, rstd, x, d_x, d_g, d_b, 2, 2),
+            KIT_E_NULL) ||
+        !KIT_EXPECT_STATUS(
             "layernorm_backward(..., N = 2, C = 0)",
             layernorm_backward(x, g, mean, rstd, x, d_x, d_g, d_b, 2, 0),
+            KIT_E_SIZE) ||
+        !KIT_EXPECT_STATUS(
+            "layernorm_backward(..., N = -1, C = 2)",
+            layernorm_backward(x, g, mean, rstd, x, d_x, d_g, d_b, -1, 2),
             KIT_E_SIZE))
         goto done;
-    int untouched = 1;
+    int untouched = d_g[0] == 7 && d_g[1] == 7 && d_b[0] == 7 && d_b[1] == 7;
     for (int i = 0; i < 4; i++)
-        untouched &= y[i] == 7 && d_x[i] == 7;
-    if (KIT_CHECK(untouched && d_g[0] == 7 && d_b[0] == 7,
-                  "a call that returned an error wrote into its outputs: "
-                  "check the arguments before the first write"))
-        KIT_EXPECT_GUARDS("layernorm_forward and layernorm_backward with "
-                          "bad arguments");
+        untouched &= d_x[i] == 7;
+    if (KIT_CHECK(untouched, "layernorm_backward returned an error but wrote "
+                             "into d_x, d_g or d_b: check the arguments "
+                             "before the first write"))
+        KIT_EXPECT_GUARDS("layernorm_backward with bad arguments");
 done:
-    kit_output_free(mean), kit_output_free(rstd), kit_output_free(y);
     kit_output_free(d_x), kit_output_free(d_g), kit_output_free(d_b);
 }
 
@@ -1360,8 +1501,8 @@ static int expect_relation(const char *call, const float *A, int N, int T,
          mis[4]},
         {"the argmax compared with the related word's flat position "
          "related[c], not its position in the row related[c] % T",
-         "row_argmax() returns a position in the row, 0 .. T-1: compare it "
-         "with related[c] % T.",
+         "The heaviest weight's j is a position in the row, 0 .. T-1: "
+         "compare it with related[c] % T.",
          mis[5]},
         {"every word's row read from sequence 0 (word[c] % T rows in)",
          "word[c] is a flat position n*T + i: its row is A + word[c] * T, "
@@ -1493,6 +1634,38 @@ KIT_TEST(relation_score_errors,
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
         relation_error(bad[k].call, hand_A, 2, 4, bad[k].w, bad[k].r, 2, 0,
                        KIT_E_SIZE);
+    if (kit_current_failed())
+        return;
+    /* the bound itself: a case at N*T = 8, one past the last position
+     * 7, whose related word is there too, so that only the range check
+     * can refuse it; 9 as well tells a bound off by one (8 passes, 9
+     * does not) from none at all */
+    const int w8[2] = {3, 8}, r8[2] = {1, 8}, w9[2] = {3, 9}, r9[2] = {1, 9};
+    static const char call8[] = "relation_score(A, N 2, T 4, cases (3, 1) and "
+                                "(8, 8)): position 8 is N*T, one past the "
+                                "last, N*T - 1 = 7";
+    float *Ag = kit_guarded_copy(hand_A, (size_t)HN * HT * HT, "A", "N*T*T");
+    float score = NAN, baseline = NAN;
+    int best_k = -77;
+    kit_about_to_call(call8);
+    const int rc8 =
+        relation_score(Ag, 2, 4, w8, r8, 2, &score, &baseline, &best_k);
+    int rc9 = KIT_E_SIZE;
+    if (rc8 == KIT_OK) {
+        kit_about_to_call("relation_score(A, N 2, T 4, cases (3, 1) and (9, "
+                          "9))");
+        rc9 = relation_score(Ag, 2, 4, w9, r9, 2, &score, &baseline, &best_k);
+    }
+    if (rc8 == KIT_OK && rc9 == KIT_E_SIZE)
+        KIT_CHECK(0,
+                  "%s returned KIT_OK, and position 9 returned KIT_E_SIZE. "
+                  "" KIT_NAMING_MARK ": the range check off by one (word[c] "
+                  "> N*T instead of word[c] >= N*T). Positions run from 0 "
+                  "to N*T - 1, so N*T itself is out of range.",
+                  call8);
+    else
+        KIT_EXPECT_STATUS(call8, rc8, KIT_E_SIZE);
+    kit_output_free(Ag);
 }
 
 /* A sentence of Brown tags with one case or more of every relation:
@@ -1578,7 +1751,10 @@ static void ablate_cases(int N, int C, int h, int head, const float *mean,
 static int expect_ablate(int N, int C, int h, int head)
 {
     const int n = N * C, dh = C / h;
-    float *concat = kit_guarded((size_t)n, "concat", "N*C"), mean[8];
+    /* mean guarded too: a read past its d_head floats brings a NaN that
+     * names it, where a stack array would give whatever lies beyond */
+    float *concat = kit_guarded((size_t)n, "concat", "N*C");
+    float *mean = kit_guarded((size_t)dh, "mean", "d_head");
     double *want = kit_alloc((size_t)n * sizeof *want);
     double *mis = kit_alloc(4 * (size_t)n * sizeof *mis);
     for (int c = 0; c < dh; c++)
@@ -1613,7 +1789,7 @@ static int expect_ablate(int N, int C, int h, int head)
                           KIT_OK) &&
         KIT_EXPECT_IN_BOUNDS(call, "concat", concat, (size_t)n) &&
         KIT_EXPECT_TENSOR_SHAPED(call, concat, want, N, C, &shape, 0, m, 4);
-    kit_output_free(concat);
+    kit_output_free(concat), kit_output_free(mean);
     free(want), free(mis);
     return ok;
 }
@@ -1676,6 +1852,27 @@ KIT_TEST(mean_ablate_errors, "mean_ablate_head: NULL, sizes <= 0, heads that "
 /* ---------------------------------------------------------------------
  * Mean ablation in the model: the hook and the driver (given code)
  * ------------------------------------------------------------------- */
+
+/* The status of a given call that runs the student's mean_ablate_head()
+ * through the ablation hook: a KIT_E_TODO names that stub when it is
+ * one, and otherwise the model's other stubs, as ready() does. */
+static int ablation_ready(const char *call, int got)
+{
+    if (got != KIT_E_TODO)
+        return KIT_EXPECT_STATUS(call, got, KIT_OK);
+    float *concat = filled(2, 0, "concat", "N*C"),
+          *mean = filled(1, 1, "mean", "d_head");
+    const int stub = mean_ablate_head(concat, mean, 1, 2, 2, 0) == KIT_E_TODO;
+    kit_output_free(concat), kit_output_free(mean);
+    if (stub)
+        return KIT_CHECK(0,
+                         "%s returned KIT_E_TODO: the ablation hook calls "
+                         "your mean_ablate_head(), which is still the starter "
+                         "stub. Write it (make test CH=8 "
+                         "TEST=mean_ablate_hand), then run this test again.",
+                         call);
+    return ready(call, got);
+}
 
 enum { MV = 11, MT = 5, MC = 8, ML = 2, MH = 2, MB = 2, MDH = MC / MH };
 
@@ -1763,8 +1960,7 @@ KIT_TEST(ablation_hook_model,
     double *zero = want + NC, *next = zero + NC, *added = next + NC;
     double concat[MT * MC];
     const float mean[MDH] = {0.5f, -0.75f, 0.25f, 1.0f};
-    if (!KIT_EXPECT_STATUS("gpt_forward(x, y, B 2, T 5)",
-                           gpt_forward(&m, x, y, MB, MT), KIT_OK))
+    if (!ready("gpt_forward(x, y, B 2, T 5)", gpt_forward(&m, x, y, MB, MT)))
         goto done;
     const float loss = m.loss;
     memcpy(attn0, m.a.attn, NC * sizeof *attn0);
@@ -1790,8 +1986,8 @@ KIT_TEST(ablation_hook_model,
     }
     const struct gpt_ablation ab = {1, 0, mean};
     m.ablation = &ab;
-    if (!KIT_EXPECT_STATUS("gpt_forward(x, y) with block 1's head 0 ablated",
-                           gpt_forward(&m, x, y, MB, MT), KIT_OK))
+    if (!ablation_ready("gpt_forward(x, y) with block 1's head 0 ablated",
+                        gpt_forward(&m, x, y, MB, MT)))
         goto done;
     const struct kit_mistake mis[] = {
         {"ablating with zero instead of the mean",
@@ -1845,8 +2041,8 @@ KIT_TEST(ablation_scan_driver,
                                                : TAG_VERB);
     float means[ML * MC], loss[ML * MH * TAG_N_CLASSES], base[TAG_N_CLASSES];
     int count[TAG_N_CLASSES];
-    if (!KIT_EXPECT_STATUS("heads_means(m, x, 3 sequences, T 5)",
-                           heads_means(&m, x, S, MT, means), KIT_OK))
+    if (!ready("heads_means(m, x, 3 sequences, T 5)",
+               heads_means(&m, x, S, MT, means)))
         goto done;
     /* the means, in double, one sequence at a time */
     double want[ML * MC] = {0}, concat[MT * MC];
@@ -1863,10 +2059,9 @@ KIT_TEST(ablation_scan_driver,
     }
     KIT_EXPECT_TENSOR("heads_means: (L, h * d_head)", means, want, ML, MC, 1e-5,
                       NULL, 0);
-    if (!KIT_EXPECT_STATUS(
-            "heads_ablation_scan(m, x, y, classes, 3, 5)",
-            heads_ablation_scan(&m, x, y, cls, S, MT, means, loss, base, count),
-            KIT_OK))
+    if (!ablation_ready("heads_ablation_scan(m, x, y, classes, 3, 5)",
+                        heads_ablation_scan(&m, x, y, cls, S, MT, means, loss,
+                                            base, count)))
         goto done;
     /* each number against a forward pass of its own */
     for (int l = -1; l < ML; l++)
@@ -1914,6 +2109,7 @@ static const struct kit_test *const ch8_tests[] = {
     &ln_backward_accumulates,
     &ln_small_variance,
     &ln_errors,
+    &ln_backward_errors,
     &mlp_golden,
     &crossentropy_golden,
     &gpt_golden_grads,

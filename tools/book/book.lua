@@ -42,6 +42,12 @@ the chapters' markup, listed here, its meaning:
                                    prose writes it: 70.9 %)
   []{.value key=K}                 K's value, from <builddir>/plots/data/
                                    *.values (lines key=value)
+  [words]{.if test="A > B"}        the words only when the test holds;
+  ::: {.if test="A == 0"}          the blocks only when it holds. A and
+                                   B are value keys or numbers; OP is
+                                   == != < <= > >=; clauses join with
+                                   " and ". The prose keeps each wording
+                                   and the run's numbers pick one.
   ::: instructor-only / student-only   kept in that edition only
   :::: answer (inside a question or exercise)  instructor edition only
 
@@ -377,6 +383,68 @@ local function value(ctx, span)
          "with that prefix: " .. (#near > 0 and table.concat(near, ", ") or "none") .. ")")
   end
   return pandoc.Span({ pandoc.Str(v.value) }, pandoc.Attr("", { "value" }, { { "data-key", key } }))
+end
+
+-- Wording chosen by the data: a span [words]{.if test="T"} or a div
+-- ::: {.if test="T"} keeps its content when the test T holds and
+-- vanishes when it does not, so that the prose keeps every wording and
+-- the run's numbers pick one. T is one comparison, or several joined
+-- by " and ", each "A OP B": A and B a value key or a number, OP one of
+-- == != < <= > >= (== and != compare text when either side is no
+-- number). An unknown key, or a number expected and text found, stops
+-- the build as an unknown value does.
+local function operand(ctx, word)
+  local n = tonumber(word)
+  if n then
+    return n, word
+  end
+  local v = load_values(ctx)[word]
+  if not v then
+    fail(ctx, "an .if test names the value key '" .. word .. "', which no " ..
+         "*.values file in " .. datadir() .. " sets")
+  end
+  return tonumber(v.value), v.value
+end
+
+local function holds(ctx, test)
+  if not test or test:match("^%s*$") then
+    fail(ctx, "an .if span or div needs test=\"KEY OP VALUE\"")
+  end
+  local rest = test .. " and "
+  for clause in rest:gmatch("(.-)%s+and%s+") do
+    local a, op, b = clause:match("^%s*(%S+)%s*([=!<>]=?)%s*(%S+)%s*$")
+    local ops = { ["=="] = true, ["!="] = true, ["<"] = true, ["<="] = true,
+                  [">"] = true, [">="] = true }
+    if not a or not ops[op] then
+      fail(ctx, "the .if test '" .. test .. "' is not 'A OP B [and ...]' " ..
+           "with OP one of == != < <= > >=")
+    end
+    local na, ta = operand(ctx, a)
+    local nb, tb = operand(ctx, b)
+    local ok
+    if op == "==" or op == "!=" then
+      local same = (na and nb) and na == nb or (not (na and nb) and ta == tb)
+      ok = (op == "==") == same
+    else
+      if not (na and nb) then
+        fail(ctx, "the .if test '" .. test .. "' compares '" .. ta .. "' and '" ..
+             tb .. "' with " .. op .. ", but one of them is no number")
+      end
+      ok = (op == "<" and na < nb) or (op == "<=" and na <= nb) or
+           (op == ">" and na > nb) or (op == ">=" and na >= nb)
+    end
+    if not ok then
+      return false
+    end
+  end
+  return true
+end
+
+local function choose(ctx, el)
+  if holds(ctx, el.attributes.test) then
+    return el.content
+  end
+  return {}
 end
 
 local function generated(ctx, div)
@@ -865,6 +933,9 @@ local function process_chapter(ctx, blocks)
       if div.classes:includes("generated") then
         return generated(ctx, div)
       end
+      if div.classes:includes("if") then
+        return choose(ctx, div)
+      end
       return edition_div(div)
     end,
   }))
@@ -877,6 +948,9 @@ local function process_chapter(ctx, blocks)
     Span = function(span)
       if span.classes:includes("value") then
         return value(ctx, span)
+      end
+      if span.classes:includes("if") then
+        return choose(ctx, span)
       end
     end,
     Image = function(img)

@@ -151,7 +151,7 @@ rm -rf "$data"
 "$bin" --size smoke --corpus "$B/ch8/brown.bin" --data "$data" --reference "$out" \
     "$out/again" >"$log" 2>&1 || { cat "$log"; fail "--data/--reference run failed"; }
 for f in ch8run.values ch8run_measured.values ch8_heads.md ch8_kv.md ch8_relations.md \
-    ch8_positional.md ch8_generated.md ch8_curves.dat ch8_curves.gpi ch8_offsets.dat \
+    ch8_positional.md ch8_sharp.md ch8_generated.md ch8_curves.dat ch8_curves.gpi ch8_offsets.dat \
     ch8_relations.dat ch8_ablation.dat ch8_sent.gpi ch8_street.dat ch8_sent_one_l0_i0.dat \
     ch8_sent_many_l1_i3.dat; do
     [ -s "$data/$f" ] || fail "--data: $data/$f is missing or empty"
@@ -161,7 +161,8 @@ head -n 1 "$data/ch8run_measured.values" | grep -q '^# measured' &&
     fail "--data: ch8run_measured.values is not marked '# measured'"
 grep -q wall "$data/ch8run.values" && fail "--data: ch8run.values holds a wall time"
 grep -qx "ch8run.n_tuned=9" "$data/ch8run.values" && grep -qx "ch8run.networks=12" "$data/ch8run.values" &&
-    grep -q "^ch8run.edge_verdict=1 head (0.03), 4 heads (0.03) and 4 query heads on 1 K/V head (0.03) chose the end of the ladder" "$data/ch8run.values" &&
+    grep -qx "ch8run.n_edge=3" "$data/ch8run.values" &&
+    grep -qx "ch8run.edge_list=1 head (0.03), 4 heads (0.03) and 4 query heads on 1 K/V head (0.03)" "$data/ch8run.values" &&
     ok "--data: 9 tuning networks, 12 in all, and the configurations that chose the ladder's end named" ||
     fail "--data: the tuning counts or the edge verdict are wrong ($(grep -E 'n_tuned|networks|edge' "$data/ch8run.values" | tr '\n' ' '))"
 n_ok=$(grep -c ' ok$' "$out/again/compare.txt" || true)

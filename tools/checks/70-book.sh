@@ -243,6 +243,29 @@ expect_failure "a missing generated file" 's/demo_table\.md/no_table.md/' 'no_ta
 expect_failure "an unknown value key" 's/demo\.answer/demo.answr/' 'demo.answr'
 expect_failure "a dangling reference" 's/@ch:demo/@fig:nothing/' 'fig:nothing'
 expect_failure "a missing figure" 's/^The answer.*/![A figure.](plots\/none.png){#fig:x}/' 'plots/none.png'
+# A wording chosen by a value: the span and the div whose test holds
+# stay, the others go, and a test naming an unknown key stops the build.
+{ good; cat <<'EOF'
+
+It is [large]{.if test="demo.answer > 40"}[little]{.if test="demo.answer <= 40"}[strange]{.if test="demo.answer > 40 and demo.answer != 42"} here.
+
+::: {.if test="demo.answer == 0"}
+Nothing at all.
+:::
+
+::: {.if test="demo.answer >= demo.answer and 1 < 2"}
+Something.
+:::
+EOF
+} >"$work/03-if.md"
+if ! render "$work/03-if.md" || ! grep -q 'It is large here' "$work/out.html" ||
+    grep -qE 'little|strange|Nothing at all' "$work/out.html" || ! grep -q 'Something' "$work/out.html"; then
+    cat "$work/err.txt"
+    fail "the filter's .if spans and divs did not keep exactly the wordings whose tests hold"
+else
+    echo "  .if: the span and the div whose test holds stay, the others go"
+fi
+expect_failure "an .if test on an unknown key" 's/^The answer is.*/It is [x]{.if test="demo.answr > 1"}./' 'demo.answr'
 
 # ---------------------------------------------------------------------
 # 7. (warning) A coding exercise ("Write `name()` ... make test") has

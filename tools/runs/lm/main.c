@@ -1299,6 +1299,7 @@ static int best_head(const struct result *r, int rel)
  *   ch8_heads.md          the head-count table, ch8_kv.md the K/V one
  *   ch8_relations.md      each relation's best head per head count
  *   ch8_positional.md     positional heads and the largest ablation
+ *   ch8_sharp.md          every head's mean heaviest weight
  *   ch8_generated.md      the generated lines, as code blocks
  *   ch8_curves.dat/.gpi   validation loss against tokens, per head count
  *   ch8_offsets.dat       every head's mean weight by offset (a matrix)
@@ -1335,10 +1336,9 @@ static void write_book_data(const char *impl, const struct lm *lm,
     int n_end = 0;
     for (int hc = 0; hc < H; hc++)
         n_end += lm->chosen[hc] == 0 || lm->chosen[hc] == n_lr - 1;
-    fprintf(f, "ch8run.n_edge=%d\nch8run.edge_verdict=", n_end);
+    fprintf(f, "ch8run.n_edge=%d\nch8run.edge_list=", n_end);
     if (n_end == 0)
-        fprintf(f, "every configuration's chosen rate lies between two "
-                   "rates it tried that did worse");
+        fprintf(f, "none");
     for (int hc = 0, q = 0; hc < H; hc++) {
         if (lm->chosen[hc] != 0 && lm->chosen[hc] != n_lr - 1)
             continue;
@@ -1351,9 +1351,6 @@ static void write_book_data(const char *impl, const struct lm *lm,
                              : ", ",
                 label, (double)lm->sz.lr[lm->chosen[hc]]);
     }
-    if (n_end > 0)
-        fprintf(f, " chose the end of the ladder, so a rate beyond it might "
-                   "have done better");
     fprintf(f, "\n");
     fprintf(f, "ch8run.heads=");
     for (int hc = 0, n = 0; hc < H; hc++)
@@ -1383,13 +1380,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
         n_close += second - tune[hc * n_lr + lm->chosen[hc]].val_loss <
                    run_sum_stats(&v).sd;
     }
-    fprintf(f, "ch8run.n_close=%d\nch8run.close_verdict=", n_close);
-    if (n_close == H)
-        fprintf(f, "all %d\n", H);
-    else if (n_close == 0)
-        fprintf(f, "none of the %d\n", H);
-    else
-        fprintf(f, "%d of the %d\n", n_close, H);
+    fprintf(f, "ch8run.n_close=%d\nch8run.n_cfg=%d\n", n_close, H);
     const long train_n = lm->d->split_n[SPLIT_TRAIN];
     fprintf(f, "ch8run.train_tokens=%ld\nch8run.pass_pct=%.0f\n", train_n,
             100.0 * fin[0].tokens / (double)train_n);
@@ -1410,8 +1401,6 @@ static void write_book_data(const char *impl, const struct lm *lm,
         fprintf(f, "ch8run.loss_best=%.3f\nch8run.sd_best=%.3f\n", b.mean,
                 b.sd);
         fprintf(f, "ch8run.gap=%.3f\nch8run.gap_spread=%.3f\n", gap, spread);
-        fprintf(f, "ch8run.gap_verdict=%s\n",
-                gap > spread ? "larger than" : "not larger than");
         fprintf(f, "ch8run.ppl_ratio=%.3f\n", exp(gap));
         /* the curves: the point where the two are furthest apart */
         int at = 1;
@@ -1427,10 +1416,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
         }
         fprintf(f, "ch8run.widest_tokens=%d\nch8run.widest_gap=%.3f\n",
                 fin[0].curve_tokens[at], widest);
-        fprintf(f, "ch8run.widest_where=%s\n",
-                at == fin[0].n_points - 1
-                    ? "the end of training: the gap was still growing"
-                    : "before the end of training, after which it narrowed");
+        fprintf(f, "ch8run.widest_at_end=%d\n", at == fin[0].n_points - 1);
     }
     /* every head count's test loss, and 16 narrow heads against 4 */
     int h4 = -1, h16 = -1;
@@ -1447,10 +1433,10 @@ static void write_book_data(const char *impl, const struct lm *lm,
         struct run_stats a = test_stats(lm, fin, h4, NULL);
         struct run_stats b = test_stats(lm, fin, h16, NULL);
         const double d = b.mean - a.mean, spread = a.sd + b.sd;
-        fprintf(f, "ch8run.h16_verdict=%s\n",
-                d > spread    ? "worse than"
-                : d < -spread ? "better than"
-                              : "within the spread of");
+        fprintf(f,
+                "ch8run.h16_minus_h4=%.3f\nch8run.h4_minus_h16=%.3f\n"
+                "ch8run.h16_h4_spread=%.3f\n",
+                d, -d, spread);
     }
     /* relations: the best margin of any head of any head count */
     double top = -1e9;
@@ -1490,13 +1476,6 @@ static void write_book_data(const char *impl, const struct lm *lm,
         }
     fprintf(f, "ch8run.heads_measured=%d\nch8run.positional=%d\n", n_heads,
             n_positional);
-    fprintf(f, "ch8run.positional_verdict=%s\n",
-            n_positional == 0
-                ? "None of them has the sharp fixed-offset pattern Voita et "
-                  "al. found in translation models, or that chapter 5's "
-                  "networks grew"
-                : "Those few are the exception: the rest have no one offset "
-                  "that dominates");
     /* the mean weight by offset, over every measured head */
     double w[LM_K + 2] = {0};
     for (int q = 0; q < n_meas; q++)
@@ -1521,31 +1500,14 @@ static void write_book_data(const char *impl, const struct lm *lm,
             "ch8run.row_max_from=%d\nch8run.row_max_even=%.3f\n",
             n_heads ? sharp_sum / n_heads : 0.0, n_sharp, LM_K + 1,
             even / (LM_T - LM_K));
-    fprintf(f, "ch8run.syntax_verdict=%s\n",
-            top > 0.05 ? "at least one relation has a head that passes its "
-                         "baseline by more than 0.05, the first sign at this "
-                         "scale of the heads the lesson describes; one seed's "
-                         "networks cannot say whether it is more than chance"
-                       : "no head passes its baseline by more than 0.05, so "
-                         "the lesson's picture of syntactic and adjectival "
-                         "heads is neither confirmed nor refuted at this "
-                         "scale");
     if (n_meas > 0)
         fprintf(f,
                 "ch8run.top_share=%.2f\nch8run.top_offset=%d\n"
                 "ch8run.top_share_heads=%d\nch8run.top_share_head=%d.%d\n",
                 top_share, top_off, meas[top_m]->heads,
                 top_k / meas[top_m]->heads, top_k % meas[top_m]->heads);
-    if (n_meas > 0) {
-        if (top_off == 0)
-            fprintf(f, "ch8run.top_offset_words=on the query's own token\n");
-        else
-            fprintf(f, "ch8run.top_offset_words=%d token%s back\n", top_off,
-                    top_off > 1 ? "s" : "");
-    }
     /* ablation: the costliest head of each head count, and of the best
      * many-head count */
-    double abl_one = 0, abl_best = 0;
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
         const double base = overall(r->abl_base, r->abl_count);
@@ -1557,13 +1519,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
         fprintf(f, "ch8run.abl_max_h%d=%.3f\n", r->heads, worst);
         if (best_hc >= 0 && r->heads == lm->cfg_h[best_hc])
             fprintf(f, "ch8run.abl_max_best=%.3f\n", worst);
-        if (r->heads == 1)
-            abl_one = worst;
-        if (best_hc >= 0 && r->heads == lm->cfg_h[best_hc])
-            abl_best = worst;
     }
-    fprintf(f, "ch8run.abl_verdict=%s\n",
-            abl_best < abl_one ? "less than" : "at least as much as");
     /* the sentence: the most that any measured head gives "blocked"
      * and "narrow" from the row of "street" */
     int at_street = -1, at_blocked = -1, at_narrow = -1;
@@ -1615,8 +1571,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
                 lm->cfg_g[fewest]);
         fprintf(f, "ch8run.kv_cost=%+.3f\nch8run.kv_spread=%.3f\n", cost,
                 spread);
-        fprintf(f, "ch8run.kv_verdict=%s\n",
-                fabs(cost) > spread ? "more than" : "no more than");
+        fprintf(f, "ch8run.kv_cost_abs=%.3f\n", fabs(cost));
         fprintf(f, "ch8run.kv_saving=%d\n", lm->sz.gqa_h / lm->cfg_g[fewest]);
     }
     out_close(&o);
@@ -1751,6 +1706,22 @@ static void write_book_data(const char *impl, const struct lm *lm,
             strong % r->heads, off, (double)sh, wk / r->heads, wk % r->heads,
             worst);
     }
+    out_close(&o);
+    /* how sharp each head's rows are: its mean heaviest weight, one row
+     * of the table per network and block, heads above 0.5 in bold */
+    f = out_open(&o, dir, "ch8_sharp.md");
+    fprintf(f, "| heads | block | each head's mean heaviest weight, head 0 "
+               "first |\n|--:|--:|:------------------------------------|\n");
+    for (int q = 0; q < n_meas; q++)
+        for (int l = 0; l < LM_L; l++) {
+            const struct result *r = meas[q];
+            fprintf(f, "| %d | %d |", r->heads, l);
+            for (int i = 0; i < r->heads; i++) {
+                const float v = r->row_max[l * r->heads + i];
+                fprintf(f, v > 0.5f ? " **%.2f**" : " %.2f", (double)v);
+            }
+            fprintf(f, " |\n");
+        }
     out_close(&o);
     /* generated lines */
     f = out_open(&o, dir, "ch8_generated.md");
