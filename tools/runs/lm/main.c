@@ -1254,9 +1254,13 @@ static int compare_reference(FILE *out, const struct lm *lm,
         fprintf(out, "%-16s %11.3f +- %5.3f %11.3f +- %5.3f %9s\n", name,
                 a.mean, a.sd, b.mean, b.sd, bad ? "DIFFERS" : "ok");
     }
-    fprintf(out, "(flagged: a difference larger than the larger sd. The run is "
-                 "deterministic, so a flag means your code computes something "
-                 "else than the reference; make test CH=N shows where.)\n");
+    fprintf(out,
+            "(flagged: a difference larger than the larger sd. The same "
+            "build gives the same numbers on every run, but correct code "
+            "built differently can differ in its last bits, and so by a few "
+            "hundredths of a nat after training: a flag says your code most "
+            "likely computes something else than the reference; make test "
+            "CH=N shows where.)\n");
     return flagged;
 }
 
