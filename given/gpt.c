@@ -36,6 +36,7 @@
 #include "grad.h"
 #include "heads_lm.h"
 #include "rng.h"
+#include "test_hooks.h" /* what the tests call beside the API */
 
 #include <limits.h>
 #include <math.h>

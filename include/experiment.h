@@ -222,12 +222,6 @@ void exp_make_batch(struct rng *r, int *x, int N, int T, int S);
  * nothing to free. */
 int exp_model_init(struct exp_model *m, const struct exp_config *cfg);
 
-/* exp_model_init() without its checks and its starting weights: m laid
- * out and allocated for cfg, which must be valid, every number 0. It
- * calls none of the student's code (grading's worker rebuilds a model
- * from its numbers with it). KIT_OK, KIT_E_NULL or KIT_E_NOMEM. */
-int exp_model_layout(struct exp_model *m, const struct exp_config *cfg);
-
 /* Free what exp_model_init() allocated. */
 void exp_model_free(struct exp_model *m);
 
@@ -242,14 +236,6 @@ int exp_forward(struct exp_model *m, const int *x, double *loss_sum,
 /* Backward pass for the sequence exp_forward() just saw: adds
  * scale * d(summed loss)/d(params) into m->grads. */
 int exp_backward(struct exp_model *m, const int *x, float scale);
-
-/* The summed loss of exp_forward() on x (T) with one parameter moved,
- * for finite differences: for each j < n, params[index[j]] set to
- * value[j], losses[j] the summed loss, the parameter put back before the
- * next. Returns the first pass's error, KIT_OK when none; KIT_E_SIZE for
- * an index outside 0 .. P-1, before any pass. */
-int exp_loss_probe(struct exp_model *m, const int *x, int n, const int *index,
-                   const float *value, double *losses);
 
 /* One Adam step on every parameter, with learning rate lr:
  *   m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g^2,

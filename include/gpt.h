@@ -189,17 +189,6 @@ struct gpt_model {
 int gpt_init(struct gpt_model *m, const struct gpt_config *cfg,
              unsigned long long seed);
 
-/* gpt_init() without its checks and its starting weights: m laid out
- * and allocated for cfg, which must be valid (gpt_check_config()), every
- * number 0. It calls none of the student's code (grading's worker
- * rebuilds a model from its numbers with it). KIT_OK, KIT_E_NULL or
- * KIT_E_NOMEM; on an error m holds nothing to free. */
-int gpt_layout(struct gpt_model *m, const struct gpt_config *cfg);
-
-/* m->a pointed into m->act_block for the batch of the last forward pass
- * (m->B, m->T), as gpt_forward() points it; all NULL when m->B is 0. */
-void gpt_point_acts(struct gpt_model *m);
-
 /* Free what gpt_init() allocated. */
 void gpt_free(struct gpt_model *m);
 
@@ -286,24 +275,6 @@ int gpt_kv_share(struct gpt_model *m, int g, int mode);
 int gpt_train_step(struct gpt_model *m, const struct gpt_train_config *tc,
                    int step, const int *x, const int *targets, int B,
                    int T_used, float *loss, float *norm);
-
-/* n training steps, first .. first + n - 1, each gpt_train_step() on the
- * same batch: losses[k] (n) gets step first + k's loss, norms[k] (n, may
- * be NULL) its norm. Stops at the first error and returns it. */
-int gpt_train_steps(struct gpt_model *m, const struct gpt_train_config *tc,
-                    int first, int n, const int *x, const int *targets, int B,
-                    int T_used, float *losses, float *norms);
-
-/* The loss with one parameter moved, for finite differences: for each
- * j < n, params[index[j]] set to value[j] (with g > 0, then
- * gpt_kv_share(m, g, GPT_KV_COPY), so that its copies move with it), a
- * forward pass on x, targets (B, T_used), losses[j] its m->loss; the
- * parameter is put back (and copied again) before the next. Returns the
- * first forward pass's error, KIT_OK when none; KIT_E_SIZE for an index
- * outside 0 .. P-1, before any pass. m holds the last pass. */
-int gpt_loss_probe(struct gpt_model *m, const int *x, const int *targets, int B,
-                   int T_used, int g, int n, const int *index,
-                   const float *value, float *losses);
 
 /* ---------------------------------------------------------------------
  * Generation

@@ -32,13 +32,4 @@ const char *kit_strerror(int status);
 /* The code's name, "KIT_E_SIZE" for KIT_E_SIZE. Never returns NULL. */
 const char *kit_status_name(int status);
 
-/* For finite differences (gpt_loss_probe(), exp_loss_probe()): for each
- * j < n, params[index[j]] set to value[j], pass(ctx, j) called, the
- * parameter put back. KIT_E_SIZE for an index outside 0 .. P-1 (nothing
- * run), KIT_E_NULL for a NULL pointer; else the first pass's error,
- * KIT_OK when none. */
-int kit_param_probe(float *params, int P, int n, const int *index,
-                    const float *value, int (*pass)(void *ctx, int j),
-                    void *ctx);
-
 #endif

@@ -19,6 +19,8 @@
 #include "kit_test.h"
 #include "rng.h"
 
+#include "../given/test_hooks.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

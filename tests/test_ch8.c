@@ -31,6 +31,8 @@
 #include "kit_test.h"
 #include "rng.h"
 
+#include "../given/test_hooks.h"
+
 #include "golden/ch8_golden.h"
 
 #include <math.h>

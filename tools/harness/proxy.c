@@ -42,6 +42,8 @@
 #include "heads_lm.h"
 #include "mha.h"
 
+#include "../../given/test_hooks.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

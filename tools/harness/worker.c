@@ -24,6 +24,8 @@
 #include "heads_lm.h"
 #include "mha.h"
 
+#include "../../given/test_hooks.h"
+
 #include <errno.h>
 #ifdef _OPENMP
 #include <omp.h>
