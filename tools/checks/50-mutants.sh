@@ -78,7 +78,7 @@ for table in tests/mutants/*.tsv; do
             objs_shared=$(printf '%s\n' $objs_shared | grep -vxF "$sol/given/$g.o")
             # given code is built as the Makefile builds it: no leak check
             gflags=${mflags/-include $(flag LEAKCHECK_H)/}
-            if ! $cc $gflags -Itools/harness -c -o "$dir/obj/given_$g.o" "$planted" 2>"$dir/cc.log"; then
+            if ! $cc $gflags -Igiven -Itools/harness -c -o "$dir/obj/given_$g.o" "$planted" 2>"$dir/cc.log"; then
                 echo "FAIL $name: the mutant does not compile:"; cat "$dir/cc.log"; bad=$((bad + 1)); continue
             fi
             objs_shared="$objs_shared $dir/obj/given_$g.o" ;;

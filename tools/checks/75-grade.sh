@@ -332,16 +332,28 @@ for t in got gmon asm; do
     done
 done
 [ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
-# (h') Memoisation: the published golden values pasted in, and returned
-#      when the inputs match (the rest is the baseline's code). Each
-#      golden test also runs hidden cases drawn from a seed chosen at
-#      grading time and judged by the test's own reference, so the
-#      replayed answers gain nothing, and the feedback names the case.
+# (h') Memoisation: the published golden values and chapter 1's worked
+#      example pasted in, and returned when the inputs match (the rest is
+#      the baseline's code). Each golden test, and each test of a worked
+#      example once it passes, also runs hidden cases drawn from a seed
+#      chosen at grading time and judged by the test's own reference, so
+#      the replayed answers gain nothing, and the feedback names the case.
 sed -e '/^#/d' -e 's/ch1_/memo_/g' -e 's/^static const/const/' "$AG/source/tests/golden/ch1_golden.h" >"$work/p.c"
 cat >>"$work/p.c" <<'EOF'
 static int memo_attention(const float *Q, float *out, float *weights, int T,
                           int d_k, int d_v)
 {
+    /* chapter 1's worked example (attention_by_hand), its answer by hand */
+    static const float example_q[8] = {1, 1, 0, 0, 0, 0, 1, 1};
+    int example = T == 2 && d_k == 4 && d_v == 2;
+    for (int i = 0; example && i < 8; i++)
+        example = Q[i] == example_q[i];
+    if (example) {
+        const float a = 2.7182818f / 3.7182818f, b = 1 / 3.7182818f;
+        weights[0] = out[0] = weights[3] = out[3] = a;
+        weights[1] = out[1] = weights[2] = out[2] = b;
+        return 1;
+    }
     for (unsigned c = 0; c < sizeof memo_golden_cases / sizeof memo_golden_cases[0]; c++) {
         const struct memo_golden_case *g = &memo_golden_cases[c];
         int same = g->T == T && g->d_k == d_k && g->d_v == d_v;
@@ -362,8 +374,9 @@ trick memo "$work/p.c" 'if (memo_attention(Q, out, weights, T, d_k, d_v)) return
 grade "$s/memo"
 differs memo
 seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
-if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" && [ -n "$seed" ]; then
-    ok "hostile 'memo' (the published golden values replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded"
+if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" &&
+    has "the worked example's shape on hidden numbers (seed $seed" && [ -n "$seed" ]; then
+    ok "hostile 'memo' (the published golden values and the worked example replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded, and attention_by_hand on the example's shape with hidden numbers"
 else fail "hostile 'memo' scores $score against the baseline $base, or no hidden case of seed '$seed' is named"; fi
 # (h'') A data race (tests/mutants/ch7.tsv's ch7-fast-shared-index: the
 #       loop's index shared by every thread). Its output is right on most
