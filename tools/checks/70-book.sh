@@ -351,4 +351,19 @@ while read -r num title; do
 done <"$work/sections"
 echo "  exercises' sections: $n_sec found in $html_s by number, with their titles"
 
+# ---------------------------------------------------------------------
+# The run drivers write numbers only (issue 36): every value chapters 5
+# and 6 read from their runs is a number or a 0/1 flag, and the words the
+# numbers choose between are the chapters' own .if alternatives, which a
+# writer edits without touching C.
+# ---------------------------------------------------------------------
+n_val=0
+for f in "$B/plots/data/ch5.values" "$B/plots/data/ch6_kv.values"; do
+    if [ ! -s "$f" ]; then fail "$f is missing or empty"; continue; fi
+    n_val=$((n_val + $(grep -c '=' "$f")))
+    words=$(grep -v '^#' "$f" | grep -v -E '^[A-Za-z0-9_.]+=-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' | head -n 3)
+    [ -z "$words" ] || fail "$f holds values that are not numbers (the chapter should choose its words with .if): $words"
+done
+echo "  chapters 5 and 6: $n_val values from the runs, every one a number"
+
 exit $status
