@@ -243,7 +243,6 @@ struct depth {
     struct run_stats acc[EXP_R + 1]; /* the R relations, the mean */
     double lo, hi;                   /* the worst and best seed's mean */
     int solved;                      /* seeds at 99.5 % or more */
-    double lr;                       /* the learning rate it trained with */
 };
 
 /* what main() found, for the tables and the book's data */
@@ -537,11 +536,16 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n,
         fprintf(v, "ch5.chosen_lr_%dhead%s=%g\nch5.chosen_vo_%dhead%s=%g\n",
                 c->heads, tag, (double)grid_lr[c->chosen / N_VO], c->heads, tag,
                 (double)grid_vo[c->chosen % N_VO]);
+        /* the chosen cell, counted from 1 in the table's order, so that
+         * the prose can tell whether two rows chose alike */
+        fprintf(v, "ch5.chosen_cell_%dhead%s=%d\n", c->heads, tag,
+                c->chosen + 1);
     }
     data_close(PROG, f);
-    fprintf(v, "ch5.grid_lrs=%g and %g\nch5.grid_vos=%g and %g\n",
-            (double)grid_lr[0], (double)grid_lr[1], (double)grid_vo[0],
-            (double)grid_vo[1]);
+    for (int k = 0; k < N_LR; k++)
+        fprintf(v, "ch5.grid_lr_%d=%g\n", k + 1, (double)grid_lr[k]);
+    for (int k = 0; k < N_VO; k++)
+        fprintf(v, "ch5.grid_vo_%d=%g\n", k + 1, (double)grid_vo[k]);
     fprintf(v, "ch5.grid_n_lr=%d\nch5.grid_n_vo=%d\nch5.grid_cells=%d\n", N_LR,
             N_VO, N_GRID);
     fprintf(v, "ch5.grid_seed=%llu\nch5.grid_networks=%d\n", GRID_SEED,
@@ -565,27 +569,26 @@ static void write_protocol(const char *dir, FILE *v, int steps, int n,
 }
 
 /* What a stack q gives against one head and four heads in one layer,
- * as a phrase the prose can take whichever way the numbers fall: the gap
- * to four heads closed (every seed within a point of them), narrowed in
- * every seed (its worst seed above one head's best), narrowed on average
- * only (its mean above one head's by more than one head's spread, at
- * least 1 point), or not narrowed. */
-static const char *depth_verdict(const struct depth *one, const struct depth *q,
-                                 const struct depth *four)
+ * as flags the prose picks its wording by, in this order: the gap to
+ * four heads closed (every seed within DEPTH_CLOSE of their mean),
+ * narrowed in every seed (its worst seed above one head's best),
+ * narrowed on average only (its mean above one head's by more than one
+ * head's spread, at least DEPTH_SPREAD), worse than one head by more than
+ * that spread, or none of these. */
+#define DEPTH_CLOSE  0.01
+#define DEPTH_SPREAD 0.01
+static void write_depth_verdict(FILE *v, const struct depth *one,
+                                const struct depth *q, const struct depth *four)
 {
-    const double spread = fmax(one->acc[EXP_R].sd, 0.01);
+    const double spread = fmax(one->acc[EXP_R].sd, DEPTH_SPREAD);
     const double gain = q->acc[EXP_R].mean - one->acc[EXP_R].mean;
-    if (q->lo >= four->acc[EXP_R].mean - 0.01)
-        return "close the gap to four heads in one layer";
-    if (q->lo > one->hi)
-        return "narrow the gap to four heads in one layer in every seed, but "
-               "do not close it";
-    if (gain > spread)
-        return "narrow the gap to four heads in one layer on average, but not "
-               "in every seed, and do not close it";
-    if (gain < -spread)
-        return "do worse than one head in one layer";
-    return "do no better than one head in one layer";
+    fprintf(v,
+            "ch5.depth_closes_%dlayer=%d\nch5.depth_above_every_seed_%dlayer="
+            "%d\nch5.depth_above_mean_%dlayer=%d\nch5.depth_below_%dlayer="
+            "%d\n",
+            q->layers, q->lo >= four->acc[EXP_R].mean - DEPTH_CLOSE, q->layers,
+            q->lo > one->hi, q->layers, gain > spread, q->layers,
+            gain < -spread);
 }
 
 /* The book's depth table and its values: rows in g_depth's order, 1 head
@@ -630,28 +633,11 @@ static void write_depth(const char *dir, FILE *v)
                 "ch5.depth_solved_%s=%d\n",
                 tag, 100 * q->lo, tag, 100 * q->hi, tag, q->solved);
         if (q->layers > 1 && one && four)
-            fprintf(v, "ch5.depth_verdict_%dlayer=%s\n", q->layers,
-                    depth_verdict(one, q, four));
+            write_depth_verdict(v, one, q, four);
     }
     data_close(PROG, f);
-    /* where the stacks' chosen learning rate sits in the grid */
-    int low = 0, high = 0, stacks = 0;
-    for (int k = 0; k < g_n_depth; k++)
-        if (g_depth[k].layers > 1) {
-            stacks++;
-            low += g_depth[k].lr == (double)grid_lr[0];
-            high += g_depth[k].lr == (double)grid_lr[N_LR - 1];
-        }
-    fprintf(v, "ch5.depth_lr_note=%s\n",
-            low == stacks
-                ? "Both stacks chose the grid's smaller learning rate, where "
-                  "a smaller one still, which the grid does not try, might "
-                  "suit them better"
-            : high == stacks
-                ? "Both stacks chose the grid's larger learning rate, where a "
-                  "larger one still, which the grid does not try, might suit "
-                  "them better"
-                : "The stacks chose different learning rates from the grid");
+    fprintf(v, "ch5.depth_close_pts=%g\nch5.depth_spread_min_pts=%g\n",
+            100 * DEPTH_CLOSE, 100 * DEPTH_SPREAD);
 }
 
 /* ---------------------------------------------------------------------
@@ -899,6 +885,13 @@ static double get_loss_drop(const struct exp_result *r, int j)
     return b > 0 ? a / b : 1;
 }
 
+/* The ablations' thresholds, as fractions of accuracy: the prose's
+ * wording depends on them, and the values file states them. */
+#define ABL_SHARED 0.1  /* a head other than the owner costs this or more */
+#define ABL4_OWNER 0.5  /* the owner costs its relation this or more */
+#define ABL4_OTHER 0.1  /* any other head costs it less than this */
+#define ABL2_SMALL 0.05 /* zeroing the weak head costs less than this */
+
 static void write_data(const struct run *run, const char *dir,
                        const struct exp_result *res, int n,
                        const struct config *cf, int n_cf, int seeds,
@@ -932,10 +925,13 @@ static void write_data(const struct run *run, const char *dir,
             c0->T * d);
     fprintf(v, "ch5.params_attn=%d\nch5.params_readout=%d\n", 4 * d * d,
             d * RS + RS);
-    fprintf(v, "ch5.scale_1head=1/sqrt(%d)\nch5.scale_4head=1/sqrt(%d)\n", d,
-            d / 4);
     write_protocol(dir, v, c0->steps, n, seeds);
     write_depth(dir, v);
+    fprintf(v,
+            "ch5.abl_shared_pts=%g\nch5.abl4_owner_pct=%g\n"
+            "ch5.abl4_other_pts=%g\nch5.abl2_small_pts=%g\n",
+            100 * ABL_SHARED, 100 * ABL4_OWNER, 100 * ABL4_OTHER,
+            100 * ABL2_SMALL);
 
     for (int k = 0; k < n_cf; k++) {
         const struct config *c = &cf[k];
@@ -1032,9 +1028,10 @@ static void write_data(const struct run *run, const char *dir,
                             gap = fmax(gap, fabs(res[q].lost[i][j] -
                                                  res[q].lost_mean[i][j]));
             fprintf(v, "ch5.abl_gap_max_%s=%.1f\n", tag, 100 * gap);
-            fprintf(v, "ch5.abl_both_%s=%s\n", tag,
-                    om >= 0.1 ? "some relations depend on more than one head"
-                              : "each relation depends on one head");
+            /* whether some relation depends on more than one head: a head
+             * other than its owner costs it ABL_SHARED or more,
+             * mean-ablated */
+            fprintf(v, "ch5.abl_shared_%s=%d\n", tag, om >= ABL_SHARED);
             for (int keep = 1; keep <= h; keep++) {
                 st = over_seeds(res, n, c->task, h, sc_, get_prune_keep, keep);
                 if (keep == 1 || keep == R || keep == h / 2)
@@ -1136,16 +1133,11 @@ static void write_data(const struct run *run, const char *dir,
             int perm = exp_owners_distinct(r, 0) > 0.5 &&
                        get_distinct_mean(r, 0) > 0.5;
             for (int j = 0; j < EXP_R; j++)
-                perm = perm && exp_owner_loss(r, j) >= 0.5 &&
-                       get_owner_mean(r, j) >= 0.5 &&
-                       get_other_zero(r, j) < 0.1 && get_other_mean(r, j) < 0.1;
-            fprintf(v, "ch5.abl4_shape=%s\n",
-                    perm ? "are permutations under both ablations: each "
-                           "relation has one head whose removal costs it "
-                           "most of its accuracy, and the other cells are "
-                           "small"
-                         : "are not clean permutations: some relation loses "
-                           "to more than one head, or to none by much");
+                perm = perm && exp_owner_loss(r, j) >= ABL4_OWNER &&
+                       get_owner_mean(r, j) >= ABL4_OWNER &&
+                       get_other_zero(r, j) < ABL4_OTHER &&
+                       get_other_mean(r, j) < ABL4_OTHER;
+            fprintf(v, "ch5.abl4_permutation=%d\n", perm);
         }
         if (c->task == EXP_TASK_POSITION && c->heads == 2) {
             /* the previous token's case, the issue's: the other head's
@@ -1160,18 +1152,11 @@ static void write_data(const struct run *run, const char *dir,
                     "%.2f\n",
                     1 - weak, r->role[1 - weak][EXP_PREV],
                     r->role[1 - weak][EXP_BACK2], r->role[weak][EXP_BACK2]);
-            fprintf(v, "ch5.abl2_verdict=%s\n",
-                    zero < 0.05 ? "Neither ablation finds much there"
-                    : mean < zero / 2
-                        ? "Mean-ablation removes most of that cost: it was "
-                          "mostly the shift of the readout's input that "
-                          "zeroing causes, not the head's part in the "
-                          "relation"
-                        : "Mean-ablation leaves most of that cost in place: "
-                          "it is not an artefact of zeroing, and the "
-                          "readout needs that head's output to name the "
-                          "previous token, although the head hardly looks "
-                          "at it");
+            /* whether zeroing the weak head costs the relation less than
+             * ABL2_SMALL, and whether mean-ablating it costs less than half
+             * of what zeroing does */
+            fprintf(v, "ch5.abl2_zero_small=%d\nch5.abl2_mean_removes=%d\n",
+                    zero < ABL2_SMALL, mean < zero / 2);
         }
         if (c->task == EXP_TASK_POSITION && c->heads == 2)
             for (int j = 0; j < EXP_R; j++) {
@@ -1481,7 +1466,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < EXP_R; r++)
                 run_sum_add(&sum[r], res[j].score.accuracy[r]);
             run_sum_add(&sum[EXP_R], res[j].score.mean_accuracy);
-            t->params = res[j].n_params, t->lr = cfg[j].lr;
+            t->params = res[j].n_params;
             double a = res[j].score.mean_accuracy;
             t->lo = found ? fmin(t->lo, a) : a;
             t->hi = found ? fmax(t->hi, a) : a;
@@ -1494,7 +1479,6 @@ int main(int argc, char **argv)
             for (int r = 0; r < EXP_R; r++)
                 run_sum_add(&sum[r], xres[k].accuracy[r]);
             run_sum_add(&sum[EXP_R], xres[k].mean_accuracy);
-            t->lr = xcfg[k].lr;
             double a = xres[k].mean_accuracy;
             t->lo = found ? fmin(t->lo, a) : a;
             t->hi = found ? fmax(t->hi, a) : a;

@@ -30,7 +30,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PROG  "kvexp"
 #define HEADS 4 /* query heads */
@@ -77,65 +76,6 @@ static struct run_stats over(const struct exp_result *res, int seeds, measure f,
     for (int k = 0; k < seeds; k++)
         run_sum_add(&sum, f(&res[k], j));
     return run_sum_stats(&sum);
-}
-
-/* The sentence the prose quotes for g K/V heads: in how many of the
- * seeds networks the two measures disagree. It must read well for every
- * value (--prose-cases prints them all, and 70-book checks them). */
-static void write_disagree(FILE *v, int g, int disagree, int seeds)
-{
-    const char *heads = g > 1 ? "s" : "";
-    if (disagree == 0) {
-        fprintf(v,
-                "ch6kv.disagree_sentence_g%d=In no network with %d K/V "
-                "head%s do the two measures disagree: whenever every "
-                "relation has its own owner by ablation, the heads' "
-                "heaviest tokens cover every relation too.\n",
-                g, g, heads);
-        return;
-    }
-    char how_many[64];
-    if (seeds == 1)
-        snprintf(how_many, sizeof how_many, "in the one network");
-    else if (disagree == seeds && seeds == 2)
-        snprintf(how_many, sizeof how_many, "in both networks");
-    else if (disagree == seeds)
-        snprintf(how_many, sizeof how_many, "in all %d networks", seeds);
-    else
-        snprintf(how_many, sizeof how_many, "in %d of the %d networks",
-                 disagree, seeds);
-    fprintf(v,
-            "ch6kv.disagree_sentence_g%d=So %s with %d K/V head%s the two "
-            "measures disagree: two heads put their largest weight on the "
-            "same token, yet removing either costs a different relation "
-            "most. How %s heads share the work the two numbers do not "
-            "settle; %s maps would.\n",
-            g, how_many, g, heads,
-            disagree > 1 ? "those networks'" : "that network's",
-            disagree > 1 ? "their" : "its");
-}
-
-/* The range of distinct relations as the prose reads it: "always 4" or
- * "2 to 4". */
-static void write_range(FILE *v, int g, double lo, double hi)
-{
-    if (lo == hi)
-        fprintf(v, "ch6kv.roles_range_g%d=always %.0f\n", g, lo);
-    else
-        fprintf(v, "ch6kv.roles_range_g%d=%.0f to %.0f\n", g, lo, hi);
-}
-
-/* --prose-cases: every sentence above for the values it can take. */
-static void prose_cases(void)
-{
-    static const int seed_counts[] = {1, 2, 5};
-    for (int k = 0; k < N_KV; k++)
-        for (int si = 0; si < 3; si++)
-            for (int d = 0; d <= seed_counts[si]; d++)
-                write_disagree(stdout, kv_heads[k], d, seed_counts[si]);
-    for (int lo = 1; lo <= EXP_R; lo++)
-        for (int hi = lo; hi <= EXP_R; hi++)
-            write_range(stdout, 1, lo, hi);
 }
 
 /* one row per network: heads,kv_heads,seed,params,mean_accuracy,
@@ -254,8 +194,6 @@ static void write_data(const struct run *run, const char *dir,
             disagree += exp_owners_distinct(&r[s], 0) == 1 &&
                         get_roles_distinct(&r[s], 0) < EXP_R;
         fprintf(v, "ch6kv.disagree_g%d=%d\n", g, disagree);
-        write_disagree(v, g, disagree, seeds);
-        write_range(v, g, lo, hi);
     }
     data_close(PROG, v);
 
@@ -313,10 +251,6 @@ int main(int argc, char **argv)
                                "[DATA_DIR]",
                       .hint = "make test CH=6 shows where",
                       .seeds = 5};
-    if (argc == 2 && strcmp(argv[1], "--prose-cases") == 0) {
-        prose_cases();
-        return 0;
-    }
     int a = run_args(&run, argc, argv, NULL, 0, 1, 2);
     const int seeds = run.seeds;
     const char *results_dir = argv[a],
