@@ -1406,6 +1406,23 @@ static void write_book_data(const char *impl, const struct lm *lm,
                 b.sd);
         fprintf(f, "ch8run.gap=%.3f\nch8run.gap_spread=%.3f\n", gap, spread);
         fprintf(f, "ch8run.ppl_ratio=%.3f\n", exp(gap));
+        /* paired by seed: a seed trains every configuration on the same
+         * batches from the same starting numbers, so the difference of
+         * one seed's two networks is free of what the seed itself adds */
+        struct run_sum d = {0};
+        double lo = 1e9, hi = -1e9;
+        int n_pos = 0;
+        for (int s = 0; s < S; s++) {
+            const double g =
+                fin[one * S + s].test_loss - fin[best_hc * S + s].test_loss;
+            run_sum_add(&d, g);
+            lo = fmin(lo, g), hi = fmax(hi, g), n_pos += g > 0;
+        }
+        const struct run_stats ds = run_sum_stats(&d);
+        fprintf(f, "ch8run.paired_sd=%.3f\nch8run.paired_min=%.3f\n", ds.sd,
+                lo);
+        fprintf(f, "ch8run.paired_max=%.3f\nch8run.paired_n_pos=%d\n", hi,
+                n_pos);
         /* the curves: the point where the two are furthest apart */
         int at = 1;
         double widest = -1e9;
