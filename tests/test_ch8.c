@@ -1336,7 +1336,7 @@ static int expect_profile(const char *call, const float *A, int N, int T, int K,
     if (ok) {
         memcpy(got, mean_w, (size_t)n * sizeof *got);
         memcpy(got + n, top, (size_t)n * sizeof *got);
-        char what[200];
+        char what[320];
         snprintf(what, sizeof what,
                  "%s: row 0 mean_w[0..K] then mean_w[K+1] (first token), "
                  "row 1 top_share",
@@ -1348,6 +1348,34 @@ static int expect_profile(const char *call, const float *A, int N, int T, int K,
     return ok;
 }
 
+/* Weights of hand_A's shape, N 2 and T 4, drawn from the hidden seed
+ * (kit_test.h) xor stream: each row i of a sequence has weights 1 to 4
+ * on j = 0 .. i over their sum, and 0 after i, so that ties stay
+ * frequent and exact, as in hand_A. */
+static void hidden_hand_A(float *A, unsigned long long stream)
+{
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ stream);
+    for (int n = 0; n < HN; n++)
+        for (int i = 0; i < HT; i++) {
+            float *A_i = A + ((size_t)n * HT + i) * HT;
+            int count[HT], sum = 0;
+            for (int j = 0; j <= i; j++)
+                count[j] = 1 + rng_int(&r, 4), sum += count[j];
+            for (int j = 0; j < HT; j++)
+                A_i[j] = j <= i ? (float)count[j] / (float)sum : 0.0f;
+        }
+}
+
+/* The call's label for a hidden twin of a hand-made case. */
+static void hidden_hand_label(char *label, size_t size, const char *call)
+{
+    snprintf(label, size,
+             "%s, hand_A's shape on hidden numbers (seed %llu; "
+             "KIT_HIDDEN_SEED=%llu make test CH=8 runs it again)",
+             call, kit_hidden_seed(), kit_hidden_seed());
+}
+
 KIT_TEST(offset_profile_hand, "head_offset_profile: the mean weight and the "
                               "heaviest-weight share per offset, on two "
                               "hand-made sequences with ties")
@@ -1357,8 +1385,19 @@ KIT_TEST(offset_profile_hand, "head_offset_profile: the mean weight and the "
      * top_share = 3/8,    3/6,     1/4,     5/8  (ties: the lowest j) */
     const double want[2 * 4] = {4.25 / 8, 2.125 / 6, 1.125 / 4, 4.0 / 8,
                                 3.0 / 8,  3.0 / 6,   1.0 / 4,   5.0 / 8};
-    expect_profile("head_offset_profile(A, N 2, T 4, K 2)", hand_A, HN, HT, 2,
-                   want);
+    if (!expect_profile("head_offset_profile(A, N 2, T 4, K 2)", hand_A, HN, HT,
+                        2, want))
+        return;
+    /* The hand-made case is published: once it passes, the same shape on
+     * hidden numbers, judged by ref_offset_profile(), so that code which
+     * recognises hand_A and returns its answer gains nothing. */
+    float A[HN * HT * HT];
+    double want_h[2 * 4];
+    hidden_hand_A(A, 0x6f6670ULL);
+    ref_offset_profile(A, HN, HT, 2, 0, want_h);
+    char call[200];
+    hidden_hand_label(call, sizeof call, "head_offset_profile(A, 2, 4, K 2)");
+    expect_profile(call, A, HN, HT, 2, want_h);
 }
 
 KIT_TEST(offset_profile_previous_token,
@@ -1533,7 +1572,7 @@ static int expect_relation(const char *call, const float *A, int N, int T,
     if (!ok)
         return 0;
     const float got[3] = {score, baseline, (float)best_k};
-    char what[200];
+    char what[320];
     snprintf(what, sizeof what, "%s: {score, baseline, best_k}", call);
     return KIT_EXPECT_TENSOR(what, got, want, 1, 3, 1e-6, m, 10);
 }
@@ -1554,8 +1593,28 @@ KIT_TEST(relation_score_hand, "relation_score: the head's share and the best "
      * 1 (a tie in its row, won by j = 0) is found */
     const int w2[5] = {3, 7, 2, 3, 5}, r2[5] = {1, 4, 0, 0, 4};
     const double want2[3] = {1.0 / 5, 2.0 / 5, 2};
-    expect_relation("relation_score(A, 2, 4, 5 cases, offsets 2 and 3 tie)",
-                    hand_A, HN, HT, w2, r2, 5, want2);
+    if (!expect_relation("relation_score(A, 2, 4, 5 cases, offsets 2 and 3 "
+                         "tie)",
+                         hand_A, HN, HT, w2, r2, 5, want2))
+        return;
+    /* The hand-made cases are published: once they pass, hidden weights
+     * of the same shape and 6 hidden cases, each a word and a related
+     * word at or before it in the same sequence, judged by
+     * ref_relation(). */
+    float A[HN * HT * HT];
+    hidden_hand_A(A, 0x72656cULL);
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x72656dULL);
+    int wh[6], rh[6];
+    for (int c = 0; c < 6; c++) {
+        const int n = rng_int(&r, HN), i = rng_int(&r, HT);
+        wh[c] = n * HT + i, rh[c] = n * HT + rng_int(&r, i + 1);
+    }
+    double want_h[3];
+    ref_relation(A, HT, wh, rh, 6, 0, want_h);
+    char call[200];
+    hidden_hand_label(call, sizeof call, "relation_score(A, 2, 4, 6 cases)");
+    expect_relation(call, A, HN, HT, wh, rh, 6, want_h);
 }
 
 KIT_TEST(relation_score_one_token, "relation_score: T = 1, every case a word "
@@ -1731,10 +1790,12 @@ KIT_TEST(relation_cases_brown,
  * What the heads do: mean ablation (exercise 8.5)
  * ------------------------------------------------------------------- */
 
-/* concat (N, C) with entry [t][c] = 10 t + c; the answer and the
- * mistakes' outputs for head `head` and mean (d_head). */
+/* concat (N, C) with entry [t][c] = 10 t + c, or drawn from r when r
+ * is not NULL; the answer and the mistakes' outputs for head `head` and
+ * mean (d_head). */
 static void ablate_cases(int N, int C, int h, int head, const float *mean,
-                         float *concat, double *want, double *mis)
+                         struct rng *r, float *concat, double *want,
+                         double *mis)
 {
     const int dh = C / h, n = N * C;
     for (int t = 0; t < N; t++)
@@ -1742,6 +1803,8 @@ static void ablate_cases(int N, int C, int h, int head, const float *mean,
             const int k = t * C + c, in = c / dh == head,
                       next = c / dh == head + 1;
             concat[k] = (float)(10 * t + c);
+            if (r)
+                rng_fill(r, concat + k, 1, -3.0f, 3.0f);
             want[k] = in ? mean[c % dh] : concat[k];
             mis[k] = in ? 0 : concat[k];                          /* zeros */
             mis[n + k] = next ? mean[c % dh] : concat[k];         /* i + 1 */
@@ -1750,7 +1813,9 @@ static void ablate_cases(int N, int C, int h, int head, const float *mean,
         }
 }
 
-static int expect_ablate(int N, int C, int h, int head)
+/* mean_ablate_head() on the hand-made numbers, or, when hidden, on
+ * numbers of the same shape drawn from the hidden seed (kit_test.h). */
+static int expect_ablate(int N, int C, int h, int head, int hidden)
 {
     const int n = N * C, dh = C / h;
     /* mean guarded too: a read past its d_head floats brings a NaN that
@@ -1759,9 +1824,13 @@ static int expect_ablate(int N, int C, int h, int head)
     float *mean = kit_guarded((size_t)dh, "mean", "d_head");
     double *want = kit_alloc((size_t)n * sizeof *want);
     double *mis = kit_alloc(4 * (size_t)n * sizeof *mis);
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x61626cULL);
     for (int c = 0; c < dh; c++)
         mean[c] = -1.5f - (float)c;
-    ablate_cases(N, C, h, head, mean, concat, want, mis);
+    if (hidden)
+        rng_fill(&r, mean, dh, -2.0f, 2.0f);
+    ablate_cases(N, C, h, head, mean, hidden ? &r : NULL, concat, want, mis);
     const struct kit_mistake m[] = {
         {"ablating with zero instead of the mean",
          "Mean ablation writes the head's mean output, mean[c], into its "
@@ -1780,11 +1849,22 @@ static int expect_ablate(int N, int C, int h, int head)
          "Every row t of concat gets the mean: loop over the N rows, with "
          "row t at concat + t * C.",
          mis + 3 * n}};
-    char call[120];
+    char call[200];
     snprintf(call, sizeof call,
              "mean_ablate_head(concat, mean, N %d, C %d, %d "
              "heads, head %d)",
              N, C, h, head);
+    if (hidden) {
+        char hand[100];
+        snprintf(hand, sizeof hand,
+                 "mean_ablate_head(N %d, C %d, %d heads, "
+                 "head %d)",
+                 N, C, h, head);
+        snprintf(call, sizeof call,
+                 "%s on hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu "
+                 "make test CH=8 runs it again)",
+                 hand, kit_hidden_seed(), kit_hidden_seed());
+    }
     struct kit_shape shape = {0, dh, "head", {{"d_head", dh}}};
     int ok =
         KIT_EXPECT_STATUS(call, mean_ablate_head(concat, mean, N, C, h, head),
@@ -1799,16 +1879,20 @@ static int expect_ablate(int N, int C, int h, int head)
 KIT_TEST(mean_ablate_hand, "mean_ablate_head: head 1 of 3 becomes its mean in "
                            "every row, every other entry stays")
 {
-    expect_ablate(3, 6, 3, 1);
+    /* The hand-made numbers are published: once they pass, the same
+     * shape on hidden numbers, so that code which recognises them and
+     * returns the answer gains nothing. */
+    if (expect_ablate(3, 6, 3, 1, 0))
+        expect_ablate(3, 6, 3, 1, 1);
 }
 
 KIT_TEST(mean_ablate_every_head, "mean_ablate_head: every head of 2, the last "
                                  "one included, and one head as wide as C")
 {
     for (int head = 0; head < 2; head++)
-        if (!expect_ablate(2, 8, 2, head))
+        if (!expect_ablate(2, 8, 2, head, 0))
             return;
-    expect_ablate(2, 4, 1, 0);
+    expect_ablate(2, 4, 1, 0, 0);
 }
 
 /* One bad call: its status, and concat untouched. */
