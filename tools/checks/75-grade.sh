@@ -56,7 +56,7 @@ fi
 make --no-print-directory -s B="$B" autograder >/dev/null || { fail "make autograder"; exit 1; }
 zip="$B/autograder.zip"
 listing=$(unzip -Z1 "$zip")
-for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh; do
+for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh tools/grade/compose.sh tools/grade/results.jq; do
     printf '%s\n' "$listing" | grep -qx "$f" || fail "$zip has no $f"
 done
 if printf '%s\n' "$listing" | grep -q '^solutions/'; then fail "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi
