@@ -1,6 +1,7 @@
 #!/bin/bash
 # The runner turns crashes, hangs, aborts, early exits and empty tests
-# into failures with the right reason, and runs every test to the end.
+# into failures with the right reason, and runs every test to the end;
+# the grader's results.json keeps any failure message exactly (jq).
 set -u
 B=${B:-build}
 make --no-print-directory -s "$B/selftest/kit_selftest" || exit 1
@@ -41,4 +42,30 @@ else echo "FAIL JUnit XML is wrong:"; cat "$B/selftest/junit.xml"; status=1; fi
 if "$B/selftest/kit_selftest" --no-fork --chapter 99 --test passes | tail -n 1 | grep -qx "1 passed, 0 failed"; then
     echo "ok   --no-fork runs a test in-process"
 else echo "FAIL --no-fork"; status=1; fi
+
+# The grader's results.json (tools/grade/compose.sh) is written by jq: a
+# message with a double quote, a backslash, a tab and control characters,
+# and an ignored file name with an escape character, come out as valid
+# JSON holding exactly what they held. The table of tests is the runner's
+# own header with two rows of a made-up chapter; nothing is built.
+if ! command -v jq >/dev/null; then
+    echo "FAIL jq is not installed (the grader writes results.json with it): run make deps"; status=1
+else
+    g=$(mktemp -d)
+    head=$(printf 'chapter\tfile\ttest\tstatus\tseconds\tmessage')
+    msg=$(printf 'expected "1" \\ got\t2, \001 and \033[31m' )
+    name=$(printf 'notes\033[0m "x".txt')
+    printf '%s\n1\tch1_x.c\tquoted\tfailed\t0\t\n1\tch1_x.c\tplain\tfailed\t0\t\n' "$head" >"$g/tests.tsv"
+    printf '%s\n1\tch1_x.c\tquoted\tfailed\t0.01\t%s\n1\tch1_x.c\tplain\tpassed\t0.01\t\n' "$head" "$msg" >"$g/results.tsv"
+    printf 'ch1_x.c\tok\tch1_x.c\t\n' >"$g/files.tsv"
+    printf '%s\n' "$name" >"$g/ignored.txt"
+    echo "1 10" >"$g/points.tsv"
+    if bash tools/grade/compose.sh "$g" ran "$g/points.tsv" "$g/tests.tsv" "$g/files.tsv" "$g/results.tsv" "$g/ignored.txt" &&
+        jq -e --arg m "$msg" --arg n "$name" '.score == 5 and .tests[0].output == $m and .tests[0].status == "failed" and
+            .tests[1].score == 5 and (.output | contains($n))' "$g/results.json" >/dev/null &&
+        [ "$(cut -f 2 "$g/summary.tsv" | head -n 1)" = "5.00" ]; then
+        echo "ok   the grader's results.json, written by jq, holds a message with a quote, a backslash, a tab and control characters exactly, and a file name with ESC"
+    else echo "FAIL the grader's results.json is not valid JSON or changed the message:"; head -c 600 "$g/results.json"; status=1; fi
+    rm -rf "$g"
+fi
 exit $status

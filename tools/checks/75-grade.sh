@@ -56,28 +56,33 @@ fi
 make --no-print-directory -s B="$B" autograder >/dev/null || { fail "make autograder"; exit 1; }
 zip="$B/autograder.zip"
 listing=$(unzip -Z1 "$zip")
-for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh; do
+for f in setup.sh run_autograder starter/ch1_attention.c tests/test_ch1.c include/kit.h given/rng.c tools/mk/deps.sh chapters/chapters.tsv tools/mk/chapters.sh tools/grade/compose.sh tools/grade/results.jq; do
     printf '%s\n' "$listing" | grep -qx "$f" || fail "$zip has no $f"
 done
 if printf '%s\n' "$listing" | grep -q '^solutions/'; then fail "$zip contains solutions/"; else ok "$zip: setup.sh, run_autograder, the kit, no solutions/"; fi
 pk=$(make --no-print-directory -s -p -n deps 2>/dev/null | sed -n 's/^DEB_PACKAGES := //p' | head -n 1)
 unzip -p "$zip" setup.sh | grep -qF "deps.sh $pk" && ok "setup.sh installs make deps' packages" || fail "setup.sh does not install DEB_PACKAGES ($pk)"
+unzip -p "$zip" setup.sh | grep -qE "deps.sh .* jq( |$)" && ok "setup.sh installs jq, which writes results.json" || fail "setup.sh does not install jq"
 
 AG="$work/autograder"
 mkdir -p "$AG/source"
 unzip -q "$zip" -d "$AG/source"
 # grade DIR: run the autograder on a copy of DIR as the submission; sets
-# score and json.
+# score and json. results.json is read with jq, never as text: score is
+# -1 when it is missing or not JSON.
 grade() {
     rm -rf "$AG/submission" "$AG/results"
     cp -r "$1" "$AG/submission"
     AUTOGRADER_ROOT="$AG" bash "$AG/source/run_autograder" >"$work/ag.log" 2>&1 ||
         { echo "run_autograder failed:"; cat "$work/ag.log"; }
     json="$AG/results/results.json"
-    score=$(awk -F'[:,]' '/^  "score":/ { print $2 + 0 }' "$json" 2>/dev/null)
+    score=$(jq -e '.score | numbers' "$json" 2>/dev/null)
     score=${score:--1}
 }
-has() { grep -qF -- "$1" "$json"; }
+# has TEXT: some string of results.json (its output or a test's) holds TEXT.
+has() { jq -e --arg t "$1" 'any(.. | strings; contains($t))' "$json" >/dev/null 2>&1; }
+# per_test FIELD: each test's chapter and FIELD, one test a line.
+per_test() { jq -r --arg f "$1" '.tests[] | "\(.name | split(" ")[0] | ltrimstr("ch")) \(.[$f])"' "$json"; }
 s="$work/subs"
 mkdir -p "$s/full" "$s/stubs/starter" "$s/base"
 cp solutions/*.c "$s/full/"
@@ -86,8 +91,8 @@ grade "$s/full"
 [ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || fail "the solutions score $score, not 100"
 # Each test's max_score, to 2 places as Gradescope shows it: they add
 # up to each chapter's points exactly.
-sums=$(awk -F'"' 'match($0, /"max_score": [0-9.]+/) { split($4, c, " "); m[substr(c[1], 3)] += sprintf("%.0f", substr($0, RSTART + 13, RLENGTH - 13) * 100) }
-    END { for (k in m) printf "%s %d\n", k, m[k] }' "$json" | sort -n | tr '\n' ' ')
+sums=$(per_test max_score | awk '{ m[$1] += sprintf("%.0f", $2 * 100) }
+    END { for (k in m) printf "%s %d\n", k, m[k] }' | sort -n | tr '\n' ' ')
 want=$(sh tools/mk/chapters.sh points-table | awk '!/^#/ && NF == 2 { printf "%s %d ", $1, $2 * 100 }')
 [ "$sums" = "$want" ] && ok "the tests' max_scores add up to each chapter's points exactly (in hundredths: $sums)" ||
     fail "the tests' max_scores add up to (in hundredths) $sums, not $want"
@@ -116,7 +121,7 @@ else fail "not compiling: score $score; output: $(head -c 400 "$json")"; fi
 mkdir -p "$s/missing" && cp solutions/*.c "$s/missing/" && rm "$s/missing/ch3_mha.c"
 grade "$s/missing"
 if has 'ch3_mha.c was not in the submission' && awk "BEGIN { exit !($score > 0 && $score < 100) }"; then
-    ok "a missing file: '$(grep -o 'ch3_mha.c was not in the submission[^.]*' "$json" | head -n 1)', score $score"
+    ok "a missing file: '$(jq -r '.. | strings' "$json" | grep -o 'ch3_mha.c was not in the submission[^.]*' | head -n 1)', score $score"
 else fail "missing file: score $score, message missing"; fi
 
 # ---------------------------------------------------------------------
@@ -130,9 +135,8 @@ base=$score
 # The points of the judged chapters (PREP/judged.txt: no student code in the
 # process that judges them), from the last results.json.
 judged_score() {
-    awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" -F'"' '/"name": "ch[0-9]+ / {
-        split($4, c, " "); if (index(list, " " substr(c[1], 3) " ") && match($0, /"score": [0-9.]+/))
-            t += substr($0, RSTART + 9, RLENGTH - 9) } END { printf "%.2f\n", t }' "$json"
+    per_test score | awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" '
+        index(list, " " $1 " ") { t += $2 } END { printf "%.2f\n", t }'
 }
 jbase=$(judged_score)
 cp "$AG/grading/work/results.tsv" "$work/base.tsv"
@@ -462,8 +466,10 @@ fi
 # make grade: the working tree's starter/ (the stubs here), in
 # Gradescope's format, every test with the fields Gradescope reads.
 if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
-    grep -q '"score": 0.00,' "$B/grade/results.json" &&
-    [ "$(grep -c '"name": .*"score": .*"max_score": .*"status": "failed", "output": ".*", "visibility": "visible"' "$B/grade/results.json")" -eq "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" ]; then
+    jq -e --argjson n "$(($(wc -l <"$AG/prep/tests.tsv") - 1))" '.score == 0 and (.output | type) == "string" and
+        (.tests | length) == $n and all(.tests[]; (.name | test("^ch[0-9]+ .")) and (.number | type) == "string" and
+            (.score | type) == "number" and (.max_score | type) == "number" and .status == "failed" and
+            (.output | type) == "string" and .visibility == "visible")' "$B/grade/results.json" >/dev/null; then
     ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 

@@ -68,7 +68,7 @@ bash "$stage/tools/grade/prepare.sh" "$stage" "$tmp/prep" >/dev/null
 if [ -e "$stage/tools/grade/points.tsv" ]; then
     cp "$stage/tools/grade/points.tsv" "$tmp/points.tsv"
 else sh "$stage/tools/mk/chapters.sh" points-table >"$tmp/points.tsv"; fi
-awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
+awk -f "$here/compose.awk" -v fields=/dev/null -v summary=/dev/null -v status=ran \
     "$tmp/points.tsv" "$tmp/prep/tests.tsv" /dev/null /dev/null /dev/null
 find "$stage" -name '*.o' -delete
 (cd "$stage" && zip -q -r -X "$(cd .. && pwd)/$(basename "$zip")" .)

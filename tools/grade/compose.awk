@@ -1,7 +1,10 @@
-# compose.awk: turn one graded submission into Gradescope's results.json
-# and a one-student summary for the gradebook. Run by grade.sh as
-#   awk -f compose.awk -v json=OUT -v summary=OUT -v status=TEXT \
+# compose.awk: score one graded submission, write its one-student summary
+# for the gradebook, and hand the fields of Gradescope's results.json to
+# jq (results.jq), which writes the JSON. Run by compose.sh as
+#   awk -f compose.awk -v fields=OUT -v summary=OUT -v status=TEXT \
 #       POINTS TESTS FILES RESULTS IGNORED
+# (and with fields=/dev/null and summary=/dev/null, to check a points
+# table before grading).
 # POINTS   the points table: "CHAPTER POINTS" or "TEST POINTS" lines (by
 #          default each chapter's points from chapters/chapters.tsv)
 # TESTS    every test, as the runner's table of the stubs' run (prepare.sh)
@@ -9,13 +12,22 @@
 # RESULTS  the runner's table for this submission (empty if it did not run)
 # IGNORED  the submission's other files, one a line
 # A malformed points table stops with a message naming its line.
-BEGIN { FS = "\t"; nfile = 0; bad = 0 }
+# The fields, each ended by a NUL byte (no text the grader handles holds
+# one): the total score, the output shown above the tests, then six for
+# each test (name, number, score, max_score, status, output), and last
+# the word "end", with no NUL, which tells results.jq the list is whole.
+BEGIN { FS = "\t"; nfile = 0; bad = 0; NUL = sprintf("%c", 0) }
 # Which input this line is from (an empty input has no lines at all).
 FILENAME != cur { cur = FILENAME; for (k = 1; k < ARGC; k++) if (ARGV[k] == FILENAME) { nfile = k; break } }
 nfile == 1 { points_line(); next }
 nfile == 2 && FNR > 1 { ntest++; tname[ntest] = $3; tch[$3] = $1; tfile[$1] = $2; chs[$1] = 1; next }
 nfile == 3 { fstat[$1] = $2; fwhere[$1] = $3; fwhy[$1] = $4; forder[++nf] = $1; next }
-nfile == 4 && FNR > 1 { rstat[$3] = $4; rmsg[$3] = $6; next }
+# The message is the rest of the line, whatever it holds.
+nfile == 4 && FNR > 1 {
+    rstat[$3] = $4; rest = $0
+    for (j = 1; j <= 5; j++) sub(/^[^\t]*\t/, "", rest)
+    rmsg[$3] = NF >= 6 ? rest : ""; next
+}
 nfile == 5 && $0 != "" { nign++; ign[nign] = $0; next }
 
 function fail(msg) { print ARGV[1] " line " FNR ": " msg > "/dev/stderr"; bad = 1; exit 2 }
@@ -35,11 +47,8 @@ function points_line(   line, n, f) {
         tpts[f[1]] = f[2] + 0; tline[f[1]] = FNR
     } else fail("'" f[1] "' is neither a chapter number nor a test name")
 }
-function esc(s) {
-    gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, " ", s)
-    gsub(/\r/, "", s); gsub(/\n/, "\\n", s)
-    return s
-}
+# One field for results.jq: its text as it is (jq escapes it), ended by NUL.
+function field(s) { gsub(NUL, "", s); printf "%s%c", s, 0 > fields }
 function fmt(x) { return sprintf("%.2f", x + 0) }
 
 END {
@@ -82,7 +91,7 @@ END {
         reason = reason (reason ? "; " : "") status
     }
 
-    total = 0; maxt = 0; out = ""
+    total = 0; maxt = 0
     for (i = 1; i <= ntest; i++) {
         t = tname[i]; c = tch[t]; f = tfile[c]
         # A chapter's shared points are split in whole hundredths, the
@@ -127,15 +136,17 @@ END {
         }
         sc = ok ? mx : 0
         total += sc; maxt += mx; chs_sc[c] += sc; chs_mx[c] += mx
-        out = out (i > 1 ? ",\n" : "") sprintf("    {\"name\": \"ch%s %s\", \"number\": \"%s.%d\", \"score\": %s, \"max_score\": %s, \"status\": \"%s\", \"output\": \"%s\", \"visibility\": \"visible\"}",
-            c, t, c, ++num[c], fmt(sc), fmt(mx), ok ? "passed" : "failed", esc(msg))
+        tn[i] = "ch" c " " t; tnum[i] = c "." (++num[c]); tsc[i] = fmt(sc); tmx[i] = fmt(mx)
+        tst[i] = ok ? "passed" : "failed"; tout[i] = msg
     }
     for (i = 1; i <= nkeys; i++)
         reason = reason (reason ? "; " : "") order[i] " (" nbad[order[i]] " test" (nbad[order[i]] > 1 ? "s" : "") ")"
     line = ""
     for (c = 1; c <= 99; c++) if (c in chs) line = line sprintf("%sChapter %d: %s of %s", line ? ", " : "", c, fmt(chs_sc[c]), fmt(chs_mx[c]))
     head = head "Score by chapter: " line "."
-    printf "{\n  \"score\": %s,\n  \"output\": \"%s\",\n  \"visibility\": \"visible\",\n  \"stdout_visibility\": \"hidden\",\n  \"tests\": [\n%s\n  ]\n}\n", fmt(total), esc(head), out > json
+    field(fmt(total)); field(head)
+    for (i = 1; i <= ntest; i++) { field(tn[i]); field(tnum[i]); field(tsc[i]); field(tmx[i]); field(tst[i]); field(tout[i]) }
+    printf "end" > fields
     for (c = 1; c <= 99; c++) if (c in chs) printf "ch%d\t%s\t%s\n", c, fmt(chs_sc[c]), fmt(chs_mx[c]) > summary
     printf "total\t%s\t%s\nreason\t%s\nmistakes\t%s\n", fmt(total), fmt(maxt), reason, mistakes > summary
     for (i = 1; i <= nmis; i++) printf "mistake\t%s\t%s\n", mch[i], mname[i] > summary

@@ -14,6 +14,7 @@ SUBS=$(cd "$1" 2>/dev/null && pwd) || { echo "grade-all: no folder '$1' (set SUB
 mkdir -p "$2" && OUT=$(cd "$2" && pwd)
 case "$OUT/" in "$SUBS/"*) echo "grade-all: the output folder must not be inside $SUBS" >&2; exit 2 ;; esac
 
+command -v jq >/dev/null || { echo "grade-all: jq is not installed (it writes each results.json); run make deps" >&2; exit 2; }
 # The sandbox must work before any student's code is touched.
 . "$here/sandbox.sh"
 if ! why=$(sandbox_ready); then
@@ -35,7 +36,7 @@ if [ -z "${POINTS:-}" ]; then # the table's points (chapters/chapters.tsv)
     POINTS=$OUT/points.tsv
     sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
 fi
-awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
+awk -f "$here/compose.awk" -v fields=/dev/null -v summary=/dev/null -v status=ran \
     "$POINTS" "$OUT/prep/tests.tsv" /dev/null /dev/null /dev/null || exit 2
 echo "grade-all: $n submissions, $jobs at a time, each in a sandbox"
 export KIT POINTS BWRAP PREP="$OUT/prep" SANDBOX=bwrap HIDE="$OUT" HIDE_SUB="$SUBS"

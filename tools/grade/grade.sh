@@ -23,6 +23,7 @@ if [ -z "${POINTS:-}" ]; then
     sh "$KIT/tools/mk/chapters.sh" points-table >"$POINTS" || exit 2
 fi
 SANDBOX=${SANDBOX:-none}
+command -v jq >/dev/null || { echo "grade: jq is not installed (it writes results.json); run make deps" >&2; exit 2; }
 
 # The prepared kit is reused when it is there and was made from this kit
 # (its stamp: prepare.sh --stamp); make grade-all prepares it once for the
@@ -33,7 +34,7 @@ if [ ! -s "$PREP/tests.tsv" ] ||
 fi
 PREP=$(cd "$PREP" && pwd)
 # Fail early on a malformed points table, before any work.
-awk -f "$here/compose.awk" -v json=/dev/null -v summary=/dev/null -v status=ran \
+awk -f "$here/compose.awk" -v fields=/dev/null -v summary=/dev/null -v status=ran \
     "$POINTS" "$PREP/tests.tsv" /dev/null /dev/null /dev/null || exit 2
 
 work="$OUT/work"
@@ -51,6 +52,6 @@ esac
 [ -e "$work/files.tsv" ] || : >"$work/files.tsv"
 [ -e "$work/results.tsv" ] || : >"$work/results.tsv"
 [ -e "$work/ignored.txt" ] || : >"$work/ignored.txt"
-awk -f "$here/compose.awk" -v json="$OUT/results.json" -v summary="$OUT/summary.tsv" \
-    -v status="$(head -n 1 "$work/status.txt")" \
+# compose.awk scores it and writes summary.tsv; jq writes results.json.
+bash "$here/compose.sh" "$OUT" "$(head -n 1 "$work/status.txt")" \
     "$POINTS" "$PREP/tests.tsv" "$work/files.tsv" "$work/results.tsv" "$work/ignored.txt"
