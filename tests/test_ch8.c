@@ -1563,12 +1563,21 @@ static int expect_relation(const char *call, const float *A, int N, int T,
     float score = NAN, baseline = NAN;
     int best_k = -77;
     float *Ag = kit_guarded_copy(A, (size_t)N * T * T, "A", "N*T*T");
+    /* word and related copied with one entry more, -1, a position no
+     * case may hold: code that reads a case past n_cases meets it every
+     * time, whatever the caller's memory holds beyond its arrays */
+    int *wg = kit_alloc(2 * ((size_t)n_cases + 1) * sizeof *wg);
+    int *rg = wg + n_cases + 1;
+    memcpy(wg, word, (size_t)n_cases * sizeof *wg);
+    memcpy(rg, related, (size_t)n_cases * sizeof *rg);
+    wg[n_cases] = rg[n_cases] = -1;
     int ok = KIT_EXPECT_STATUS(call,
-                               relation_score(Ag, N, T, word, related, n_cases,
-                                              &score, &baseline, &best_k),
+                               relation_score(Ag, N, T, wg, rg, n_cases, &score,
+                                              &baseline, &best_k),
                                KIT_OK) &&
              KIT_EXPECT_GUARDS(call);
     kit_output_free(Ag);
+    free(wg);
     if (!ok)
         return 0;
     const float got[3] = {score, baseline, (float)best_k};
