@@ -1423,6 +1423,10 @@ static void write_book_data(const char *impl, const struct lm *lm,
                 lo);
         fprintf(f, "ch8run.paired_max=%.3f\nch8run.paired_n_pos=%d\n", hi,
                 n_pos);
+        /* what the difference's sd would be if the two networks of a
+         * seed were independent draws: the yardstick for the pairing */
+        fprintf(f, "ch8run.unpaired_sd=%.3f\n",
+                sqrt(a.sd * a.sd + b.sd * b.sd));
         /* the curves: the point where the two are furthest apart */
         int at = 1;
         double widest = -1e9;
