@@ -253,6 +253,15 @@ static int readout_chunks(int N)
     return (N + GPT_OUT_ROWS - 1) / GPT_OUT_ROWS;
 }
 
+/* The attention's backward pass (attention_backward_batch()) works on
+ * each sequence's heads one at a time, in scratch of its own: a head's
+ * Q, K, V, output, their four gradients (T, d_head) each, and its
+ * weights (T, T). */
+static size_t attn_seq_floats(int T, int C, int h)
+{
+    return 8 * (size_t)T * (C / h) + (size_t)T * T;
+}
+
 /* @listing gpt_init */
 /* Lay out and allocate m for cfg (already checked), every number 0. */
 int gpt_layout(struct gpt_model *m, const struct gpt_config *cfg)
@@ -282,7 +291,12 @@ int gpt_layout(struct gpt_model *m, const struct gpt_config *cfg)
                             (cfg->B * cfg->T +
                              readout_chunks(cfg->B * cfg->T) * (size_t)cfg->V),
                         sizeof(float));
-    m->d_attn = calloc((size_t)cfg->B * 4 * cfg->C * cfg->C, sizeof(float));
+    /* the attention's backward pass: nine (N, C), two (C, C), and each
+     * sequence's heads' (attn_seq_floats()) */
+    m->d_attn = calloc(9 * NC + 2 * (size_t)cfg->C * cfg->C +
+                           (size_t)cfg->B *
+                               attn_seq_floats(cfg->T, cfg->C, cfg->n_heads),
+                       sizeof(float));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !m->act_block ||
         !m->d_x || !m->scratch || !m->d_attn) {
         gpt_free(m);
@@ -384,8 +398,8 @@ static void transpose(const float *A, float *At, int rows, int cols)
         for (int j0 = 0; j0 < cols; j0 += TILE) {
             const int i1 = i0 + TILE < rows ? i0 + TILE : rows;
             const int j1 = j0 + TILE < cols ? j0 + TILE : cols;
-            for (int i = i0; i < i1; i++)
-                for (int j = j0; j < j1; j++)
+            for (int j = j0; j < j1; j++) /* writes along At's rows */
+                for (int i = i0; i < i1; i++)
                     At[(size_t)j * rows + i] = A[(size_t)i * cols + j];
         }
 }
@@ -920,46 +934,101 @@ void gpt_zero_grad(struct gpt_model *m)
  * ------------------------------------------------------------------- */
 
 /* @listing gpt_attention_backward */
-/* The attention's backward pass for the B sequences of the batch, one
- * mha_backward() per sequence, shared among the threads. Each writes its
- * own rows of d_ln and its own weight gradients in m->d_attn; those are
- * then added into d_w in the order of the sequences, so that the sum
- * does not depend on the thread count.  ln1, d_x, d_ln (B, T, C). */
+/* The attention's backward pass for the B sequences of the batch. The
+ * four projections are products of the whole batch, (N, C) by (C, C), so
+ * they run on chapter 7's matmul_fast(); what happens inside each head is
+ * chapter 2's causal_attention() again (its weights, for the way back)
+ * and chapter 4's attention_backward(), once per sequence and head, the
+ * sequences shared among the threads. In the notation of mha_forward():
+ *   Q = X W_q, K = X W_k, V = X W_v            (N, C): head i's columns
+ *   concat[:, head i] = attention(Q_i, K_i, V_i)   per sequence
+ *   out = concat W_o
+ * so, backward:
+ *   d concat = d out W_o^T;   d W_o += concat^T d out
+ *   d Q_i, d K_i, d V_i from attention_backward(), per sequence and head
+ *   d W_q += X^T d Q (and K, V);   d X = d Q W_q^T + d K W_k^T + d V W_v^T
+ * Every sum over the batch is a product's own inner loop, so the result
+ * does not depend on the thread count.  ln1 (X), d_x (d out), d_ln
+ * (d X, written) (B, T, C). */
 static int attention_backward_batch(struct gpt_model *m,
                                     const struct mha_weights *w,
                                     const float *ln1, const float *d_x,
                                     float *d_ln, struct mha_weights *d_w)
 {
-    const int B = m->B, T = m->T, C = m->cfg.C;
-    const size_t CC = (size_t)C * C, TC = (size_t)T * C;
+    const int B = m->B, T = m->T, C = m->cfg.C, N = B * T;
+    const int h = m->cfg.n_heads, d = C / h;
+    const size_t NC = (size_t)N * C, CC = (size_t)C * C;
+    float *qkv = m->d_attn;      /* (3, N, C) Q, K, V             */
+    float *d_qkv = qkv + 3 * NC; /* (3, N, C) d Q, d K, d V (zeroed) */
+    float *cat = d_qkv + 3 * NC, *d_cat = cat + NC; /* (N, C) each */
+    float *xt = d_cat + NC;             /* (C, N) a transpose             */
+    float *wt = xt + NC, *dw = wt + CC; /* (C, C) each         */
+    float *seq = dw + CC;               /* per sequence: attn_seq_floats() */
+    const size_t per_seq = attn_seq_floats(T, C, h);
+    const float *W[3] = {w->W_q, w->W_k, w->W_v};
+    float *d_W[3] = {d_w->W_q, d_w->W_k, d_w->W_v};
+
+    /* the forward projections again, and d concat = d out W_o^T */
+    for (int k = 0; k < 3; k++)
+        TRY(matmul_fast(ln1, W[k], qkv + k * NC, N, C, C));
+    transpose(w->W_o, wt, C, C);
+    TRY(matmul_fast(d_x, wt, d_cat, N, C, C));
+    memset(d_qkv, 0, 3 * NC * sizeof(float));
+
+    /* inside the heads, a sequence per thread at a time */
     int status = KIT_OK;
-    float *to[4] = {d_w->W_q, d_w->W_k, d_w->W_v, d_w->W_o};
-#pragma omp parallel
-    {
-#pragma omp for schedule(static)
-        for (int b = 0; b < B; b++) {
-            float *mine = m->d_attn + (size_t)b * 4 * CC;
-            memset(mine, 0, 4 * CC * sizeof(float));
-            struct mha_weights d_b = {mine, mine + CC, mine + 2 * CC,
-                                      mine + 3 * CC};
-            int rc = mha_backward(&m->attn_cfg, w, ln1 + b * TC, d_x + b * TC,
-                                  d_ln + b * TC, &d_b, T);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {
+        float *s = seq + (size_t)b * per_seq;
+        float *q = s, *k = q + T * d, *v = k + T * d, *o = v + T * d;
+        float *d_o = o + T * d, *d_q = d_o + T * d, *d_k = d_q + T * d;
+        float *d_v = d_k + T * d, *wts = d_v + T * d; /* (T, T) */
+        for (int i = 0; i < h; i++) {
+            const size_t at = (size_t)b * T * C + (size_t)i * d;
+            for (int t = 0; t < T; t++) /* head i's columns, gathered */
+                for (int c = 0; c < d; c++) {
+                    const size_t src = at + (size_t)t * C + c;
+                    q[t * d + c] = qkv[src];
+                    k[t * d + c] = qkv[NC + src];
+                    v[t * d + c] = qkv[2 * NC + src];
+                    d_o[t * d + c] = d_cat[src];
+                }
+            memset(d_q, 0, 3 * (size_t)T * d * sizeof(float));
+            int rc = causal_attention(q, k, v, o, wts, T, d, d);
+            if (rc == KIT_OK)
+                rc = attention_backward(q, k, v, wts, d_o, d_q, d_k, d_v, T, d,
+                                        d, 1);
             if (rc != KIT_OK) {
 #pragma omp critical(gpt_status)
                 status = status == KIT_OK ? rc : status;
+                break;
             }
-        }
-        /* (every thread waits here, and so sees the same status) then
-         * the four matrices shared among the threads, each summed in the
-         * order of the sequences */
-        if (status == KIT_OK) {
-#pragma omp for schedule(static)
-            for (int k = 0; k < 4; k++)
-                for (int b = 0; b < B; b++)
-                    add_into(to[k], m->d_attn + ((size_t)b * 4 + k) * CC, CC);
+            for (int t = 0; t < T; t++) /* and scattered back */
+                for (int c = 0; c < d; c++) {
+                    const size_t dst = at + (size_t)t * C + c;
+                    cat[dst] = o[t * d + c];
+                    d_qkv[dst] = d_q[t * d + c];
+                    d_qkv[NC + dst] = d_k[t * d + c];
+                    d_qkv[2 * NC + dst] = d_v[t * d + c];
+                }
         }
     }
-    return status;
+    TRY(status);
+
+    /* the weights' gradients, X^T d Q and concat^T d out, and d X */
+    transpose(cat, xt, N, C);
+    TRY(matmul_fast(xt, d_x, dw, C, N, C));
+    add_into(d_w->W_o, dw, CC);
+    transpose(ln1, xt, N, C);
+    for (int k = 0; k < 3; k++) {
+        TRY(matmul_fast(xt, d_qkv + k * NC, dw, C, N, C));
+        add_into(d_W[k], dw, CC);
+        transpose(W[k], wt, C, C);
+        /* d X += d Q W_q^T: into cat, no longer needed, then added */
+        TRY(matmul_fast(d_qkv + k * NC, wt, cat, N, C, C));
+        add_into(d_ln, cat, NC);
+    }
+    return KIT_OK;
 }
 /* @end gpt_attention_backward */
 

@@ -168,8 +168,9 @@ struct gpt_model {
     float *d_f;                 /* (2, B, T, F) the MLP's scratch     */
     float *scratch;             /* transposes, products: C (B*T + V
                                  * ceil(B*T / 256)) floats         */
-    float *d_attn;              /* (B, 4, C, C) each sequence's d W_q,
-                                 * d W_k, d W_v, d W_o, then summed   */
+    float *d_attn;              /* the attention's backward pass:
+                                 * projections, gradients, each
+                                 * sequence's heads                  */
     int B, T;                   /* the last forward pass's batch      */
     const int *x;               /* (B, T) and its tokens, not owned   */
     const int *targets;         /* (B, T) and targets, or NULL        */

@@ -56,7 +56,11 @@ done
 
 # the machine's matrix product, for scale, and its peak on one thread
 mm_kit=$("$att" matmul_fast 1024 "$threads" 5 | cut -d, -f5)
-peak1=$("$att" peak 0 1 5 | awk -F, '$5 > p { p = $5 } END { print p }')
+peaks=$("$att" peak 0 1 5)
+peak1=$(echo "$peaks" | awk -F, '$5 > p { p = $5 } END { print p }')
+# the peak at 8 floats a vector, the width of chapter 7's micro-kernel
+# (fast.h: MM_NR = 2 vectors of 8 floats), which matmul_fast() cannot pass
+peak8=$(echo "$peaks" | awk -F, '$1 == "peak256" { print $5 }')
 mm_torch=-
 if [ $torch = yes ]; then
     mm_torch=$(/usr/bin/python3 - "$threads" <<'PY'
@@ -115,18 +119,21 @@ mv "$tmp" "$csv"
     # shapes), against the FMA peak of one thread times the threads
     mflop=$(awk '/^model flops:/ { print $3; exit }' "$out/parts.${batches%% *}")
     echo
-    echo "the step's share of the machine's peak (an FMA loop on one thread, measured"
-    echo "in this run: $peak1 GFLOP/s; x $threads threads), at $mflop MFLOP a token:"
-    awk -F, -v mf="$mflop" -v pk="$peak1" -v t="$threads" '
+    echo "the step's share of the machine's peak, an FMA loop on one thread measured"
+    echo "in this run, times $threads threads: $peak1 GFLOP/s a thread at the widest"
+    echo "vectors; $peak8 GFLOP/s at 8 floats a vector, the width of chapter 7's"
+    echo "micro-kernel, which is all matmul_fast() can use. At $mflop MFLOP a token:"
+    awk -F, -v mf="$mflop" -v pk="$peak1" -v p8="$peak8" -v t="$threads" '
         NR > 1 { tps[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
         END {
-            printf "%6s  %12s  %8s  %14s  %8s\n", "B", "kit GFLOP/s", "of peak",
-                   "torch GFLOP/s", "of peak"
+            printf "%6s  %12s  %8s  %12s  %14s  %8s\n", "B", "kit GFLOP/s", "of peak",
+                   "of 8-float", "torch GFLOP/s", "of peak"
             for (k = 1; k <= n; k++) {
                 B = order[k]
                 kg = tps["kit", B] * mf / 1000
                 tg = (("torch", B) in tps) ? tps["torch", B] * mf / 1000 : -1
-                printf "%6d  %12.1f  %7.0f%%  %14s  %8s\n", B, kg, 100 * kg / (pk * t),
+                printf "%6d  %12.1f  %7.0f%%  %11.0f%%  %14s  %8s\n", B, kg,
+                       100 * kg / (pk * t), 100 * kg / (p8 * t),
                        tg < 0 ? "-" : sprintf("%.1f", tg),
                        tg < 0 ? "-" : sprintf("%.0f%%", 100 * tg / (pk * t))
                 if (B == 16 || B == 64)
@@ -136,29 +143,20 @@ mv "$tmp" "$csv"
             }
             if (line != "") printf "goal, at least 50%% of the peak: %s\n", line
         }' "$csv"
-    # where a step's time goes, against what the goal allows it
+    # where a step's time goes: its parts timed on one thread
     echo
-    echo "what 3x PyTorch's speed allows one step, in CPU time on $threads threads, against"
-    echo "two parts of the step timed on one thread: the attention's backward pass"
-    echo "(mha_backward, chapter 4's code, once per sequence and block) and the"
-    echo "readout's three products (matmul_fast, chapter 7's code), and those"
-    echo "products at the machine's peak on one thread ($peak1 GFLOP/s):"
+    echo "one step timed on one thread (CPU time, train.c's parts()): the forward"
+    echo "pass, the backward pass and the update; and the readout's three products"
+    echo "(matmul_fast, chapter 7's code), which are inside the two passes, beside"
+    echo "the time they would take at the peak at 8 floats and at the widest:"
     for B in $batches; do
-        awk -F, -v B="$B" -v t="$threads" -v T="$T" -v pk="$peak1" '
-            NR > 1 && $2 == B { tps[$1] = $4 }
-            END {
-                if (!("torch" in tps) || tps["torch"] <= 0) exit
-                while ((getline line < PARTS) > 0)
-                    if (line ~ /^parts:/) {
-                        split(line, w, " ")
-                        att = w[4]; out = w[8]; gf = w[10]
-                    }
-                if (att == "") exit
-                allow = 1000 * t * B * T / (3 * tps["torch"])
-                printf "  B=%d: the goal allows %.0f ms; attention backward %.0f ms (%.0f%%), readout products %.0f ms (%.0f%%), at the peak %.0f ms\n",
-                       B, allow, att, 100 * att / allow, out, 100 * out / allow,
-                       1000 * gf / pk
-            }' PARTS="$out/parts.$B" "$csv"
+        awk -v B="$B" -v pk="$peak1" -v p8="$peak8" '
+            /^parts:/ {
+                f = $3; k = $6; u = $9; r = $13; gf = $15
+                s = f + k + u
+                printf "  B=%d: forward %.1f, backward %.1f, update %.1f: %.1f ms a step; readout products %.1f ms (%.0f%% of it), at the peaks %.1f and %.1f ms\n",
+                       B, f, k, u, s, r, 100 * r / s, 1000 * gf / p8, 1000 * gf / pk
+            }' "$out/parts.$B"
     done
     echo
     echo "matrix product (1024, 512) x (512, 512), GFLOP/s on $threads threads:" \

@@ -17,20 +17,18 @@
  * machine's peak (tools/runs/bench/lm.sh). With LM_QUIET=1 in the
  * environment only those two lines are printed.
  *
- * With LM_PARTS=1, one more line times two parts of a step on one thread,
- * in CPU time (parts()): the B x L calls of mha_backward() (chapter 4's
- * code) that one step's backward pass makes, and the readout's three
- * products by matmul_fast() (chapter 7's code), chunk by chunk as
- * given/gpt.c runs them, with their count of floating-point operations.
- * tools/runs/bench/lm.sh sets these beside what 3x PyTorch's speed
- * would allow a step.
+ * With LM_PARTS=1, one more line times the parts of a step on one
+ * thread, in CPU time (parts()): the forward pass, the backward pass and
+ * the update, and apart from them the readout's three products by
+ * matmul_fast() (chapter 7's code), chunk by chunk as given/gpt.c runs
+ * them, with their count of floating-point operations.
+ * tools/runs/bench/lm.sh prints them beside the machine's peak.
  *
  * Dimension letters (see gpt.h): V = vocabulary, C = d_model, L = blocks,
  * T = context, B = sequences per batch, h = heads.
  */
 #include "fast.h"
 #include "gpt.h"
-#include "grad.h"
 #include "rng.h"
 
 #include <stdio.h>
@@ -52,28 +50,29 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Two parts of one training step of m, timed on one thread (CPU time,
- * the fastest of 3 runs; the inputs are random, as neither part's time
- * depends on the values): the attention's backward pass, mha_backward()
- * once per sequence and block as gpt_backward() calls it, and the
- * readout's products, matmul_fast() on chunks of GPT's 256 rows:
- * logits (n, C) x (C, V), d_lnf (n, V) x (V, C), d_W_te^T (C, n) x (n, V).
- * Prints "parts: attention backward A ms; readout products R ms, F GFLOP". */
-static int parts(const struct gpt_model *m)
+/* Where one training step of m goes, timed on one thread (CPU time, the
+ * fastest of 3 runs; x, y one batch): the forward pass (gpt_forward()),
+ * the backward pass (gpt_zero_grad() and gpt_backward()) and the update
+ * (gpt_clip_grads() and gpt_adamw_step()), all three as gpt_train_step()
+ * runs them; then, apart, the readout's three products, matmul_fast()
+ * on chunks of GPT's 256 rows, on random numbers (their time does not
+ * depend on the values): logits (n, C) x (C, V), d_lnf (n, V) x (V, C),
+ * d_W_te^T (C, n) x (n, V). They are in the two passes' times too.
+ * Prints "parts: forward F ms; backward K ms; update U ms; readout
+ * products R ms, G GFLOP". */
+static int parts(struct gpt_model *m, const int *x, const int *y)
 {
     const struct gpt_config *c = &m->cfg;
-    const int T = c->T, C = c->C, V = c->V, N = c->B * c->T, rows = 256;
-    const size_t TC = (size_t)T * C, CC = (size_t)C * C;
-    float *X = malloc(3 * TC * sizeof *X), *dw = malloc(4 * CC * sizeof *dw);
+    const int C = c->C, V = c->V, N = c->B * c->T, rows = 256;
+    const struct gpt_train_config tc = gpt_default_train(100);
     float *A = malloc((size_t)rows * C * sizeof *A);
     float *Z = malloc((size_t)rows * V * sizeof *Z);
     float *W = malloc((size_t)V * C * sizeof *W);
     float *P = malloc((size_t)C * V * sizeof *P);
-    int status = X && dw && A && Z && W && P ? KIT_OK : KIT_E_NOMEM;
+    int status = A && Z && W && P ? KIT_OK : KIT_E_NOMEM;
     struct rng r;
     rng_seed(&r, 8);
     if (status == KIT_OK) {
-        rng_fill(&r, X, (int)(3 * TC), -1.0f, 1.0f);
         rng_fill(&r, A, rows * C, -1.0f, 1.0f);
         rng_fill(&r, W, V * C, -1.0f, 1.0f);
     }
@@ -81,19 +80,19 @@ static int parts(const struct gpt_model *m)
 #ifdef _OPENMP
     omp_set_num_threads(1);
 #endif
-    double t_att = 1e30, t_out = 1e30, flops = 0;
+    double best[4] = {1e30, 1e30, 1e30, 1e30}, flops = 0;
     for (int rep = 0; rep < 3 && status == KIT_OK; rep++) {
-        double t = cpu_now();
-        for (int l = 0; l < c->L && status == KIT_OK; l++) {
-            struct mha_weights w = gpt_block_attn(&m->p, c, l);
-            struct mha_weights d = {dw, dw + CC, dw + 2 * CC, dw + 3 * CC};
-            for (int b = 0; b < c->B && status == KIT_OK; b++)
-                status = mha_backward(&m->attn_cfg, &w, X, X + TC, X + 2 * TC,
-                                      &d, T);
-        }
-        const double att = cpu_now() - t;
-        t_att = att < t_att ? att : t_att;
-        t = cpu_now();
+        double t[5];
+        t[0] = cpu_now();
+        status = gpt_forward(m, x, y, c->B, c->T);
+        t[1] = cpu_now();
+        gpt_zero_grad(m);
+        if (status == KIT_OK)
+            status = gpt_backward(m);
+        t[2] = cpu_now();
+        gpt_clip_grads(m, tc.clip);
+        gpt_adamw_step(m, &tc, gpt_lr_at(&tc, 50));
+        t[3] = cpu_now();
         flops = 0;
         for (int r0 = 0; r0 < N && status == KIT_OK; r0 += rows) {
             const int n = N - r0 < rows ? N - r0 : rows;
@@ -104,8 +103,9 @@ static int parts(const struct gpt_model *m)
                 status = matmul_fast(A, Z, P, C, n, V); /* A as (C, n) */
             flops += 3.0 * 2.0 * n * C * V;
         }
-        const double out = cpu_now() - t;
-        t_out = out < t_out ? out : t_out;
+        t[4] = cpu_now();
+        for (int k = 0; k < 4; k++)
+            best[k] = t[k + 1] - t[k] < best[k] ? t[k + 1] - t[k] : best[k];
     }
 #ifdef _OPENMP
     omp_set_num_threads(before);
@@ -113,10 +113,11 @@ static int parts(const struct gpt_model *m)
     (void)before;
 #endif
     if (status == KIT_OK)
-        printf("parts: attention backward %.1f ms; readout products %.1f ms, "
-               "%.3f GFLOP\n",
-               1e3 * t_att, 1e3 * t_out, flops / 1e9);
-    free(X), free(dw), free(A), free(Z), free(W), free(P);
+        printf("parts: forward %.1f ms; backward %.1f ms; update %.1f ms; "
+               "readout products %.1f ms, %.3f GFLOP\n",
+               1e3 * best[0], 1e3 * best[1], 1e3 * best[2], 1e3 * best[3],
+               flops / 1e9);
+    free(A), free(Z), free(W), free(P);
     return status;
 }
 
@@ -198,7 +199,7 @@ int main(int argc, char **argv)
            3 * fwd / 1e6);
     const char *want = getenv("LM_PARTS");
     if (status == KIT_OK && want && atoi(want))
-        status = parts(&m);
+        status = parts(&m, x, y);
     free(x);
     free(y);
     gpt_free(&m);
