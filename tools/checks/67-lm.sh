@@ -107,7 +107,7 @@ awk 'NR == 1 && NF != 10 { bad = 1 } NR > 1 && NF != 10 { bad = 1 }
 # the sentence: 10 maps, each S x S with word headers; rows sum to 1
 n_maps=$(ls "$out/sentence" | grep -c '^sentence_h[14]_l[01]_i[0-3]\.dat$' || true)
 [ "$n_maps" -eq 10 ] && ok "sentence/: 10 maps" || fail "sentence/: $n_maps maps, not 10"
-for f in "$out"/sentence/*.dat; do
+for f in "$out"/sentence/sentence_*.dat; do
     awk 'NR == 1 { S = NF - 1; if ($2 != "the" || $4 != "truck") bad = 1; next }
         { if (NF != S + 1) bad = 1; s = 0
           for (i = 2; i <= NF; i++) { if ($i < 0) bad = 1; s += $i }
@@ -116,6 +116,25 @@ for f in "$out"/sentence/*.dat; do
         { fail "$f: not a 13 x 13 map of weights whose rows sum to 1"; break; }
 done
 [ "$status" -eq 0 ] && ok "sentence/: 13 x 13 maps, rows of weights summing to 1"
+# what ablating each head does to the sentence: a row per predicted word
+# (12), its loss, then one increase per head
+awk 'NR == 1 { if ($1 != "word" || $2 != "loss" || NF != 10) bad = 1; next }
+    { if (NF != 10 || $2 <= 0) bad = 1 }
+    END { exit bad || NR != 13 }' "$out/sentence/ablation_h4.dat" &&
+    grep -q "^truck " "$out/sentence/ablation_h4.dat" &&
+    ok "sentence/ablation_h4.dat: 12 predicted words x (loss + 8 heads)" ||
+    fail "sentence/ablation_h4.dat is malformed"
+# the tag profiles: 10 heads x 8 x 8 classes, each head's row of a query
+# class summing to 1 (or 0 when no query has it); the baselines likewise,
+# the offset-0 head all on its own class
+awk -F, 'NR > 1 { s[$1 "," $2 "," $3 "," $4] += $6; n++ }
+    END { for (k in s) if ((s[k] - 1) ^ 2 > 1e-4 && s[k] != 0) bad = 1
+          exit bad || n != 640 }' "$out/tag_profiles.csv" &&
+    awk -F, 'NR > 1 { u[$1] += $4; if (($1 == $2) != ($5 == 1) && $3 > 0) bad = 1; n++ }
+        END { for (k in u) if ((u[k] - 1) ^ 2 > 1e-4 && u[k] != 0) bad = 1
+              exit bad || n != 64 }' "$out/tag_baselines.csv" &&
+    ok "tag_profiles.csv, tag_baselines.csv: 10 heads and the baselines, each query class's weights summing to 1" ||
+    fail "tag_profiles.csv or tag_baselines.csv is malformed"
 [ "$(wc -l <"$out/generated.txt")" -eq 9 ] && [ "$(grep -c '^trigram: ' "$out/generated.txt")" -eq 3 ] &&
     ok "generated.txt: 3 lines per head count, and the trigram's 3 for the same prompts" ||
     fail "generated.txt does not have 3 lines per head count and 3 of the trigram's"

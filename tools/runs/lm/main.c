@@ -8,7 +8,15 @@
  *   lm-experiment [--size smoke|book|full] [--seeds N] [--workers W]
  *                 [--heads 1,2,4,8,16] [--lrs 7e-3,1.4e-2] [--kv 4,2,1]
  *                 [--tokens N] [--corpus FILE] [--impl NAME]
- *                 [--data DIR] [--reference DIR] RESULTS_DIR
+ *                 [--data DIR] [--reference DIR] [--stop TOKENS]
+ *                 RESULTS_DIR
+ *   lm-experiment --roles CHECKPOINTS --lrs LR [...] RESULTS_DIR
+ *
+ * --stop TOKENS (with --lrs) trains the tuning networks of the rates
+ * given on their whole run's schedule but stops each after TOKENS
+ * tokens, and writes their validation curves so far (curves_tuning.dat)
+ * and baselines.csv, nothing else: the first points of a long run,
+ * which tools/runs/lm/curves_compare.sh sets beside a reference's.
  *
  * The configurations: every head count of the size (its own K/V per
  * head), then sz.gqa_h query heads reading each K/V head count of
@@ -45,6 +53,10 @@
  *   ablation.csv      every head's loss increase per tag class
  *   ablation_hH.dat   the same as a head x class table, for gnuplot
  *   sentence/sentence_hH_lL_iI.dat  each head's weights on the sentence
+ *   sentence/ablation_hH.dat  the sentence's loss at each predicted word,
+ *                     and its increase with each head mean-ablated
+ *   tag_profiles.csv  every head's weight from each tag class to each
+ *   tag_baselines.csv the same for a uniform head and fixed offsets
  *   generated.txt     the generated lines
  *   compare.txt       with --reference: this run beside REF's results
  *   models/hH_gG_lrK.bin the tuning networks' parameters
@@ -194,6 +206,7 @@ struct windows {
     int n;
     int *x, *y;
     unsigned char *y_class; /* (N, T) the tag class of each target */
+    unsigned char *x_class; /* (N, T) the tag class of each input token */
     const char **x_tag;     /* (N, T) the Brown tag of each input token */
 };
 
@@ -207,7 +220,7 @@ struct baseline {
 struct lm {
     const struct corpus_data *d;
     struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
-    int stop; /* --roles: stop after this many tokens (0: at the end) */
+    int stop; /* --stop: stop after this many tokens (0: at the end) */
     int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
     struct size sz;
     const char *models_dir;
@@ -225,6 +238,11 @@ struct lm {
      * most common offset, mode_k[q], where no fixed offset can be right
      * for most of them */
     int mode_k[R], n_hard[R], *hword[R], *hrelated[R];
+    /* the tag profiles' baselines on meas (tag_profile()): queries of
+     * each class, and the mass a uniform causal head and a head fixed at
+     * offset k = 0 .. LM_K would put from each class on each */
+    long tag_q[NC];
+    float tag_uni[NC * NC], tag_off[LM_K + 1][NC * NC];
     int n_sent, sent[MAX_S];
     int n_prompt[N_GEN], prompt[N_GEN][8];
 };
@@ -249,8 +267,12 @@ struct result {
     int hard_k[R];
     float abl_base[NC], abl_loss[MAX_HL][NC];
     int abl_count[NC];
+    float tag_mass[MAX_HL][NC * NC]; /* tag_profile() */
     int n_sent;
     float sent_w[MAX_HL][MAX_S * MAX_S];
+    /* the sentence's loss at each predicted word (position t predicts
+     * word t + 1), as it is and with each head mean-ablated */
+    float sent_base[MAX_S], sent_abl[MAX_HL][MAX_S];
     int gen[N_GEN][8 + LM_GEN_NEW];
 };
 
@@ -277,6 +299,7 @@ static void windows_init(const struct run *run, struct windows *w,
     w->x = run_calloc(run, n * LM_T, sizeof *w->x);
     w->y = run_calloc(run, n * LM_T, sizeof *w->y);
     w->y_class = run_calloc(run, n * LM_T, sizeof *w->y_class);
+    w->x_class = run_calloc(run, n * LM_T, sizeof *w->x_class);
     w->x_tag = run_calloc(run, n * LM_T, sizeof *w->x_tag);
     const long span = d->split_n[s] - LM_T - 1;
     if (span < n)
@@ -289,6 +312,7 @@ static void windows_init(const struct run *run, struct windows *w,
             w->x[i * LM_T + t] = d->token[p];
             w->y[i * LM_T + t] = d->token[p + 1];
             w->y_class[i * LM_T + t] = d->tag_cl[d->tag[p + 1]];
+            w->x_class[i * LM_T + t] = d->tag_cl[d->tag[p]];
             w->x_tag[i * LM_T + t] = d->tags[d->tag[p]];
         }
     }
@@ -296,7 +320,8 @@ static void windows_init(const struct run *run, struct windows *w,
 
 static void windows_free(struct windows *w)
 {
-    free(w->x), free(w->y), free(w->y_class), free((void *)w->x_tag);
+    free(w->x), free(w->y), free(w->y_class), free(w->x_class);
+    free((void *)w->x_tag);
 }
 
 /* B training windows of seed's stream: x, y (B, T) */
@@ -450,7 +475,11 @@ static int train(struct gpt_model *m, const struct lm *lm, float lr, int g,
         rc = eval_loss(m, &lm->val, &r->val_curve[0]);
     r->n_points = 1;
     const double t0 = run_now();
-    for (int step = 0; step < steps && rc == KIT_OK; step++) {
+    /* --stop: the schedule stays the whole run's, the loop ends early */
+    const int last = lm->stop && lm->stop / (LM_B * LM_T) < steps
+                         ? lm->stop / (LM_B * LM_T)
+                         : steps;
+    for (int step = 0; step < last && rc == KIT_OK; step++) {
         float loss;
         train_batch(lm->d, &rng, x, y);
         rc = train_step(m, &tc, step, x, y, g, &loss);
@@ -494,6 +523,74 @@ static int head_weights(struct gpt_model *m, const struct windows *w, float *A)
 
 /* The offset profiles, the relation scores, the ablation scan, the
  * sentence and the generated lines of one trained network. */
+/* A head's profile over tag classes on windows w, from its weights A
+ * (N, T, T): mass[cf * NC + ct] = the mean, over the queries whose own
+ * token has class cf, of the weight they put on keys of class ct (so
+ * each cf's row sums to 1). The queries are those with LM_K + 1 keys or
+ * more, as in the offset profiles. With A NULL, the same for a head
+ * that has no preference, k < 0: each of a query's i + 1 keys weighs
+ * 1 / (i + 1) (uniform); or that always looks k back, k = 0 .. LM_K.
+ * Those are the baselines a head's profile is read against: a head
+ * that puts more on nouns than the uniform head only because nouns tend
+ * to stand one before the query does what the offset-1 head does.
+ * q, if not NULL, gets the count of queries of each class (NC). */
+static void tag_profile(const float *A, const struct windows *w, int k,
+                        float *mass, long *q)
+{
+    const int T = LM_T;
+    double sum[NC * NC] = {0};
+    long n_q[NC] = {0};
+    for (int n = 0; n < w->n; n++) {
+        const unsigned char *cl = w->x_class + (size_t)n * T;
+        for (int i = LM_K; i < T; i++) {
+            const int cf = cl[i];
+            n_q[cf]++;
+            if (A) {
+                const float *row = A + ((size_t)n * T + i) * T;
+                for (int j = 0; j <= i; j++)
+                    sum[cf * NC + cl[j]] += row[j];
+            } else if (k >= 0)
+                sum[cf * NC + cl[i - k]] += 1;
+            else
+                for (int j = 0; j <= i; j++)
+                    sum[cf * NC + cl[j]] += 1.0 / (i + 1);
+        }
+    }
+    for (int c = 0; c < NC * NC; c++)
+        mass[c] = n_q[c / NC] ? (float)(sum[c] / n_q[c / NC]) : 0.0f;
+    if (q)
+        memcpy(q, n_q, sizeof n_q);
+}
+
+/* What each head does to the lesson's sentence: the loss at each word
+ * it predicts (position t predicts word t + 1), as it is (base, S - 1)
+ * and with head k mean-ablated (abl[k], S - 1). One call of
+ * heads_ablation_scan() per position, that position as class 0 and the
+ * others as class 1. */
+static int sentence_ablation(struct gpt_model *m, const struct lm *lm,
+                             const float *means, float *base,
+                             float (*abl)[MAX_S])
+{
+    const int S = lm->n_sent, HL = m->cfg.L * m->cfg.n_heads;
+    float *loss = malloc((size_t)HL * NC * sizeof *loss);
+    if (!loss)
+        return KIT_E_NOMEM;
+    unsigned char cls[MAX_S];
+    float b[NC];
+    int count[NC], rc = KIT_OK;
+    for (int t = 0; t + 1 < S && rc == KIT_OK; t++) {
+        for (int j = 0; j + 1 < S; j++)
+            cls[j] = j == t ? 0 : 1;
+        rc = heads_ablation_scan(m, lm->sent, lm->sent + 1, cls, 1, S - 1,
+                                 means, loss, b, count);
+        base[t] = b[0];
+        for (int k = 0; k < HL && rc == KIT_OK; k++)
+            abl[k][t] = loss[(size_t)k * NC];
+    }
+    free(loss);
+    return rc;
+}
+
 static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
 {
     const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
@@ -532,6 +629,7 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
                 rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
                                     lm->n_hard[q], &r->hard_score[k][q],
                                     &r->hard_base[q], &r->hard_k[q]);
+        tag_profile(A_k, &lm->meas, 0, r->tag_mass[k], NULL);
     }
     /* 2. the loss without each head, per class of the predicted word,
      * on the first n_abl windows */
@@ -556,6 +654,8 @@ static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
             memcpy(r->sent_w[l * h + i], weights + (size_t)i * S * S,
                    (size_t)S * S * sizeof *weights);
     }
+    if (rc == KIT_OK)
+        rc = sentence_ablation(m, lm, means, r->sent_base, r->sent_abl);
     /* 4. a few lines, from the same seed */
     for (int g = 0; g < N_GEN && rc == KIT_OK; g++) {
         memcpy(r->gen[g], lm->prompt[g], sizeof lm->prompt[g]);
@@ -663,7 +763,7 @@ static int network_run(int k, void *result, void *ctx)
                 cfg.n_heads, g);
         rc = KIT_E_SIZE;
     }
-    if (rc == KIT_OK && lm->phase == 1)
+    if (rc == KIT_OK && lm->phase == 1 && !lm->stop)
         rc = save_params(&m, path);
     r->trained = lm->phase == 1;
     if (rc == KIT_OK && lm->phase == 2) {
@@ -922,14 +1022,33 @@ static void write_sentence(const struct run *run, const struct lm *lm,
             }
             out_close(&o);
         }
+        /* the loss at each predicted word, and its increase when each
+         * head is mean-ablated: a row per word, a column per head */
+        char name[64];
+        snprintf(name, sizeof name, "ablation_h%d.dat", r->heads);
+        struct out o;
+        FILE *f = out_open(&o, sdir, name);
+        fprintf(f, "word loss");
+        for (int k = 0; k < LM_L * r->heads; k++)
+            fprintf(f, " %d.%d", k / r->heads, k % r->heads);
+        fprintf(f, "\n");
+        for (int t = 0; t + 1 < S; t++) {
+            fprintf(f, "%s %.4f", lm->d->vocab[lm->sent[t + 1]],
+                    (double)r->sent_base[t]);
+            for (int k = 0; k < LM_L * r->heads; k++)
+                fprintf(f, " %.4f",
+                        (double)(r->sent_abl[k][t] - r->sent_base[t]));
+            fprintf(f, "\n");
+        }
+        out_close(&o);
     }
 }
 
 /* curves.dat: tokens, then mean and sd over seeds per head count */
 static void write_curves(const struct lm *lm, const char *dir,
-                         const struct result *fin, const struct result *tune)
+                         const struct result *fin)
 {
-    const int S = lm->sz.seeds, H = lm->n_cfg, n_lr = lm->sz.n_lr;
+    const int S = lm->sz.seeds, H = lm->n_cfg;
     struct out o;
     FILE *f = out_open(&o, dir, "curves.dat");
     fprintf(f,
@@ -952,7 +1071,16 @@ static void write_curves(const struct lm *lm, const char *dir,
         fprintf(f, "\n");
     }
     out_close(&o);
-    f = out_open(&o, dir, "curves_tuning.dat");
+}
+
+/* The tuning networks' validation curves (seed 1), each column headed
+ * by its configuration and rate: DIR/curves_tuning.dat. */
+static void write_tuning_curves(const struct lm *lm, const char *dir,
+                                const struct result *tune)
+{
+    const int H = lm->n_cfg, n_lr = lm->sz.n_lr;
+    struct out o;
+    FILE *f = out_open(&o, dir, "curves_tuning.dat");
     fprintf(f, "# validation loss against tokens seen, seed %llu, for:",
             RUN_FIRST_SEED);
     for (int k = 0; k < H * n_lr; k++)
@@ -968,6 +1096,41 @@ static void write_curves(const struct lm *lm, const char *dir,
                 fprintf(f, " %.4f", (double)tune[k].val_curve[p]);
         fprintf(f, "\n");
     }
+    out_close(&o);
+}
+
+/* Every measured head's tag profile (tag_profile()), one row per head
+ * and pair of classes: tag_profiles.csv; and the baselines, one row per
+ * pair: the queries of the class, the uniform head's mass and each
+ * fixed offset's: tag_baselines.csv. */
+static void write_tag_profiles(const struct lm *lm, const char *dir,
+                               const struct result *const *meas, int n_meas)
+{
+    struct out o;
+    FILE *f = out_open(&o, dir, "tag_baselines.csv");
+    fprintf(f, "from,to,queries,uniform");
+    for (int k = 0; k <= LM_K; k++)
+        fprintf(f, ",offset_%d", k);
+    fprintf(f, "\n");
+    for (int c = 0; c < NC * NC; c++) {
+        fprintf(f, "%s,%s,%ld,%.4f", corpus_tag_class_name(c / NC),
+                corpus_tag_class_name(c % NC), lm->tag_q[c / NC],
+                (double)lm->tag_uni[c]);
+        for (int k = 0; k <= LM_K; k++)
+            fprintf(f, ",%.4f", (double)lm->tag_off[k][c]);
+        fprintf(f, "\n");
+    }
+    out_close(&o);
+    f = out_open(&o, dir, "tag_profiles.csv");
+    fprintf(f, "heads,block,head,from,to,mass\n");
+    for (int q = 0; q < n_meas; q++)
+        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+            for (int c = 0; c < NC * NC; c++)
+                fprintf(f, "%d,%d,%d,%s,%s,%.4f\n", meas[q]->heads,
+                        k / meas[q]->heads, k % meas[q]->heads,
+                        corpus_tag_class_name(c / NC),
+                        corpus_tag_class_name(c % NC),
+                        (double)meas[q]->tag_mass[k][c]);
     out_close(&o);
 }
 
@@ -2274,6 +2437,7 @@ static void roles_write(const struct run *run, const struct lm *lm,
     write_relations(run, lm, dir, meas, lm->sz.n_heads);
     write_ablation(run, dir, meas, lm->sz.n_heads);
     write_sentence(run, lm, dir, meas, lm->sz.n_heads);
+    write_tag_profiles(lm, dir, meas, lm->sz.n_heads);
 }
 
 int main(int argc, char **argv)
@@ -2283,7 +2447,8 @@ int main(int argc, char **argv)
         .usage = "[--size smoke|book|full] [--seeds N] [--workers W] "
                  "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1] "
                  "[--data DIR] [--reference DIR] "
-                 "[--tokens N] [--corpus FILE] [--impl NAME] RESULTS_DIR",
+                 "[--tokens N] [--corpus FILE] [--impl NAME] "
+                 "[--stop TOKENS] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
@@ -2328,6 +2493,14 @@ int main(int argc, char **argv)
         lm.sz.tokens = tokens;
     if (roles && (lm.sz.n_lr != 1 || !lrs_arg))
         run_fail(&run, 2, "--roles trains at one rate: give it as --lrs");
+    if (stop && !roles && !lrs_arg)
+        run_fail(&run, 2,
+                 "--stop trains the rates it is given and no others: give "
+                 "them as --lrs");
+    if (stop && stop > lm.sz.tokens)
+        run_fail(&run, 2, "--stop %d is past the run's %d tokens", stop,
+                 lm.sz.tokens);
+    lm.stop = stop;
     for (int i = 0; i < lm.sz.n_heads; i++)
         if (LM_C % lm.sz.heads[i] != 0)
             run_fail(&run, 2,
@@ -2375,6 +2548,9 @@ int main(int argc, char **argv)
     windows_init(&run, &lm.val, &d, SPLIT_VALID, lm.sz.n_val, 0);
     windows_init(&run, &lm.meas, &d, SPLIT_VALID, lm.sz.n_meas, 1);
     windows_init(&run, &lm.test, &d, SPLIT_TEST, lm.sz.n_test, 0);
+    tag_profile(NULL, &lm.meas, -1, lm.tag_uni, lm.tag_q);
+    for (int k = 0; k <= LM_K; k++)
+        tag_profile(NULL, &lm.meas, k, lm.tag_off[k], NULL);
     for (int rel = 0; rel < R; rel++) {
         int n = 0;
         for (int s = 0; s < lm.meas.n; s++)
@@ -2424,7 +2600,6 @@ int main(int argc, char **argv)
             run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
                      strlen(dir));
         lm.sz.points = roles;
-        lm.stop = stop;
         char models[512];
         snprintf(models, sizeof models, "%s/models", dir);
         make_dir(&run, dir);
@@ -2529,6 +2704,22 @@ int main(int argc, char **argv)
         int lo, hi;
         lm.chosen[hc] = best_rate(&lm, tune, hc, &lo, &hi);
     }
+    if (lm.stop) { /* --stop: the tuning networks' first points only */
+        write_baselines(&run, &lm, dir);
+        write_tuning_curves(&lm, dir, tune);
+        printf("Stopped run: %d network%s, each stopped after %d of its %d "
+               "tokens; wall time %.1f min.\n(written: "
+               "%s/curves_tuning.dat, baselines.csv)\n",
+               n_tuned(&lm, tune), n_tuned(&lm, tune) > 1 ? "s" : "", lm.stop,
+               lm.sz.tokens, (run_now() - t0) / 60, dir);
+        for (int rel = 0; rel < R; rel++)
+            free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
+                free(lm.hrelated[rel]);
+        windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
+        free(tune);
+        corpus_data_free(&d);
+        return 0;
+    }
 
     /* 2. the chosen rates over seeds, scored once on the test set */
     struct result *fin = run_calloc(&run, H * S, sizeof *fin);
@@ -2601,7 +2792,8 @@ int main(int argc, char **argv)
     }
     run_csv_close(&csv);
     write_baselines(&run, &lm, dir);
-    write_curves(&lm, dir, fin, tune);
+    write_curves(&lm, dir, fin);
+    write_tuning_curves(&lm, dir, tune);
     const struct result *meas[MAX_HC];
     int n_meas = 0;
     for (int hc = 0; hc < H; hc++)
@@ -2611,6 +2803,7 @@ int main(int argc, char **argv)
     write_relations(&run, &lm, dir, meas, n_meas);
     write_ablation(&run, dir, meas, n_meas);
     write_sentence(&run, &lm, dir, meas, n_meas);
+    write_tag_profiles(&lm, dir, meas, n_meas);
     struct out o;
     FILE *g = out_open(&o, dir, "generated.txt");
     for (int q = 0; q < n_meas; q++)
