@@ -1457,6 +1457,98 @@ static int best_head(const struct result *r, int rel)
     return best;
 }
 
+/* A head's tag-profile margin (tag_profile()): over the pairs of classes
+ * whose query class has at least TAG_MIN_QUERIES queries, the largest
+ * excess of its mass over the best fixed offset's for the same pair;
+ * *pair gets that pair (from * NC + to) and *k the offset. */
+#define TAG_MIN_QUERIES 100
+#define TAG_MARGIN      0.05 /* a head that beats every offset by this */
+static float tag_margin(const struct lm *lm, const struct result *r, int head,
+                        int *pair, int *k)
+{
+    float best = -1;
+    for (int c = 0; c < NC * NC; c++) {
+        if (lm->tag_q[c / NC] < TAG_MIN_QUERIES)
+            continue;
+        int kb = 0;
+        for (int j = 1; j <= LM_K; j++)
+            kb = lm->tag_off[j][c] > lm->tag_off[kb][c] ? j : kb;
+        const float m = r->tag_mass[head][c] - lm->tag_off[kb][c];
+        if (m > best)
+            best = m, *pair = c, *k = kb;
+    }
+    return best;
+}
+
+/* The book's data on the tag profiles and on what each head does to the
+ * sentence: ch8_tags.md (per measured head count: its heads that beat
+ * every fixed offset on some pair of classes by TAG_MARGIN, and the one
+ * that beats them most) and ch8_sent_ablation.md (per head count: the
+ * head whose mean ablation raises the sentence's loss most, and the word
+ * it costs most), with their numbers as values in ch8tags.values. */
+static void write_book_tags(const struct lm *lm, const char *dir,
+                            const struct result *const *meas, int n_meas)
+{
+    struct out o, ov, os;
+    FILE *f = out_open(&o, dir, "ch8_tags.md");
+    FILE *v = out_open(&ov, dir, "ch8tags.values");
+    FILE *g = out_open(&os, dir, "ch8_sent_ablation.md");
+    fprintf(v, "ch8tags.min_queries=%d\nch8tags.margin=%.2f\n", TAG_MIN_QUERIES,
+            TAG_MARGIN);
+    fprintf(f,
+            "| heads | heads beating every offset by %.2f | head | from "
+            "| to | its weight | uniform | best offset | margin |\n"
+            "|---:|---:|---:|:--|:--|---:|---:|---:|---:|\n",
+            TAG_MARGIN);
+    fprintf(g, "| heads | head | sentence loss, + | word most hurt | "
+               "its loss, + |\n|---:|---:|---:|:--|---:|\n");
+    for (int q = 0; q < n_meas; q++) {
+        const struct result *r = meas[q];
+        int n_beat = 0, top = 0, top_pair = 0, top_k = 0;
+        float top_m = -1;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            int pair = 0, kb = 0;
+            const float m = tag_margin(lm, r, k, &pair, &kb);
+            n_beat += m >= TAG_MARGIN;
+            if (m > top_m)
+                top_m = m, top = k, top_pair = pair, top_k = kb;
+        }
+        fprintf(f,
+                "| %d | %d of %d | %d.%d | %s | %s | %.2f | %.2f | %.2f "
+                "(%d back) | %+.2f |\n",
+                r->heads, n_beat, LM_L * r->heads, top / r->heads,
+                top % r->heads, corpus_tag_class_name(top_pair / NC),
+                corpus_tag_class_name(top_pair % NC),
+                (double)r->tag_mass[top][top_pair],
+                (double)lm->tag_uni[top_pair],
+                (double)lm->tag_off[top_k][top_pair], top_k, (double)top_m);
+        fprintf(v, "ch8tags.n_beat_h%d=%d\nch8tags.top_margin_h%d=%.3f\n",
+                r->heads, n_beat, r->heads, (double)top_m);
+        /* the sentence: the head whose ablation costs it most in all */
+        int worst = 0, word = 0;
+        double worst_sum = -1e9;
+        for (int k = 0; k < LM_L * r->heads; k++) {
+            double sum = 0;
+            for (int t = 0; t + 1 < r->n_sent; t++)
+                sum += r->sent_abl[k][t] - r->sent_base[t];
+            if (sum > worst_sum)
+                worst_sum = sum, worst = k;
+        }
+        for (int t = 1; t + 1 < r->n_sent; t++)
+            if (r->sent_abl[worst][t] - r->sent_base[t] >
+                r->sent_abl[worst][word] - r->sent_base[word])
+                word = t;
+        fprintf(g, "| %d | %d.%d | %+.3f | %s | %.2f, %+.3f |\n", r->heads,
+                worst / r->heads, worst % r->heads, worst_sum,
+                lm->d->vocab[lm->sent[word + 1]], (double)r->sent_base[word],
+                (double)(r->sent_abl[worst][word] - r->sent_base[word]));
+        fprintf(v, "ch8tags.sent_cost_h%d=%.3f\n", r->heads, worst_sum);
+    }
+    out_close(&os);
+    out_close(&ov);
+    out_close(&o);
+}
+
 /* @listing lm_book_data */
 /* What the chapter prints and draws, from this run: into DIR,
  *   ch8run.values         every number the prose quotes (key=value)
@@ -2055,6 +2147,7 @@ static void write_book_data(const char *impl, const struct lm *lm,
             }
         out_close(&o);
     }
+    write_book_tags(lm, dir, meas, n_meas);
 }
 /* @end lm_book_data */
 
