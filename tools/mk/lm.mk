@@ -118,6 +118,44 @@ endif
 	  $(if $(filter-out solutions,$(IMPL)),--reference $(LM_REF)) $(LM_OUT)
 endif
 
+# make lm-reference: the long run of chapter 8's experiment
+# (lm-experiment --size long: 1, 4 and 16 heads and 4 query heads on one
+# K/V head, each tuned alike on a grid of rates and trained over 3 seeds
+# on 4,194,304 tokens, about 4.6 passes over the training texts), whose
+# numbers, committed in $(LM_LONG_REF)/ once it has been run, are the
+# ones the book is to print. Results into $(LM_LONG_OUT)/, then compared
+# with the committed run's test losses (compare.txt).
+#
+#   make lm-reference                   the whole run
+#   make lm-reference LM_STOP=262144    the 4-head networks only, at the
+#                                       committed run's rate for them,
+#                                       stopped after that many tokens
+#                                       (the schedule stays the whole
+#                                       run's): their first validation
+#                                       points beside the committed ones
+LM_LONG_REF := tools/runs/lm/reference/long
+LM_LONG_OUT ?= $(B)/lm/long
+LM_LONG_TOL ?= 0.002
+
+.PHONY: lm-reference
+## lm-reference: chapter 8's long run, whose numbers the book is to print, beside the committed ones (LM_STOP=tokens: its first points only)
+lm-reference: $(LM_EXP_DIR)/solutions/lm-experiment
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	@mkdir -p $(LM_LONG_OUT)/stopped
+ifeq ($(LM_STOP),)
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
+	  --data $(LM_LONG_OUT)/data \
+	  $(if $(wildcard $(LM_LONG_REF)/results.csv),--reference $(LM_LONG_REF)) \
+	  $(LM_LONG_OUT)
+else
+	@[ -f $(LM_LONG_REF)/tuning.csv ] || { echo "make lm-reference LM_STOP=...: no committed run in $(LM_LONG_REF) to compare with"; exit 1; }
+	@lr=$$(awk -F, '$$2 == 4 && $$3 == 4 && $$9 == 1 { print $$4 }' $(LM_LONG_REF)/tuning.csv); \
+	[ -n "$$lr" ] || { echo "$(LM_LONG_REF)/tuning.csv names no chosen rate for 4 heads"; exit 1; }; \
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --heads 4 --kv none \
+	  --lrs $$lr --stop $(LM_STOP) --corpus $(CORPUS_BIN) $(LM_LONG_OUT)/stopped && \
+	sh tools/runs/lm/curves_compare.sh $(LM_LONG_OUT)/stopped $(LM_LONG_REF) $(LM_LONG_TOL)
+endif
+
 # make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
 # --roles): one network each of 1, 4 and 16 heads, trained on 8,388,608
 # tokens (about nine passes over the training texts) at one rate, and

@@ -5,8 +5,8 @@
  * 6's grouped-query attention), each configuration tuned the same way,
  * and what its heads do (heads_lm.h).
  *
- *   lm-experiment [--size smoke|book|full] [--seeds N] [--workers W]
- *                 [--heads 1,2,4,8,16] [--lrs 7e-3,1.4e-2] [--kv 4,2,1]
+ *   lm-experiment [--size smoke|book|long|full] [--seeds N] [--workers W]
+ *                 [--heads 1,2,4,8,16] [--lrs 7e-3,1.4e-2] [--kv 4,2,1|none]
  *                 [--tokens N] [--corpus FILE] [--impl NAME]
  *                 [--data DIR] [--reference DIR] [--stop TOKENS]
  *                 RESULTS_DIR
@@ -178,6 +178,23 @@ static const struct size sizes[] = {
      .n_test = 128,
      .n_meas = 64,
      .n_abl = 24},
+    {.name = "long", /* the reference run the book prints */
+     .seeds = 3,
+     .n_heads = 3,
+     .heads = {1, 4, 16},
+     .n_lr = 6,
+     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
+     .lr_lo = 1,
+     .lr_hi = 2,
+     .gqa_h = 4,
+     .n_kv = 1,
+     .kv = {1},
+     .tokens = 4194304,
+     .points = 16,
+     .n_val = 128,
+     .n_test = 512,
+     .n_meas = 128,
+     .n_abl = 48},
     {.name = "full",
      .seeds = 3,
      .n_heads = 5,
@@ -2537,11 +2554,12 @@ int main(int argc, char **argv)
 {
     struct run run = {
         .prog = PROG,
-        .usage = "[--size smoke|book|full] [--seeds N] [--workers W] "
-                 "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1] "
-                 "[--data DIR] [--reference DIR] "
-                 "[--tokens N] [--corpus FILE] [--impl NAME] "
-                 "[--stop TOKENS] RESULTS_DIR",
+        .usage =
+            "[--size smoke|book|long|full] [--seeds N] [--workers W] "
+            "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
+            "[--data DIR] [--reference DIR] "
+            "[--tokens N] [--corpus FILE] [--impl NAME] "
+            "[--stop TOKENS] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
@@ -2566,10 +2584,11 @@ int main(int argc, char **argv)
     /* the size, then the options over it */
     struct lm lm = {0};
     int z = 0;
-    while (z < 3 && strcmp(sizes[z].name, size_arg) != 0)
+    const int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
+    while (z < n_sizes && strcmp(sizes[z].name, size_arg) != 0)
         z++;
-    if (z == 3)
-        run_fail(&run, 2, "SIZE must be smoke, book or full, not '%s'",
+    if (z == n_sizes)
+        run_fail(&run, 2, "SIZE must be smoke, book, long or full, not '%s'",
                  size_arg);
     lm.sz = sizes[z];
     if (run.seeds)
@@ -2611,7 +2630,9 @@ int main(int argc, char **argv)
                      : "; run make corpus again (make deps installs the "
                        "Brown corpus it reads)");
     lm.d = &d;
-    if (kv_arg)
+    if (kv_arg && strcmp(kv_arg, "none") == 0)
+        lm.sz.n_kv = 0; /* no configuration shares K/V heads */
+    else if (kv_arg)
         lm.sz.n_kv = run_parse_ints(&run, "KV", kv_arg, lm.sz.kv, MAX_KV, 0,
                                     lm.sz.gqa_h);
     /* the configurations: every head count, then the K/V sharing ones */
