@@ -1070,7 +1070,7 @@ int mean_ablate_head(float *concat, const float *mean, int N, int C,
  *
  * A request carries the model's sizes (integers 0-5), its state
  * (6-12: adam_t, B, T, the loss's bits, ablated, whether m->targets is
- * set, whether m->ablation is; 31: whether m->x is), the ablation's
+ * set, whether an ablation is; 31: whether m->x is), the ablation's
  * block and head (13, 14),
  * the thread count (15) and the call's own arguments (16 on:
  * gpt_train_step() sends *loss and *norm too, which stay as they were
@@ -1110,6 +1110,7 @@ static void model_request(const struct gpt_model *m, long long *i,
                           struct arg *a)
 {
     const struct gpt_config *c = &m->cfg;
+    const struct gpt_ablation *ab = heads_ablation_of(m);
     const long long s[] = {c->V,
                            c->T,
                            c->C,
@@ -1122,9 +1123,9 @@ static void model_request(const struct gpt_model *m, long long *i,
                            worker_bits(m->loss),
                            m->ablated,
                            m->targets != NULL,
-                           m->ablation != NULL,
-                           m->ablation ? m->ablation->block : 0,
-                           m->ablation ? m->ablation->head : 0,
+                           ab != NULL,
+                           ab ? ab->block : 0,
+                           ab ? ab->head : 0,
                            kit_max_threads()};
     memcpy(i, s, sizeof s);
     a[0] = floats(m->params, m->n_params, 1);
@@ -1133,8 +1134,8 @@ static void model_request(const struct gpt_model *m, long long *i,
     a[3] = floats(m->adam_v, m->n_params, 1);
     a[4] = floats(m->act_block, m->n_acts, 1);
     i[31] = m->x != NULL;
-    a[8] = floats(m->ablation ? m->ablation->mean : NULL,
-                  m->ablation && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
+    a[8] = floats(ab ? ab->mean : NULL,
+                  ab && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
 }
 
 /* m's state after the call, from the reply r; the pointers the call
