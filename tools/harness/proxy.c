@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 
+#include "kit_runner.h"
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS
 #include "leakcheck.h"
@@ -149,6 +150,9 @@ static void sandbox_filter(pid_t self)
     seccomp_release(f);
 }
 
+/* The test's CPU limit, which the worker gets too (test_start()). */
+static rlim_t cpu_limit;
+
 static void sandbox_limits(void)
 {
     struct {
@@ -156,7 +160,8 @@ static void sandbox_limits(void)
         rlim_t value;
     } lim[] = {
         {RLIMIT_AS, (rlim_t)env_long("KIT_WORKER_MEM_MB", 2048) << 20},
-        {RLIMIT_CPU, (rlim_t)env_long("KIT_WORKER_CPU", 20)},
+        {RLIMIT_CPU,
+         cpu_limit ? cpu_limit : (rlim_t)env_long("KIT_WORKER_CPU", 20)},
         {RLIMIT_FSIZE, 0},
         {RLIMIT_CORE, 0},
         {RLIMIT_NPROC, (rlim_t)env_long("KIT_WORKER_NPROC", 64)},
@@ -466,7 +471,7 @@ static long long call_locked(uint32_t fn, const long long *ints, int n_ints,
 /* Called by the runner in a test's process after the body and the leak
  * check: the worker is told to stop, its output is passed on, and the
  * cut is said. */
-void kit_worker_end(void)
+static void kit_worker_end(void)
 {
     if (owner != getpid())
         return;
@@ -486,6 +491,19 @@ void kit_worker_end(void)
                "bytes were not kept]\n",
                out_kept, out_cut);
     fflush(stdout);
+}
+
+static int test_start(unsigned long long cpu_seconds)
+{
+    cpu_limit = (rlim_t)cpu_seconds; /* 0: none, KIT_WORKER_CPU's or 20 s */
+    return 0;
+}
+
+/* The runner calls these two in each test's process (kit_runner.h). */
+__attribute__((constructor)) static void plug_into_runner(void)
+{
+    static const struct kit_runner_hooks h = {test_start, kit_worker_end};
+    kit_runner_set_hooks(&h);
 }
 
 /* The leak check of the student's code that runs in the worker. */
