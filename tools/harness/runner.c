@@ -260,6 +260,12 @@ int kit_check(int ok, const char *file, int line, const char *fmt, ...)
     return ok;
 }
 
+/* The leak check's reports (leakcheck.h): a failed check. */
+static void leak_failed(const char *file, int line, const char *msg)
+{
+    kit_check(0, file, line, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------
  * Running one body in a child
  * ------------------------------------------------------------------- */
@@ -1540,6 +1546,7 @@ int main(int argc, char **argv)
 #endif
     if (!parse_args(argc, argv, &list))
         return 2;
+    kit_leak_set_reporter(leak_failed);
     qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);
     if (list) {
         for (int c = 0; c < n_chapters; c++)
