@@ -178,10 +178,10 @@ struct gpt_model {
     const int *x;               /* (B, T) and its tokens, not owned   */
     const int *targets;         /* (B, T) and targets, or NULL        */
     float loss;                 /* its mean loss (0 without targets)  */
-    gpt_attention_hook after_attention; /* NULL (gpt_init's), or one  */
-    void *hook_ctx;                     /* what it is called with             */
+    gpt_attention_hook after_attention; /* NULL (gpt_init's), or a hook */
+    void *hook_ctx;                     /* its ctx, not owned            */
     int ablated; /* the last forward pass called a hook (the name is
-                  * chapter 8's: its ablations are the hook's use)      */
+                  * chapter 8's, whose ablations are hooks) */
 };
 
 /* Check cfg, allocate m (parameters, gradients, AdamW's state, the
