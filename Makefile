@@ -374,7 +374,7 @@ $(B)/plots/%.png: $(B)/plots/%.pdf
 # The runner's own test binary: tools/harness/selftest.c, not a chapter.
 # selftest.c is compiled as a student's file is, with the leak check.
 $(B)/selftest/kit_selftest: tools/harness/runner.c tools/harness/selftest.c \
-                            tools/harness/leakcheck.c tools/harness/leakcheck.h \
+                            tools/harness/leakcheck.c tools/harness/leakcheck.h tools/harness/kit_runner.h \
                             tests/kit_test.h Makefile tools/mk/flags.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -Iinclude -Itests $(PKG_CFLAGS) $(LEAKCHECK) -c \

@@ -34,7 +34,6 @@
 #include "attention.h"
 #include "fast.h"
 #include "grad.h"
-#include "heads_lm.h"
 #include "rng.h"
 #include "test_hooks.h" /* what the tests call beside the API */
 
@@ -852,15 +851,13 @@ static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
     const struct gpt_config *c = &m->cfg;
     if (B <= 0 || B > c->B || T_used <= 0 || T_used > c->T)
         return KIT_E_SIZE;
-    if (m->ablation && (m->ablation->block < 0 || m->ablation->block >= c->L))
-        return KIT_E_SIZE;
     const int T = T_used, N = B * T, C = c->C, V = c->V;
     for (int i = 0; i < N; i++)
         if (x[i] < 0 || x[i] >= V ||
             (targets && (targets[i] < 0 || targets[i] >= V)))
             return KIT_E_SIZE;
     m->B = B, m->T = T, m->x = x, m->targets = targets, m->loss = 0;
-    m->ablated = m->ablation != NULL;
+    m->ablated = m->after_attention != NULL;
     gpt_point_acts(m); /* packed for this batch */
     const struct gpt_params *p = &m->p;
     struct gpt_acts *a = &m->a;
@@ -882,11 +879,11 @@ static int forward_pass(struct gpt_model *m, const int *x, const int *targets,
         TRY(layernorm_forward(v.x_in, ln1_g, ln1_b, v.ln1, v.ln1_mean,
                               v.ln1_rstd, N, C));
         TRY(attention_forward_batch(m, &w, v.ln1, v.attn));
-        /* chapter 8's hook: one head replaced by its mean */
-        if (m->ablation && m->ablation->block == l)
+        /* the caller's hook, if any (chapter 8's ablations) */
+        if (m->after_attention)
             for (int b = 0; b < B; b++)
-                TRY(heads_apply_ablation(m, v.ln1 + b * T * C,
-                                         v.attn + b * T * C, T));
+                TRY(m->after_attention(m->hook_ctx, m, l, v.ln1 + b * T * C,
+                                       v.attn + b * T * C, T));
         /* 3. X_mid = X + attn: the first residual connection */
         for (int i = 0; i < N * C; i++)
             v.x_mid[i] = v.x_in[i] + v.attn[i];

@@ -1,9 +1,9 @@
 /*
  * heads_lm.c: chapter 8's measurements of the trained model's heads,
  * the given part (heads_lm.h): relation cases from Brown's tags, the
- * heads' outputs recomputed from a forward pass, the ablation hook that
- * gpt_forward() calls, and the driver that ablates every head in turn
- * and measures the loss per tag class. Not an exercise: the exercises
+ * heads' outputs recomputed from a forward pass, the ablation hook it
+ * sets on the model (gpt.h's after_attention), and the driver that
+ * ablates every head in turn and measures the loss per tag class. Not an exercise: the exercises
  * (head_offset_profile, relation_score, mean_ablate_head) are in the
  * student's ch8_lm.c.
  *
@@ -208,18 +208,21 @@ int heads_block_concat(const struct gpt_model *m, int l, int b, float *concat,
 }
 
 /* @listing heads_apply_ablation */
-/* out += (concat' - concat) W_o, concat' = concat with the head's block
- * replaced by its mean: out becomes concat' W_o. */
-int heads_apply_ablation(const struct gpt_model *m, const float *ln1,
-                         float *out, int T)
+/* The hook, for every block: in block ab->block, out += (concat' -
+ * concat) W_o, concat' = concat with the head's block replaced by its
+ * mean: out becomes concat' W_o. */
+int heads_apply_ablation(void *ctx, const struct gpt_model *m, int block,
+                         const float *ln1, float *out, int T)
 {
-    if (!m || !m->ablation || !m->ablation->mean || !ln1 || !out)
+    const struct gpt_ablation *ab = ctx;
+    if (!m || !ab || !ab->mean || !ln1 || !out)
         return KIT_E_NULL;
-    const struct gpt_ablation *ab = m->ablation;
     const int C = m->cfg.C, h = m->cfg.n_heads;
     if (ab->block < 0 || ab->block >= m->cfg.L || ab->head < 0 ||
         ab->head >= h || T <= 0)
         return KIT_E_SIZE;
+    if (block != ab->block)
+        return KIT_OK; /* another block: its output stays */
     const size_t TC = (size_t)T * C;
     struct mha_weights w = gpt_block_attn(&m->p, &m->cfg, ab->block);
     float *V = malloc((4 * TC + (size_t)h * T * T) * sizeof *V);
@@ -251,6 +254,17 @@ int heads_apply_ablation(const struct gpt_model *m, const float *ln1,
 }
 /* @end heads_apply_ablation */
 
+void heads_set_ablation(struct gpt_model *m, const struct gpt_ablation *ab)
+{
+    m->after_attention = ab ? heads_apply_ablation : NULL;
+    m->hook_ctx = (void *)ab; /* the hook only reads it */
+}
+
+const struct gpt_ablation *heads_ablation_of(const struct gpt_model *m)
+{
+    return m->after_attention == heads_apply_ablation ? m->hook_ctx : NULL;
+}
+
 /* ---------------------------------------------------------------------
  * The driver: every head's mean, and the loss without each head
  * ------------------------------------------------------------------- */
@@ -267,7 +281,7 @@ int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
     float *concat = malloc((size_t)T * C * sizeof *concat);
     float *weights = malloc((size_t)m->cfg.n_heads * T * T * sizeof *weights);
     int rc = sum && concat && weights ? KIT_OK : KIT_E_NOMEM;
-    m->ablation = NULL;
+    heads_set_ablation(m, NULL);
     for (int s = 0; s < n_seq && rc == KIT_OK; s += m->cfg.B) {
         const int B = n_seq - s < m->cfg.B ? n_seq - s : m->cfg.B;
         rc = gpt_forward(m, x + (size_t)s * T, NULL, B, T);
@@ -291,7 +305,7 @@ int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
 }
 
 /* The loss summed per target class over the n_seq sequences, with
- * m's ablation as it is: sum (TAG_N_CLASSES) += . */
+ * m's hook as it is: sum (TAG_N_CLASSES) += . */
 static int class_losses(struct gpt_model *m, const int *x, const int *targets,
                         const unsigned char *cls, int n_seq, int T, double *sum)
 {
@@ -329,7 +343,7 @@ int heads_ablation_scan(struct gpt_model *m, const int *x, const int *targets,
         n_c[target_class[k]]++;
     /* 1. the loss with every head: the baseline */
     double sum[TAG_N_CLASSES] = {0};
-    m->ablation = NULL;
+    heads_set_ablation(m, NULL);
     TRY(class_losses(m, x, targets, target_class, n_seq, T, sum));
     for (int c = 0; c < NC; c++) {
         base[c] = n_c[c] ? (float)(sum[c] / n_c[c]) : 0.0f;
@@ -341,9 +355,9 @@ int heads_ablation_scan(struct gpt_model *m, const int *x, const int *targets,
             struct gpt_ablation ab = {l, i,
                                       means + ((size_t)l * h + i) * d_head};
             memset(sum, 0, sizeof sum);
-            m->ablation = &ab;
+            heads_set_ablation(m, &ab);
             int rc = class_losses(m, x, targets, target_class, n_seq, T, sum);
-            m->ablation = NULL;
+            heads_set_ablation(m, NULL);
             if (rc != KIT_OK)
                 return rc;
             for (int c = 0; c < NC; c++)

@@ -139,15 +139,19 @@ struct gpt_acts {
     float *losses;   /* (B, T)       -log softmax(logits)[target]     */
 };
 
-/* An optional change to the forward pass, for chapter 8's ablations
- * (heads_lm.h): block `block`'s head `head` gives mean (d_head) at every
- * position instead of its own output. gpt_backward() refuses a forward
- * pass made with one (KIT_E_SIZE): it is for measuring the loss. */
-struct gpt_ablation {
-    int block;         /* l, 0 .. L-1                                  */
-    int head;          /* i, 0 .. h-1                                  */
-    const float *mean; /* (d_head) what head i's output becomes        */
-};
+/* An optional callback on each block's attention output, which the
+ * model offers any caller (chapter 8's ablations are one, heads_lm.h).
+ * When m->after_attention is set, gpt_forward() calls it for every block
+ * l = 0 .. L-1 and every sequence of the batch, right after block l's
+ * attention, with ctx = m->hook_ctx: ln1 (T, C) is the attention's input
+ * (LN1(X)), attn (T, C) its output, which the callback may change before
+ * the residual connection adds it. A status other than KIT_OK stops the
+ * forward pass, which returns it. gpt_backward() refuses a forward pass
+ * made with a callback (KIT_E_SIZE): it is for measuring the loss. */
+struct gpt_model;
+typedef int (*gpt_attention_hook)(void *ctx, const struct gpt_model *m,
+                                  int block, const float *ln1, float *attn,
+                                  int T);
 
 struct gpt_model {
     struct gpt_config cfg;
@@ -175,8 +179,10 @@ struct gpt_model {
     const int *x;               /* (B, T) and its tokens, not owned   */
     const int *targets;         /* (B, T) and targets, or NULL        */
     float loss;                 /* its mean loss (0 without targets)  */
-    const struct gpt_ablation *ablation; /* NULL (gpt_init's), or one  */
-    int ablated; /* the last forward pass used it      */
+    gpt_attention_hook after_attention; /* NULL (gpt_init's), or a hook */
+    void *hook_ctx;                     /* its ctx, not owned            */
+    int ablated; /* the last forward pass called a hook (the name is
+                  * chapter 8's, whose ablations are hooks) */
 };
 
 /* Check cfg, allocate m (parameters, gradients, AdamW's state, the

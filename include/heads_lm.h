@@ -11,8 +11,8 @@
  *     head's mean in place of zero): mean_ablate_head()
  * The three are the chapter's exercises (starter/ch8_lm.c); the rest of
  * this header is given code (given/heads_lm.c): the relation cases read
- * from Brown's tags, the model's ablation hook, and the driver that
- * ablates every head on validation data.
+ * from Brown's tags, the ablation hook it sets on the model, and the
+ * driver that ablates every head on validation data.
  *
  * Dimension letters used in every shape comment:
  *   N = sequences, T = tokens per sequence, K = the largest offset
@@ -160,25 +160,45 @@ int heads_relation_cases(const char *const *tags, int T, int rel, int offset,
 int heads_block_concat(const struct gpt_model *m, int l, int b, float *concat,
                        float *weights);
 
-/* What gpt_forward() calls when m->ablation is set, for every sequence
- * b, right after block l = m->ablation->block's mha_forward(): out
- * (T, C) is that call's output, ln1 (T, C) its input, and m->weights
- * its weights. With concat the heads' outputs (as above) and concat'
- * the same after mean_ablate_head(concat', mean, ...):
+/* A mean ablation: block `block`'s head `head` gives mean (d_head) at
+ * every position instead of its own output. */
+struct gpt_ablation {
+    int block;         /* l, 0 .. L-1                                  */
+    int head;          /* i, 0 .. h-1                                  */
+    const float *mean; /* (d_head) what head i's output becomes        */
+};
+
+/* The model's hook (gpt.h's after_attention) that applies the ablation
+ * ctx (a const struct gpt_ablation *): gpt_forward() calls it for every
+ * block and sequence, right after the block's attention; for block
+ * l = ab->block it changes the output, and for any other it returns at
+ * once. out (T, C) is that block's attention output, ln1 (T, C) its
+ * input. With concat the heads' outputs (as above) and concat' the same
+ * after mean_ablate_head(concat', mean, ...):
  *   out += (concat' - concat) W_o
  * which is exactly concat' W_o, the layer's output with the head
  * replaced, since out = concat W_o: the other heads' blocks of
  * concat' - concat are 0, so their share of out is the student's own
- * numbers, untouched. Returns KIT_OK, KIT_E_NULL, KIT_E_SIZE (block or
- * head out of range), KIT_E_NOMEM or an error of the student's code. */
-int heads_apply_ablation(const struct gpt_model *m, const float *ln1,
-                         float *out, int T);
+ * numbers, untouched. Returns KIT_OK, KIT_E_NULL, KIT_E_SIZE (the
+ * ablation's block or head out of range, whatever the block called),
+ * KIT_E_NOMEM or an error of the student's code. */
+int heads_apply_ablation(void *ctx, const struct gpt_model *m, int block,
+                         const float *ln1, float *out, int T);
+
+/* Make m's forward passes apply ab (heads_apply_ablation() as its hook,
+ * ab its context, which must live as long as the hook is set), or none
+ * with ab NULL (the hook unset). */
+void heads_set_ablation(struct gpt_model *m, const struct gpt_ablation *ab);
+
+/* The ablation m's forward passes apply: its hook's context when the
+ * hook is heads_apply_ablation(), else NULL. */
+const struct gpt_ablation *heads_ablation_of(const struct gpt_model *m);
 
 /* The mean of every head's output over the positions of n_seq
  * sequences x (n_seq, T) (run in batches of at most m->cfg.B): means
  * (L, h, d_head), block l's head i at means + (l*h + i)*d_head. Runs
- * the forward pass without targets and without ablation (m->ablation
- * is set to NULL). Returns KIT_OK or an error of the forward pass. */
+ * the forward pass without targets and without ablation (m's hook is
+ * unset first). Returns KIT_OK or an error of the forward pass. */
 int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
                 float *means);
 
@@ -191,7 +211,7 @@ int heads_means(struct gpt_model *m, const int *x, int n_seq, int T,
  * and base[c] the same without ablation, count[c] how many positions
  * have class c (a class with none gets loss 0). loss (L, h,
  * TAG_N_CLASSES), base, count (TAG_N_CLASSES). The increase is
- * loss - base. Leaves m->ablation NULL. Returns KIT_OK, KIT_E_NULL,
+ * loss - base. Leaves m's hook unset. Returns KIT_OK, KIT_E_NULL,
  * KIT_E_SIZE or an error of the forward pass. */
 int heads_ablation_scan(struct gpt_model *m, const int *x, const int *targets,
                         const unsigned char *target_class, int n_seq, int T,

@@ -2041,7 +2041,8 @@ static void ref_replace(const struct gpt_model *m, int l, const double *concat,
 }
 
 KIT_TEST(ablation_hook_model,
-         "gpt_forward with m->ablation: block 1's attention output becomes "
+         "gpt_forward with the ablation hook set: block 1's attention output "
+         "becomes "
          "concat' W_o with head 0 replaced by the given mean, exactly")
 {
     struct gpt_model m;
@@ -2080,7 +2081,7 @@ KIT_TEST(ablation_hook_model,
         }
     }
     const struct gpt_ablation ab = {1, 0, mean};
-    m.ablation = &ab;
+    heads_set_ablation(&m, &ab);
     if (!ablation_ready("gpt_forward(x, y) with block 1's head 0 ablated",
                         gpt_forward(&m, x, y, MB, MT)))
         goto done;
@@ -2103,10 +2104,10 @@ KIT_TEST(ablation_hook_model,
     KIT_EXPECT_STATUS("gpt_backward() after an ablated forward pass",
                       gpt_backward(&m), KIT_E_SIZE);
     const struct gpt_ablation bad = {2, 0, mean};
-    m.ablation = &bad;
+    heads_set_ablation(&m, &bad);
     KIT_EXPECT_STATUS("gpt_forward with an ablation of block 2 of 2",
                       gpt_forward(&m, x, y, MB, MT), KIT_E_SIZE);
-    m.ablation = NULL;
+    heads_set_ablation(&m, NULL);
     if (KIT_EXPECT_STATUS("gpt_forward(x, y) without the ablation again",
                           gpt_forward(&m, x, y, MB, MT), KIT_OK))
         KIT_CHECK(m.loss == loss,
@@ -2167,12 +2168,12 @@ KIT_TEST(ablation_scan_driver,
             double sum[TAG_N_CLASSES] = {0}, want_l[TAG_N_CLASSES];
             int n[TAG_N_CLASSES] = {0};
             for (int s = 0; s < S; s++) {
-                m.ablation = l < 0 ? NULL : &ab;
+                heads_set_ablation(&m, l < 0 ? NULL : &ab);
                 gpt_forward(&m, x + s * MT, y + s * MT, 1, MT);
                 for (int t = 0; t < MT; t++)
                     sum[cls[s * MT + t]] += m.a.losses[t], n[cls[s * MT + t]]++;
             }
-            m.ablation = NULL;
+            heads_set_ablation(&m, NULL);
             for (int c = 0; c < TAG_N_CLASSES; c++)
                 want_l[c] = n[c] ? sum[c] / n[c] : 0;
             if (l < 0) {
@@ -2194,7 +2195,8 @@ KIT_TEST(ablation_scan_driver,
         "heads_ablation_scan with a class out of range",
         heads_ablation_scan(&m, x, y, cls, S, MT, means, loss, base, count),
         KIT_E_SIZE);
-    KIT_CHECK(m.ablation == NULL, "heads_ablation_scan left m->ablation set");
+    KIT_CHECK(m.after_attention == NULL,
+              "heads_ablation_scan left the model's hook set");
 done:
     gpt_free(&m);
 }

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 
+#include "kit_runner.h"
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS
 #include "leakcheck.h"
@@ -149,6 +150,9 @@ static void sandbox_filter(pid_t self)
     seccomp_release(f);
 }
 
+/* The test's CPU limit, which the worker gets too (test_start()). */
+static rlim_t cpu_limit;
+
 static void sandbox_limits(void)
 {
     struct {
@@ -156,7 +160,8 @@ static void sandbox_limits(void)
         rlim_t value;
     } lim[] = {
         {RLIMIT_AS, (rlim_t)env_long("KIT_WORKER_MEM_MB", 2048) << 20},
-        {RLIMIT_CPU, (rlim_t)env_long("KIT_WORKER_CPU", 20)},
+        {RLIMIT_CPU,
+         cpu_limit ? cpu_limit : (rlim_t)env_long("KIT_WORKER_CPU", 20)},
         {RLIMIT_FSIZE, 0},
         {RLIMIT_CORE, 0},
         {RLIMIT_NPROC, (rlim_t)env_long("KIT_WORKER_NPROC", 64)},
@@ -466,7 +471,7 @@ static long long call_locked(uint32_t fn, const long long *ints, int n_ints,
 /* Called by the runner in a test's process after the body and the leak
  * check: the worker is told to stop, its output is passed on, and the
  * cut is said. */
-void kit_worker_end(void)
+static void kit_worker_end(void)
 {
     if (owner != getpid())
         return;
@@ -486,6 +491,19 @@ void kit_worker_end(void)
                "bytes were not kept]\n",
                out_kept, out_cut);
     fflush(stdout);
+}
+
+static int test_start(unsigned long long cpu_seconds)
+{
+    cpu_limit = (rlim_t)cpu_seconds; /* 0: none, KIT_WORKER_CPU's or 20 s */
+    return 0;
+}
+
+/* The runner calls these two in each test's process (kit_runner.h). */
+__attribute__((constructor)) static void plug_into_runner(void)
+{
+    static const struct kit_runner_hooks h = {test_start, kit_worker_end};
+    kit_runner_set_hooks(&h);
 }
 
 /* The leak check of the student's code that runs in the worker. */
@@ -1070,7 +1088,7 @@ int mean_ablate_head(float *concat, const float *mean, int N, int C,
  *
  * A request carries the model's sizes (integers 0-5), its state
  * (6-12: adam_t, B, T, the loss's bits, ablated, whether m->targets is
- * set, whether m->ablation is; 31: whether m->x is), the ablation's
+ * set, whether an ablation is; 31: whether m->x is), the ablation's
  * block and head (13, 14),
  * the thread count (15) and the call's own arguments (16 on:
  * gpt_train_step() sends *loss and *norm too, which stay as they were
@@ -1110,6 +1128,7 @@ static void model_request(const struct gpt_model *m, long long *i,
                           struct arg *a)
 {
     const struct gpt_config *c = &m->cfg;
+    const struct gpt_ablation *ab = heads_ablation_of(m);
     const long long s[] = {c->V,
                            c->T,
                            c->C,
@@ -1122,9 +1141,9 @@ static void model_request(const struct gpt_model *m, long long *i,
                            worker_bits(m->loss),
                            m->ablated,
                            m->targets != NULL,
-                           m->ablation != NULL,
-                           m->ablation ? m->ablation->block : 0,
-                           m->ablation ? m->ablation->head : 0,
+                           ab != NULL,
+                           ab ? ab->block : 0,
+                           ab ? ab->head : 0,
                            kit_max_threads()};
     memcpy(i, s, sizeof s);
     a[0] = floats(m->params, m->n_params, 1);
@@ -1133,8 +1152,8 @@ static void model_request(const struct gpt_model *m, long long *i,
     a[3] = floats(m->adam_v, m->n_params, 1);
     a[4] = floats(m->act_block, m->n_acts, 1);
     i[31] = m->x != NULL;
-    a[8] = floats(m->ablation ? m->ablation->mean : NULL,
-                  m->ablation && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
+    a[8] = floats(ab ? ab->mean : NULL,
+                  ab && c->n_heads > 0 ? c->C / c->n_heads : 0, 0);
 }
 
 /* m's state after the call, from the reply r; the pointers the call

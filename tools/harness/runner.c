@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* wait4(): a test's CPU time */
 
+#include "kit_runner.h"
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS /* the runner calls the real allocator */
 #include "leakcheck.h"
@@ -150,10 +151,13 @@ struct rec_header {
     int msg_len;
 };
 
-/* When grading, the student's functions run in a worker process
- * (proxy.c, linked in place of the student's files), which a test's
- * process stops at the test's end. */
-void kit_worker_end(void) __attribute__((weak));
+/* What a program linked with the runner plugs in (kit_runner.h). */
+static const struct kit_runner_hooks *hooks;
+
+void kit_runner_set_hooks(const struct kit_runner_hooks *h)
+{
+    hooks = h;
+}
 
 static int record_fd = -1; /* write end, in a child; -1 in-process */
 static int child_failed;   /* checks failed so far, in a child */
@@ -256,6 +260,12 @@ int kit_check(int ok, const char *file, int line, const char *fmt, ...)
     return ok;
 }
 
+/* The leak check's reports (leakcheck.h): a failed check. */
+static void leak_failed(const char *file, int line, const char *msg)
+{
+    kit_check(0, file, line, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------
  * Running one body in a child
  * ------------------------------------------------------------------- */
@@ -319,8 +329,8 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
 static int timeouts_so_far;
 
 /* --cpu-time (grading): the limit counts the CPU time of the test's
- * process (RLIMIT_CPU: every thread, and each process it starts, the
- * grading worker among them, has its own), so that a busy machine does
+ * process (RLIMIT_CPU: every thread, and each process it starts, one a
+ * hook starts among them, has its own), so that a busy machine does
  * not fail a test that a quiet one passes. A test that waits without
  * computing is stopped by the wall clock after this many times the
  * limit. */
@@ -712,6 +722,7 @@ static void run_forked(const struct kit_test *t)
             dprintf(san_fd, "\n==== test %s ====\n", t->name);
             dup2(san_fd, STDERR_FILENO);
         }
+        unsigned long long cpu = 0; /* the limit set here, for the hook */
         if (opt.cpu) {
             struct rlimit r, had;
             r.rlim_cur = (rlim_t)ceil(limit);
@@ -721,12 +732,12 @@ static void run_forked(const struct kit_test *t)
                 r.rlim_max = had.rlim_max; /* the run's own limit is lower */
                 r.rlim_cur = r.rlim_max > 1 ? r.rlim_max - 1 : r.rlim_max;
             }
-            char v[32];
-            snprintf(v, sizeof v, "%llu", (unsigned long long)r.rlim_cur);
-            if (setrlimit(RLIMIT_CPU, &r) != 0 ||
-                setenv("KIT_WORKER_CPU", v, 1) != 0) /* the worker's too */
+            if (setrlimit(RLIMIT_CPU, &r) != 0)
                 _exit(126);
+            cpu = (unsigned long long)r.rlim_cur;
         }
+        if (hooks && hooks->on_test_start && hooks->on_test_start(cpu) != 0)
+            _exit(126);
         kit_leak_reset();
         race_from = KIT_RACE ? san_from : -1;
         t->body();
@@ -734,8 +745,8 @@ static void run_forked(const struct kit_test *t)
             lsan_check(san_from);
         if (race_from >= 0)
             race_check(race_from);
-        if (kit_worker_end) /* grading: the student's code ran there */
-            kit_worker_end();
+        if (hooks && hooks->on_test_end)
+            hooks->on_test_end();
         send_record(REC_END, 1, "", 0, "");
         fflush(stdout);
         _exit(0);
@@ -795,9 +806,9 @@ static void run_forked(const struct kit_test *t)
     memset(&ru, 0, sizeof ru);
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
-    /* Its CPU time ran out: it, or the grading worker it started, was
-     * stopped by SIGXCPU (the worker's death is passed on as its own),
-     * or, having caught that, by SIGKILL a second later. */
+    /* Its CPU time ran out: it, or a process it started (a hook's,
+     * whose death it passes on as its own), was stopped by SIGXCPU, or,
+     * having caught that, by SIGKILL a second later. */
     double cpu_used = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     int cpu_out = opt.cpu && !timed_out && WIFSIGNALED(status) &&
@@ -1535,6 +1546,7 @@ int main(int argc, char **argv)
 #endif
     if (!parse_args(argc, argv, &list))
         return 2;
+    kit_leak_set_reporter(leak_failed);
     qsort(chapters, (size_t)n_chapters, sizeof chapters[0], by_number);
     if (list) {
         for (int c = 0; c < n_chapters; c++)

@@ -233,7 +233,7 @@ static int chapter8_model(long long *out, uint32_t *n_out)
         _exit(3);
     gpt_point_acts(&m);
     const struct gpt_ablation ab = {I(13), I(14), F(8)};
-    m.ablation = I(12) ? &ab : NULL;
+    heads_set_ablation(&m, I(12) ? &ab : NULL);
     threads(I(15));
     float loss = worker_float(iv[29]), norm = worker_float(iv[30]);
     /* a training call's tc (integers 19-27; unused by the others) */

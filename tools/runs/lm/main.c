@@ -409,7 +409,7 @@ static int unique_params(const struct gpt_model *m, int g)
 static int eval_loss(struct gpt_model *m, const struct windows *w, float *loss)
 {
     double sum = 0;
-    m->ablation = NULL;
+    m->after_attention = NULL;
     for (int s = 0; s < w->n; s += m->cfg.B) {
         const int B = w->n - s < m->cfg.B ? w->n - s : m->cfg.B;
         const size_t at = (size_t)s * LM_T;
@@ -522,7 +522,7 @@ static int head_weights(struct gpt_model *m, const struct windows *w, float *A)
     float *concat = malloc((size_t)T * m->cfg.C * sizeof *concat);
     float *weights = malloc((size_t)h * TT * sizeof *weights);
     int rc = concat && weights ? KIT_OK : KIT_E_NOMEM;
-    m->ablation = NULL;
+    m->after_attention = NULL;
     for (int s = 0; s < N && rc == KIT_OK; s += m->cfg.B) {
         const int B = N - s < m->cfg.B ? N - s : m->cfg.B;
         rc = gpt_forward(m, w->x + (size_t)s * T, NULL, B, T);
