@@ -53,8 +53,9 @@ elif ! reg=$("$B/registry/kit_registry"); then
 else
     reg=$(printf '%s\n' "$reg" | awk '{ print $1, $2 }' | sort)
     def=$(for f in $a; do
+        c=${f#ch}
         nm -g --defined-only "$B/starter/starter/${f%.c}.o" |
-            awk -v c="$(echo "$f" | sed 's/^ch\([0-9]*\)_.*/\1/')" '$2 == "T" || $2 == "W" { print c, $3 }'
+            awk -v c="${c%%_*}" '$2 == "T" || $2 == "W" { print c, $3 }'
     done | sort)
     if [ "$reg" != "$def" ]; then
         echo "tools/harness/exercises.def does not list exactly the functions starter/ defines (chapter and name; < the registry, > starter/):"
