@@ -13,6 +13,7 @@
 #include "kit_test.h"
 #define KIT_LEAKCHECK_NO_MACROS
 #include "leakcheck.h"
+#include "registry.h"
 #include "worker_proto.h"
 
 #include "attention.h"
@@ -165,20 +166,20 @@ static int chapter6(long long *out, uint32_t *n_out)
     const struct mha_weights *wp = I(4) ? &w : NULL;
     int ret = 0;
     switch (h.fn) {
-    case W_KV_CACHE_APPEND: ret = kv_cache_append(c, F(4), F(5)); break;
-    case W_KV_CACHE_READ: ret = kv_cache_read(c, I(5), I(6), F(5), F(6)); break;
-    case W_MHA_DECODE_STEP:
+    case W_kv_cache_append: ret = kv_cache_append(c, F(4), F(5)); break;
+    case W_kv_cache_read: ret = kv_cache_read(c, I(5), I(6), F(5), F(6)); break;
+    case W_mha_decode_step:
         ret = mha_decode_step(mcp, wp, c, F(4), F(5));
         break;
-    case W_MHA_DECODE: ret = mha_decode(mcp, wp, c, F(4), F(5), I(5)); break;
-    case W_GQA_CHECK_CONFIG: ret = gqa_check_config(gcp); break;
-    case W_GQA_FORWARD:
+    case W_mha_decode: ret = mha_decode(mcp, wp, c, F(4), F(5), I(5)); break;
+    case W_gqa_check_config: ret = gqa_check_config(gcp); break;
+    case W_gqa_forward:
         ret = gqa_forward(gcp, wp, F(4), F(5), F(6), I(5));
         break;
-    case W_GQA_DECODE_STEP:
+    case W_gqa_decode_step:
         ret = gqa_decode_step(gcp, wp, c, F(4), F(5));
         break;
-    case W_KV_CACHE_BYTES:
+    case W_kv_cache_bytes:
         ret = kv_cache_bytes(I(0), I(1), I(2), I(3), I(4), I(5),
                              (uint64_t *)(void *)S(6));
         break;
@@ -248,23 +249,23 @@ static int chapter8_model(long long *out, uint32_t *n_out)
                                         worker_float(iv[27])};
     int ret = 0;
     switch (h.fn) {
-    case W_GPT_FORWARD:
+    case W_gpt_forward:
         ret = gpt_forward(&m, IB(6), IB(7), I(16), I(17));
         break;
-    case W_GPT_BACKWARD: ret = gpt_backward(&m); break;
-    case W_GPT_TRAIN_STEP:
+    case W_gpt_backward: ret = gpt_backward(&m); break;
+    case W_gpt_train_step:
         ret = gpt_train_step(&m, &tc, I(18), IB(6), IB(7), I(16), I(17), &loss,
                              I(28) ? &norm : NULL);
         break;
-    case W_GPT_GENERATE:
+    case W_gpt_generate:
         ret = gpt_generate(&m, IB(9), I(16), I(17), worker_float(iv[18]), I(19),
                            (unsigned long long)iv[20]);
         break;
-    case W_GPT_TRAIN_STEPS:
+    case W_gpt_train_steps:
         ret = gpt_train_steps(&m, &tc, I(18), I(29), IB(6), IB(7), I(16), I(17),
                               F(10), F(11));
         break;
-    case W_GPT_LOSS_PROBE:
+    case W_gpt_loss_probe:
         ret = gpt_loss_probe(&m, IB(6), IB(7), I(16), I(17), I(18), I(19),
                              IB(10), F(11), F(12));
         break;
@@ -341,25 +342,25 @@ static int chapter5(long long *out, uint32_t *n_out)
     eval_set(&e);
     int ret = 0;
     switch (h.fn) {
-    case W_EXP_FORWARD:
+    case W_exp_forward:
         ret = exp_forward(mp, IB(6), (double *)(void *)S(7),
                           (long *)(void *)S(8), (long *)(void *)S(9));
         break;
-    case W_EXP_BACKWARD:
+    case W_exp_backward:
         ret = exp_backward(mp, IB(6), worker_float(iv[12]));
         break;
-    case W_EXP_TRAIN_STEP:
+    case W_exp_train_step:
         ret = exp_train_step(mp, IB(6), I(13), worker_float(iv[12]), F(10));
         break;
-    case W_EXP_TRAIN: ret = exp_train(mp, F(10)); break;
-    case W_EXP_EVALUATE:
+    case W_exp_train: ret = exp_train(mp, F(10)); break;
+    case W_exp_evaluate:
         ret = exp_evaluate(mp, IB(6), I(13), (struct exp_score *)(void *)S(11));
         break;
-    case W_EXP_LOSS_PROBE:
+    case W_exp_loss_probe:
         ret = exp_loss_probe(mp, IB(6), I(13), IB(12), F(13),
                              (double *)(void *)S(14));
         break;
-    case W_EXP_MEASURE:
+    case W_exp_measure:
         ret = exp_measure(mp, I(14) ? &e : NULL,
                           (struct exp_result *)(void *)S(15));
         break;
@@ -408,14 +409,12 @@ int main(void)
         long long out[16] = {0};
         uint32_t n_out = 0;
         int ret = 0;
-        struct mha_config cfg = {I(1), I(2), I(3)};
-        struct mha_weights w = {F(0), F(1), F(2), F(3)};
         switch (h.fn) {
-        case W_LEAK_RESET: kit_leak_reset(); break;
-        case W_LEAK_FAIL_NTH: kit_leak_fail_nth((long)iv[0]); break;
-        case W_LEAK_ALLOCATIONS: ret = (int)kit_leak_allocations(); break;
-        case W_LEAK_LIVE: ret = kit_leak_live(); break;
-        case W_LEAK_FAILED_SITE: {
+        case W_kit_leak_reset: kit_leak_reset(); break;
+        case W_kit_leak_fail_nth: kit_leak_fail_nth((long)iv[0]); break;
+        case W_kit_leak_allocations: ret = (int)kit_leak_allocations(); break;
+        case W_kit_leak_live: ret = kit_leak_live(); break;
+        case W_kit_leak_failed_site: {
             const char *file = "", *func = "";
             int line = 0;
             ret = kit_leak_failed_site(&file, &line, &func);
@@ -425,7 +424,7 @@ int main(void)
             n_out = 1;
             break;
         }
-        case W_LEAK_OLDEST: {
+        case W_kit_leak_oldest: {
             struct kit_leak_info info;
             ret = kit_leak_oldest(&info);
             copy_str(0, info.file);
@@ -438,114 +437,60 @@ int main(void)
             n_out = 4;
             break;
         }
-        case W_MATMUL: ret = matmul(F(0), F(1), F(2), I(0), I(1), I(2)); break;
-        case W_MATMUL_BT:
-            ret = matmul_bt(F(0), F(1), F(2), I(0), I(1), I(2));
-            break;
-        case W_SOFTMAX_ROWS: ret = softmax_rows(F(0), I(0), I(1)); break;
-        case W_ATTENTION:
-            ret = attention(F(0), F(1), F(2), F(3), F(4), I(0), I(1), I(2));
-            break;
-        case W_CAUSAL_MASK: ret = causal_mask(F(0), I(0)); break;
-        case W_CAUSAL_ATTENTION:
-            ret = causal_attention(F(0), F(1), F(2), F(3), F(4), I(0), I(1),
-                                   I(2));
-            break;
-        case W_MHA_CHECK_CONFIG:
-            ret = mha_check_config(I(0) ? &cfg : NULL);
-            break;
-        case W_MHA_HEAD_SLICE:
-            ret = mha_head_slice(F(0), F(1), I(0), I(1), I(2));
-            break;
-        case W_MHA_FORWARD:
-        case W_MHA_FORWARD_FUSED:
-            ret = (h.fn == W_MHA_FORWARD ? mha_forward : mha_forward_fused)(
-                I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5), F(6), I(5));
-            break;
-        case W_MATMUL_BACKWARD:
-            ret =
-                matmul_backward(F(0), F(1), F(2), F(3), F(4), I(0), I(1), I(2));
-            break;
-        case W_SOFTMAX_ROWS_BACKWARD:
-            ret = softmax_rows_backward(F(0), F(1), F(2), I(0), I(1));
-            break;
-        case W_CAUSAL_MASK_BACKWARD:
-            ret = causal_mask_backward(F(0), I(0));
-            break;
-        case W_ATTENTION_BACKWARD:
-            ret = attention_backward(F(0), F(1), F(2), F(3), F(4), F(5), F(6),
-                                     F(7), I(0), I(1), I(2), I(3));
-            break;
-        case W_MHA_BACKWARD: {
+        /* every exercise of kind SIMPLE or THREADED (exercises.def) */
+#define KIT_EXERCISE(number, chapter, name, kind, ...)                         \
+    KIT_CASE_##kind(name, __VA_ARGS__)
+#define KIT_REQUEST(number, chapter, name)
+#define KIT_CASE_SIMPLE(name, ...)   KIT_CASE(name, 0, __VA_ARGS__)
+#define KIT_CASE_THREADED(name, ...) KIT_CASE(name, 1, __VA_ARGS__)
+#define KIT_CASE_CUSTOM(name, ...)
+#define KIT_CASE(name, thr, ...)                                               \
+    case W_##name: {                                                           \
+        uint32_t ni_ = 0, nb_ = 0;                                             \
+        KIT_EACH(KIT_UNPACK, __VA_ARGS__)                                      \
+        (void)nb_;                                                             \
+        if (thr)                                                               \
+            threads(I(ni_));                                                   \
+        ret = name(KIT_LIST(KIT_NAME, __VA_ARGS__));                           \
+        break;                                                                 \
+    }
+#include "exercises.def"
+#undef KIT_EXERCISE
+#undef KIT_REQUEST
+#undef KIT_CASE_SIMPLE
+#undef KIT_CASE_THREADED
+#undef KIT_CASE_CUSTOM
+#undef KIT_CASE
+        /* and the ones written by hand */
+        case W_mha_backward: {
+            const struct mha_config cfg = {I(1), I(2), I(3)};
+            struct mha_weights w = {F(0), F(1), F(2), F(3)};
             struct mha_weights d_w = {F(7), F(8), F(9), F(10)};
             ret = mha_backward(I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5),
                                F(6), I(6) ? &d_w : NULL, I(5));
             break;
         }
-        case W_MATMUL_IKJ:
-        case W_MATMUL_BLOCKED:
-        case W_MATMUL_TILED:
-        case W_MATMUL_FAST: {
-            int (*const mm[])(const float *, const float *, float *, int, int,
-                              int) = {matmul_ikj, matmul_blocked, matmul_tiled,
-                                      matmul_fast};
-            threads(I(3));
-            ret = mm[h.fn - W_MATMUL_IKJ](F(0), F(1), F(2), I(0), I(1), I(2));
-            break;
-        }
-        case W_SOFTMAX_ONLINE:
-            threads(I(2));
-            ret = softmax_online(F(0), I(0), I(1));
-            break;
-        case W_FLASH_ATTENTION:
-            threads(I(5));
-            ret = flash_attention(F(0), F(1), F(2), F(3), I(0), I(1), I(2),
-                                  I(3), I(4), F(4));
-            break;
-        case W_MHA_FORWARD_FLASH:
-            threads(I(6));
-            ret = mha_forward_flash(I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4),
-                                    F(5), I(5));
-            break;
-        case W_KV_CACHE_APPEND:
-        case W_KV_CACHE_READ:
-        case W_MHA_DECODE_STEP:
-        case W_MHA_DECODE:
-        case W_GQA_CHECK_CONFIG:
-        case W_GQA_FORWARD:
-        case W_GQA_DECODE_STEP:
-        case W_KV_CACHE_BYTES: ret = chapter6(out, &n_out); break;
-        case W_LAYERNORM_FORWARD:
-            ret = layernorm_forward(F(0), F(1), F(2), F(3), F(4), F(5), I(0),
-                                    I(1));
-            break;
-        case W_LAYERNORM_BACKWARD:
-            ret = layernorm_backward(F(0), F(1), F(2), F(3), F(4), F(5), F(6),
-                                     F(7), I(0), I(1));
-            break;
-        case W_HEAD_OFFSET_PROFILE:
-            ret = head_offset_profile(F(0), I(0), I(1), I(2), F(1), F(2));
-            break;
-        case W_RELATION_SCORE:
-            ret = relation_score(F(0), I(0), I(1), IB(1), IB(2), I(2), F(3),
-                                 F(4), IB(5));
-            break;
-        case W_MEAN_ABLATE_HEAD:
-            ret = mean_ablate_head(F(0), F(1), I(0), I(1), I(2), I(3));
-            break;
-        case W_GPT_FORWARD:
-        case W_GPT_BACKWARD:
-        case W_GPT_TRAIN_STEP:
-        case W_GPT_GENERATE:
-        case W_GPT_TRAIN_STEPS:
-        case W_GPT_LOSS_PROBE: ret = chapter8_model(out, &n_out); break;
-        case W_EXP_FORWARD:
-        case W_EXP_BACKWARD:
-        case W_EXP_TRAIN_STEP:
-        case W_EXP_TRAIN:
-        case W_EXP_EVALUATE:
-        case W_EXP_LOSS_PROBE:
-        case W_EXP_MEASURE: ret = chapter5(out, &n_out); break;
+        case W_kv_cache_append:
+        case W_kv_cache_read:
+        case W_mha_decode_step:
+        case W_mha_decode:
+        case W_gqa_check_config:
+        case W_gqa_forward:
+        case W_gqa_decode_step:
+        case W_kv_cache_bytes: ret = chapter6(out, &n_out); break;
+        case W_gpt_forward:
+        case W_gpt_backward:
+        case W_gpt_train_step:
+        case W_gpt_generate:
+        case W_gpt_train_steps:
+        case W_gpt_loss_probe: ret = chapter8_model(out, &n_out); break;
+        case W_exp_forward:
+        case W_exp_backward:
+        case W_exp_train_step:
+        case W_exp_train:
+        case W_exp_evaluate:
+        case W_exp_loss_probe:
+        case W_exp_measure: ret = chapter5(out, &n_out); break;
         default: _exit(3);
         }
         fflush(stdout);

@@ -28,79 +28,16 @@
 /* No buffer of the chapters' tests comes near this. */
 #define WORKER_MAX_BYTES (64u << 20)
 
+/* The request numbers, W_ and a function's name (W_matmul), from the
+ * registry (exercises.def), which says each one's layout: an
+ * exercise's integers and buffers in its signature's order, or, for the
+ * ones written by hand, proxy.c's. */
 enum worker_fn {
-    /* the leak check's counting allocator, which lives in the worker */
-    W_LEAK_RESET = 1,
-    W_LEAK_FAIL_NTH,
-    W_LEAK_ALLOCATIONS,
-    W_LEAK_LIVE,
-    W_LEAK_FAILED_SITE,
-    W_LEAK_OLDEST,
-    /* chapter 1 */
-    W_MATMUL = 16,
-    W_MATMUL_BT,
-    W_SOFTMAX_ROWS,
-    W_ATTENTION,
-    /* chapter 2 */
-    W_CAUSAL_MASK = 32,
-    W_CAUSAL_ATTENTION,
-    /* chapter 3 */
-    W_MHA_CHECK_CONFIG = 48,
-    W_MHA_HEAD_SLICE,
-    W_MHA_FORWARD,
-    W_MHA_FORWARD_FUSED,
-    /* chapter 4 */
-    W_MATMUL_BACKWARD = 64,
-    W_SOFTMAX_ROWS_BACKWARD,
-    W_CAUSAL_MASK_BACKWARD,
-    W_ATTENTION_BACKWARD,
-    W_MHA_BACKWARD,
-    /* chapter 7: each request's last integer is the judge's thread
-     * count, which the worker sets before the call */
-    W_MATMUL_IKJ = 80,
-    W_MATMUL_BLOCKED,
-    W_MATMUL_TILED,
-    W_MATMUL_FAST,
-    W_SOFTMAX_ONLINE,
-    W_FLASH_ATTENTION,
-    W_MHA_FORWARD_FLASH,
-    /* chapter 6: a request with a cache carries its fields as integers
-     * 7-12 and its K and V as buffers 7 and 8 (both ways); the reply's
-     * integers are the fields after the call */
-    W_KV_CACHE_APPEND = 96,
-    W_KV_CACHE_READ,
-    W_MHA_DECODE_STEP,
-    W_MHA_DECODE,
-    W_GQA_CHECK_CONFIG,
-    W_GQA_FORWARD,
-    W_GQA_DECODE_STEP,
-    W_KV_CACHE_BYTES,
-    /* chapter 8's exercises */
-    W_LAYERNORM_FORWARD = 112,
-    W_LAYERNORM_BACKWARD,
-    W_HEAD_OFFSET_PROFILE,
-    W_RELATION_SCORE,
-    W_MEAN_ABLATE_HEAD,
-    /* chapter 8's model (given/gpt.c), one request per call of the
-     * model: nothing stays in the worker. The request carries the
-     * model's sizes (integers 0-5), its numbers and its state; the
-     * worker rebuilds the model (gpt_layout()), makes the call and sends
-     * the numbers and the state back (proxy.c, "Chapter 8"). */
-    W_GPT_FORWARD = 128,
-    W_GPT_BACKWARD,
-    W_GPT_TRAIN_STEP,
-    W_GPT_GENERATE,
-    W_GPT_TRAIN_STEPS,
-    W_GPT_LOSS_PROBE,
-    /* chapter 5's network (given/experiment.c and exp_measure.c), the
-     * same way: one request per call, nothing kept in the worker */
-    W_EXP_FORWARD = 144,
-    W_EXP_BACKWARD,
-    W_EXP_TRAIN_STEP,
-    W_EXP_TRAIN,
-    W_EXP_EVALUATE,
-    W_EXP_LOSS_PROBE,
-    W_EXP_MEASURE,
+#define KIT_EXERCISE(number, chapter, name, ...) W_##name = number,
+#define KIT_REQUEST(number, chapter, name)       W_##name = number,
+#include "exercises.def"
+#undef KIT_EXERCISE
+#undef KIT_REQUEST
 };
 
 struct worker_header {
