@@ -97,7 +97,7 @@ $(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_AR
 $(DATA_STAMP): $(LM_BOOK_CSV)
 
 .PHONY: lm-experiment
-## lm-experiment: chapter 8 on the Brown corpus: head counts and K/V sharing tuned alike, over seeds; test loss, heads' measurements (LM_SIZE=smoke|book|full)
+## lm-experiment: chapter 8 on the Brown corpus: head counts and K/V sharing tuned alike, over seeds; test loss, heads' measurements (LM_SIZE=smoke|book|long|full)
 lm-experiment: $(LM_EXP_DIR)/$(IMPL)/lm-experiment
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
 ifeq ($(IMPL)$(LM_SIZE)$(LM_SEEDS)$(LM_HEADS),solutionsbook)
