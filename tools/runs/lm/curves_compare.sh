@@ -32,7 +32,7 @@ awk -v tol="$tol" '
             d = $(c + 1) - ref[nl[c], $1]; if (d < 0) d = -d
             if (d > tol) bad++
             printf "  [%s] at %8d tokens: validation %.4f (reference %.4f)%s\n", nl[c], $1,
-                   $(c + 1), ref[nl[c], $1], d > tol ? "  <-- more than " tol " nats apart" : ""
+                   $(c + 1), ref[nl[c], $1], (d > tol ? "  <-- more than " tol " nats apart" : "")
         }
     }
     END {
