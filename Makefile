@@ -343,8 +343,10 @@ endif
 lib-only: $(LIBKIT)
 FORCE:
 
-# plotdata/ch8_roles.c reads the reference roles run committed there
-$(DATA_STAMP): $(PLOT_BINS) $(wildcard tools/runs/lm/reference/*)
+# plotdata/ch8_roles.c and ch8_long.c read chapter 8's reference runs
+# committed there
+$(DATA_STAMP): $(PLOT_BINS) $(wildcard tools/runs/lm/reference/* \
+               tools/runs/lm/reference/long/* tools/runs/lm/reference/long/data/*)
 	@mkdir -p $(dir $@)
 	@set -e; for p in $(PLOT_BINS); do echo "  run  $$p"; $$p $(dir $@); done
 	@touch $@

@@ -12,7 +12,10 @@
 #   3. a run stopped half-way leaves the previous results whole;
 #   6. the n-gram baselines are written, each order below the last;
 #   7. make lm-roles, stopped at its first checkpoint, reproduces the
-#      committed reference run's first point (tools/runs/lm/reference/).
+#      committed reference run's first point (tools/runs/lm/reference/);
+#   8. make lm-reference, stopped at its first validation point,
+#      reproduces the committed long run's (tools/runs/lm/reference/long/),
+#      whose numbers the book prints.
 # Skipped (77) when the corpus is not installed (make deps installs it).
 set -eu
 . tools/checks/lib.sh
@@ -242,5 +245,18 @@ if make --no-print-directory -s lm-roles LM_ROLES_HEADS=4 LM_STOP=32768 LM_ROLES
 else
     cat "$log"
     fail "make lm-roles, stopped at 32768 tokens, does not reproduce the committed reference's first checkpoint"
+fi
+
+# 8. the long run (make lm-reference), whose numbers the book prints: its
+#    4-head network at the committed rate, on the whole run's schedule,
+#    stopped at its first validation point, gives the committed point
+one_line "--stop without a rate" "trains the rates it is given" "$bin" --size smoke --stop 1024 "$out/x"
+first=$(awk '!/^#/ && $1 > 0 { print $1; exit }' tools/runs/lm/reference/long/curves_tuning.dat)
+if make --no-print-directory -s lm-reference LM_STOP="$first" LM_LONG_OUT="$B/lm/long-check" \
+    B="$B" >"$log" 2>&1; then
+    ok "make lm-reference, stopped at $first tokens: $(tail -n 1 "$log")"
+else
+    cat "$log"
+    fail "make lm-reference, stopped at $first tokens, does not reproduce the committed long run's first validation point"
 fi
 exit $status

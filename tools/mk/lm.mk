@@ -36,12 +36,12 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # Brown corpus (make corpus): 1, 2, 4, 8 and 16 heads at d_model 64, the
 # learning rate chosen for each from the same grid by the validation loss
 # of seed 1, the chosen rate over LM_SEEDS seeds scored once on the test
-# set, and what seed 1's heads do. Results into $(B)/lm/ (the book's run),
+# set, and what seed 1's heads do. Results into $(B)/lm/ (the book size),
 # $(B)/lm/full/ or $(B)/lm/smoke/; on the student's code (IMPL=starter)
 # into $(B)/lm/starter/..., once the tests of the chapters it links
 # (LM_NEEDS: chapter 8 and the chapters it needs) pass.
 #
-#   make lm-experiment                 the book's run (about 4 min, 2 cores)
+#   make lm-experiment                 the book size (about 4 min, 2 cores)
 #   make lm-experiment LM_SIZE=full    the full sweep (about 17 min)
 #   make lm-experiment LM_SIZE=smoke   seconds: checks the machinery
 #   make lm-experiment LM_SEEDS=5 LM_HEADS=1,4 LM_WORKERS=1
@@ -56,8 +56,9 @@ LM_WORKERS ?=
 LM_EXP_DIR := $(B)/lm
 LM_EXP_SRC := tools/runs/lm/main.c $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
-# the reference's run of the same size, which the student's is compared with
-LM_REF     := $(LM_EXP_DIR)$(if $(filter-out book,$(LM_SIZE)),/$(LM_SIZE))
+# the reference's run of the same size, which the student's is compared
+# with: for the long size, the one committed with the kit (LM_LONG_REF)
+LM_REF      = $(if $(filter long,$(LM_SIZE)),$(LM_LONG_REF),$(LM_EXP_DIR)$(if $(filter-out book,$(LM_SIZE)),/$(LM_SIZE)))
 LM_OUT     := $(LM_EXP_DIR)$(if $(filter starter,$(IMPL)),/starter)$(if $(filter-out book,$(LM_SIZE)),/$(LM_SIZE))
 LM_EXP_ARGS = --size $(LM_SIZE) --impl $(IMPL) --corpus $(CORPUS_BIN) \
   $(if $(LM_SEEDS),--seeds $(LM_SEEDS)) $(if $(LM_HEADS),--heads $(LM_HEADS)) \
@@ -76,11 +77,13 @@ $(foreach i,starter solutions,$(eval $(call lm_bin_rule,$(i))))
 # chapter 8 needs (chapters/chapters.tsv), and chapter 8.
 LM_NEEDS := $(CH_NEEDS_8) 8
 
-# The book's run (LM_SIZE=book on solutions/): a file target, as chapter
-# 5's is, part of `make all` through the plots' data stamp. It writes the
-# chapter's tables, values and plot data into $(EXP_DATA) (--data); it
-# happens again only when the program, the corpus file or the arguments
-# changed.
+# The book-sized run (LM_SIZE=book on solutions/): a file target, the
+# reference a student's `make lm-experiment IMPL=starter` is compared
+# with. It is not part of `make all`: the book prints the long run
+# committed in $(LM_LONG_REF)/ (make lm-reference, below), which
+# tools/runs/plotdata/ch8_long.c copies into the plots' data. Its own
+# tables and values go into $(LM_EXP_DIR)/data (--data); it happens again
+# only when the program, the corpus file or the arguments changed.
 LM_BOOK_CSV  := $(LM_EXP_DIR)/results.csv
 LM_BOOK_ARGS := --size book --impl solutions --corpus $(CORPUS_BIN)
 LM_BOOK_ARGS_FILE := $(LM_EXP_DIR)/book_args
@@ -89,12 +92,10 @@ $(shell mkdir -p $(LM_EXP_DIR) && { echo '$(LM_BOOK_ARGS)' | cmp -s - $(LM_BOOK_
 endif
 
 $(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE)
-	@mkdir -p $(EXP_DATA)
-	@echo "  lm-experiment: chapter 8's book run (about 4 min on 2 cores; progress below)"
-	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_BOOK_ARGS) --data $(EXP_DATA) \
+	@mkdir -p $(LM_EXP_DIR)/data
+	@echo "  lm-experiment: chapter 8's book-sized run (about 4 min on 2 cores; progress below)"
+	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_BOOK_ARGS) --data $(LM_EXP_DIR)/data \
 	  $(if $(LM_WORKERS),--workers $(LM_WORKERS)) $(LM_EXP_DIR) >/dev/null
-
-$(DATA_STAMP): $(LM_BOOK_CSV)
 
 .PHONY: lm-experiment
 ## lm-experiment: chapter 8 on the Brown corpus: head counts and K/V sharing tuned alike, over seeds; test loss, heads' measurements (LM_SIZE=smoke|book|long|full)
@@ -114,8 +115,12 @@ ifneq ($(EXP_GATE),no)
 endif
 endif
 	@mkdir -p $(LM_OUT)
+ifeq ($(LM_SIZE)$(LM_SEEDS)$(LM_HEADS),book)
+	@[ -f $(LM_BOOK_CSV) ] || { echo "  first the reference's run, to compare yours with:"; \
+	  $(MAKE) --no-print-directory IMPL=solutions $(LM_BOOK_CSV); }
+endif
 	$(LM_EXP_DIR)/$(IMPL)/lm-experiment $(LM_EXP_ARGS) \
-	  $(if $(filter-out solutions,$(IMPL)),--reference $(LM_REF)) $(LM_OUT)
+	  $(if $(or $(filter-out solutions,$(IMPL)),$(filter long,$(LM_SIZE))),--reference $(LM_REF)) $(LM_OUT)
 endif
 
 # make lm-reference: the long run of chapter 8's experiment

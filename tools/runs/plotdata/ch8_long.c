@@ -1,0 +1,427 @@
+/*
+ * plotdata/ch8_long.c: chapter 8's experiment as the book prints it, from
+ * the kit's reference run of `make lm-reference` (lm-experiment --size
+ * long), committed as data in tools/runs/lm/reference/long/: its CSV files,
+ * the book's data it wrote with --data (data/), and run.values (the
+ * command, the machine and the wall time). The run takes about an hour on
+ * two cores, longer than `make all` may spend, so the book prints this
+ * reference; `make lm-reference` reruns it and compares, and `make check`
+ * (67-lm) reruns its first validation point.
+ *
+ *   usage: ch8_long OUTDIR [REFDIR]
+ *
+ * Writes into OUTDIR:
+ *   every file of REFDIR/data/, as the run wrote it (ch8run.values,
+ *                     ch8_heads.md, the curves, the sentence's maps, ...)
+ *   ch8_sentence_hH_lL_iI.dat, ch8_ablation_hH.dat  every file of
+ *                     REFDIR/sentence/ (every head's weights on the lesson's
+ *                     sentence, and what ablating each costs it), renamed
+ *   ch8long_run.values  REFDIR/run.values as committed
+ *   ch8_hard.md       the relations on their hard cases: those whose
+ *                     related word is not at the relation's most common
+ *                     offset; per relation its cases, the best fixed
+ *                     offset's share of them, and each network's best head
+ *   ch8_close.md      the run in one table: per configuration its test
+ *                     loss, its best relation margin, its positional heads
+ *                     by Voita's rule and by the majority rule; the n-gram
+ *                     models' test losses beneath
+ *   ch8long.values    the numbers the chapter quotes from those (key=value)
+ * Dimension letters: H = measured head counts, R = relations.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "datafile.h"
+#include "gpt.h"
+#include "heads_lm.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PROG     "ch8_long"
+#define MAX_HC   8
+#define MAX_CFG  16
+#define R        5
+#define MARGIN   0.05 /* the margin the chapter asks of a head */
+#define MAJORITY 0.5  /* the majority rule, as lm-experiment --roles's */
+
+static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
+                                       "verb_subj", "noun_poss"};
+
+static void die(const char *what, const char *path)
+{
+    fprintf(stderr, PROG ": %s: %s\n", path, what);
+    exit(1);
+}
+
+static FILE *open_ref(const char *ref, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", ref, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("cannot be read (it is committed with the kit; make "
+            "lm-reference writes it)",
+            path);
+    return f;
+}
+
+/* the header line of a CSV must begin with WANT */
+static void header(FILE *f, const char *path, const char *want)
+{
+    char line[1024];
+    if (!fgets(line, sizeof line, f) || strncmp(line, want, strlen(want)))
+        die("its header is not lm-experiment's", path);
+}
+
+/* Copy every regular file of DIR into OUT, its name after PREFIX. */
+static void copy_data(const char *dir, const char *out, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        die("cannot be read (the run's --data directory, committed with "
+            "the kit)",
+            dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char from[1024];
+        struct stat st;
+        if (snprintf(from, sizeof from, "%s/%s", dir, e->d_name) >=
+            (int)sizeof from)
+            die("has a name too long", e->d_name);
+        if (e->d_name[0] == '.' || stat(from, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        FILE *in = fopen(from, "rb");
+        if (!in)
+            die("cannot be read", from);
+        char name[600];
+        snprintf(name, sizeof name, "%s%s", prefix, e->d_name);
+        FILE *o = data_open(PROG, out, name);
+        char buf[8192];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, got, o) != got)
+                die("cannot be copied", from);
+        fclose(in);
+        data_close(PROG, o);
+        n++;
+    }
+    closedir(d);
+    if (n == 0)
+        die("holds no files", dir);
+}
+
+/* one configuration of results.csv: its test losses over the seeds */
+struct cfg {
+    int heads, kv, n;
+    double lr, sum, sum2;
+};
+
+struct net { /* one measured network (the first seed's), by head count */
+    int heads, n_heads, voita, weak;
+    double top_share, abl[2]; /* the costliest head's ablation per block */
+    double margin[R], hard_margin[R], hard_score[R];
+    int hard_head[R];
+};
+
+static struct net *net_of(struct net *nets, int *n, int heads, const char *path)
+{
+    for (int i = 0; i < *n; i++)
+        if (nets[i].heads == heads)
+            return &nets[i];
+    if (*n == MAX_HC)
+        die("has too many head counts", path);
+    struct net *x = &nets[(*n)++];
+    memset(x, 0, sizeof *x);
+    x->heads = heads;
+    for (int q = 0; q < R; q++)
+        x->margin[q] = x->hard_margin[q] = -2, x->hard_head[q] = -1;
+    x->abl[0] = x->abl[1] = -1;
+    return x;
+}
+
+static int best_rel(const double *m)
+{
+    int b = 0;
+    for (int q = 1; q < R; q++)
+        b = m[q] > m[b] ? q : b;
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR]\n");
+        return 2;
+    }
+    const char *out = argv[1];
+    const char *ref = argc == 3 ? argv[2] : "tools/runs/lm/reference/long";
+    char path[600], line[1024];
+
+    snprintf(path, sizeof path, "%s/data", ref);
+    copy_data(path, out, "");
+    snprintf(path, sizeof path, "%s/sentence", ref);
+    copy_data(path, out, "ch8_");
+
+    /* the test losses of every configuration, over its seeds */
+    static struct cfg cfgs[MAX_CFG];
+    int n_cfg = 0;
+    long run_tokens = 0, train_tokens = 0;
+    FILE *f = open_ref(ref, "results.csv", path, sizeof path);
+    header(f, path,
+           "impl,heads,kv_heads,lr,seed,params,tokens,val_loss,"
+           "test_loss");
+    while (fgets(line, sizeof line, f)) {
+        int heads, kv, seed;
+        double lr, val, test;
+        long params, tokens;
+        if (sscanf(line, "%*[^,],%d,%d,%lf,%d,%ld,%ld,%lf,%lf", &heads, &kv,
+                   &lr, &seed, &params, &tokens, &val, &test) != 8 ||
+            !isfinite(test))
+            die("has a malformed row", path);
+        int c = 0;
+        while (c < n_cfg && (cfgs[c].heads != heads || cfgs[c].kv != kv))
+            c++;
+        if (c == n_cfg) {
+            if (n_cfg == MAX_CFG)
+                die("has too many configurations", path);
+            cfgs[n_cfg++] = (struct cfg){heads, kv, 0, lr, 0, 0};
+        }
+        cfgs[c].n++, cfgs[c].sum += test, cfgs[c].sum2 += test * test;
+        run_tokens = tokens;
+    }
+    fclose(f);
+    if (n_cfg == 0)
+        die("has no rows", path);
+
+    double bi_test = NAN, tri_test = NAN;
+    f = open_ref(ref, "baselines.csv", path, sizeof path);
+    header(f, path, "model,order,train_tokens,val_loss,test_loss");
+    while (fgets(line, sizeof line, f)) {
+        char model[32];
+        double v, t;
+        if (sscanf(line, "%31[^,],%*d,%ld,%lf,%lf", model, &train_tokens, &v,
+                   &t) != 4 ||
+            train_tokens <= 0)
+            die("has a malformed row", path);
+        if (!strcmp(model, "bigram"))
+            bi_test = t;
+        if (!strcmp(model, "trigram"))
+            tri_test = t;
+    }
+    fclose(f);
+    if (isnan(bi_test) || isnan(tri_test))
+        die("has no bigram or trigram row", path);
+
+    /* the measured networks' heads: where they look */
+    static struct net nets[MAX_HC];
+    int n_net = 0;
+    f = open_ref(ref, "offsets.csv", path, sizeof path);
+    header(f, path, "heads,block,head,mean_w_0");
+    while (fgets(line, sizeof line, f)) {
+        /* the last three fields: best_offset, best_share, positional */
+        char *c3 = strrchr(line, ',');
+        if (!c3 || c3 == line)
+            die("has a malformed row", path);
+        *c3 = 0;
+        char *c2 = strrchr(line, ',');
+        int heads;
+        double share;
+        if (!c2 || sscanf(line, "%d", &heads) != 1 ||
+            sscanf(c2 + 1, "%lf", &share) != 1)
+            die("has a malformed row", path);
+        struct net *x = net_of(nets, &n_net, heads, path);
+        x->n_heads++;
+        x->voita += share >= HEADS_POSITIONAL;
+        x->weak += share >= MAJORITY;
+        x->top_share = share > x->top_share ? share : x->top_share;
+    }
+    fclose(f);
+
+    /* and what they follow, on all cases and on the hard ones */
+    int hard_cases[R] = {0}, cases[R] = {0};
+    double hard_base[R] = {0};
+    f = open_ref(ref, "relations.csv", path, sizeof path);
+    header(f, path,
+           "relation,heads,block,head,cases,score,baseline,best_k,"
+           "margin,hard_cases,hard_score,hard_baseline,hard_margin");
+    while (fgets(line, sizeof line, f)) {
+        char key[32];
+        int heads, block, head, n, bk, hn;
+        double score, base, margin, hs, hb, hm;
+        if (sscanf(line, "%31[^,],%d,%d,%d,%d,%lf,%lf,%d,%lf,%d,%lf,%lf,%lf",
+                   key, &heads, &block, &head, &n, &score, &base, &bk, &margin,
+                   &hn, &hs, &hb, &hm) != 13)
+            die("has a malformed row", path);
+        int q = 0;
+        while (q < R && strcmp(key, rel_key[q]))
+            q++;
+        if (q == R)
+            die("names a relation heads_lm.h does not", path);
+        struct net *x = net_of(nets, &n_net, heads, path);
+        cases[q] = n, hard_cases[q] = hn, hard_base[q] = hb;
+        if (margin > x->margin[q])
+            x->margin[q] = margin;
+        if (hn > 0 && hm > x->hard_margin[q])
+            x->hard_margin[q] = hm, x->hard_score[q] = hs,
+            x->hard_head[q] = block * heads + head;
+    }
+    fclose(f);
+    for (int i = 0; i < n_net; i++)
+        if (nets[i].n_heads == 0 || nets[i].margin[0] < -1)
+            die("offsets.csv and relations.csv measure different networks",
+                ref);
+
+    /* what each block is worth: its costliest head, mean-ablated, over
+     * all predicted words */
+    f = open_ref(ref, "ablation.csv", path, sizeof path);
+    header(f, path, "class,heads,block,head,targets,base,ablated,increase");
+    while (fgets(line, sizeof line, f)) {
+        char cls[32];
+        int heads, block, head;
+        double inc;
+        if (sscanf(line, "%31[^,],%d,%d,%d,%*d,%*f,%*f,%lf", cls, &heads,
+                   &block, &head, &inc) != 5 ||
+            block < 0 || block > 1)
+            die("has a malformed row", path);
+        struct net *x = net_of(nets, &n_net, heads, path);
+        if (!strcmp(cls, "all") && inc > x->abl[block])
+            x->abl[block] = inc;
+    }
+    fclose(f);
+    if (gpt_default_config().L != 2)
+        die("is for a model of 2 blocks", "ch8_long.c");
+    for (int i = 0; i < n_net; i++)
+        if (nets[i].abl[0] < -0.5 || nets[i].abl[1] < -0.5)
+            die("ablation.csv and offsets.csv measure different networks", ref);
+
+    FILE *v = data_open(PROG, out, "ch8long.values");
+    fprintf(v, "ch8long.passes=%.1f\n", run_tokens / (double)train_tokens);
+    /* the chapter's two conditions, over the many-head configurations:
+     * a mean test loss below the trigram's; a head that beats some
+     * relation's best fixed offset by MARGIN (first seed's networks) */
+    int n_multi = 0, n_below_tri = 0, n_below_bi = 0;
+    for (int c = 0; c < n_cfg; c++)
+        if (cfgs[c].heads > 1) {
+            const double mean = cfgs[c].sum / cfgs[c].n;
+            n_multi++, n_below_tri += mean < tri_test,
+                n_below_bi += mean < bi_test;
+        }
+    int n_meas_multi = 0, n_margin = 0, n_hard_pos = 0, voita = 0, weak = 0;
+    double abl_b1_min = 1e9; /* the least block 1 is worth in any network */
+    for (int i = 0; i < n_net; i++) {
+        const struct net *x = &nets[i];
+        const int b = best_rel(x->margin), hb = best_rel(x->hard_margin);
+        if (x->heads > 1)
+            n_meas_multi++, n_margin += x->margin[b] >= MARGIN;
+        n_hard_pos += x->hard_margin[hb] > 0;
+        voita += x->voita, weak += x->weak;
+        abl_b1_min = x->abl[1] < abl_b1_min ? x->abl[1] : abl_b1_min;
+        fprintf(v, "ch8long.h%d.voita=%d\nch8long.h%d.weak=%d\n", x->heads,
+                x->voita, x->heads, x->weak);
+        fprintf(v, "ch8long.h%d.top_share=%.2f\n", x->heads, x->top_share);
+        fprintf(v, "ch8long.h%d.abl_b0=%.3f\nch8long.h%d.abl_b1=%.3f\n",
+                x->heads, x->abl[0], x->heads, x->abl[1]);
+        fprintf(v, "ch8long.h%d.margin=%.3f\nch8long.h%d.margin_rel=%s\n",
+                x->heads, x->margin[b], x->heads, heads_relation_name(b));
+        fprintf(v, "ch8long.h%d.hard_margin=%.3f\nch8long.h%d.hard_rel=%s\n",
+                x->heads, x->hard_margin[hb], x->heads,
+                heads_relation_name(hb));
+    }
+    fprintf(v, "ch8long.n_multi=%d\nch8long.n_below_trigram=%d\n", n_multi,
+            n_below_tri);
+    fprintf(v, "ch8long.n_below_bigram=%d\n", n_below_bi);
+    fprintf(v, "ch8long.n_meas_multi=%d\nch8long.n_margin=%d\n", n_meas_multi,
+            n_margin);
+    fprintf(v, "ch8long.n_hard_positive=%d\nch8long.n_nets=%d\n", n_hard_pos,
+            n_net);
+    fprintf(v, "ch8long.majority=%.1f\n", MAJORITY);
+    fprintf(v, "ch8long.voita=%d\nch8long.weak=%d\n", voita, weak);
+    fprintf(v, "ch8long.abl_b1_min=%.3f\n", abl_b1_min);
+    for (int q = 0; q < R; q++)
+        fprintf(v, "ch8long.hard_cases_%s=%d\nch8long.cases_%s=%d\n",
+                rel_key[q], hard_cases[q], rel_key[q], cases[q]);
+
+    /* the hard cases, a row per relation, a column per network */
+    FILE *t = data_open(PROG, out, "ch8_hard.md");
+    fprintf(t, "| relation | hard cases | best offset |");
+    for (int i = 0; i < n_net; i++)
+        fprintf(t, " %d head%s |", nets[i].heads, nets[i].heads > 1 ? "s" : "");
+    fprintf(t, "\n|:---|---:|---:|");
+    for (int i = 0; i < n_net; i++)
+        fprintf(t, "---:|");
+    for (int q = 0; q < R; q++) {
+        fprintf(t, "\n| %s | %d | %.2f |", heads_relation_name(q),
+                hard_cases[q], hard_base[q]);
+        for (int i = 0; i < n_net; i++) {
+            const struct net *x = &nets[i];
+            const int k = x->hard_head[q];
+            if (k < 0) {
+                fprintf(t, " – |");
+                continue;
+            }
+            fprintf(t,
+                    x->hard_margin[q] >= MARGIN ? " %.2f (%d.%d), **%+.2f** |"
+                                                : " %.2f (%d.%d), %+.2f |",
+                    x->hard_score[q], k / x->heads, k % x->heads,
+                    x->hard_margin[q]);
+        }
+    }
+    fprintf(t, "\n");
+    data_close(PROG, t);
+
+    /* the run in one table */
+    t = data_open(PROG, out, "ch8_close.md");
+    fprintf(t, "| network | test loss (nats) | best relation margin | "
+               "positional, Voita (0.9) | positional, majority (0.5) |\n"
+               "|:---|---:|:---|---:|---:|\n");
+    for (int c = 0; c < n_cfg; c++) {
+        const struct cfg *x = &cfgs[c];
+        const double mean = x->sum / x->n;
+        const double var =
+            x->n > 1 ? (x->sum2 - x->n * mean * mean) / (x->n - 1) : 0;
+        if (x->kv == x->heads)
+            fprintf(t, "| %d head%s |", x->heads, x->heads > 1 ? "s" : "");
+        else
+            fprintf(t, "| %d query heads on %d K/V head%s |", x->heads, x->kv,
+                    x->kv > 1 ? "s" : "");
+        fprintf(t, " %.3f ± %.3f |", mean, sqrt(var > 0 ? var : 0));
+        const struct net *m = NULL;
+        for (int i = 0; i < n_net && x->kv == x->heads; i++)
+            if (nets[i].heads == x->heads)
+                m = &nets[i];
+        if (!m) {
+            fprintf(t, " not measured | – | – |\n");
+            continue;
+        }
+        const int b = best_rel(m->margin);
+        fprintf(t,
+                m->margin[b] >= MARGIN ? " **%+.3f**, %s | %d of %d | %d of "
+                                         "%d |\n"
+                                       : " %+.3f, %s | %d of %d | %d of %d |\n",
+                m->margin[b], heads_relation_name(b), m->voita, m->n_heads,
+                m->weak, m->n_heads);
+    }
+    fprintf(t, "| Kneser-Ney bigram | %.3f | | | |\n", bi_test);
+    fprintf(t, "| Kneser-Ney trigram | %.3f | | | |\n", tri_test);
+    data_close(PROG, t);
+
+    /* the run's command, machine and wall time, as committed */
+    f = open_ref(ref, "run.values", path, sizeof path);
+    FILE *rv = data_open(PROG, out, "ch8long_run.values");
+    int n_keys = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] != '#' && strncmp(line, "ch8long.run.", 12) != 0)
+            die("holds a line that is not a ch8long.run. key", path);
+        n_keys += line[0] != '#';
+        fputs(line, rv);
+    }
+    fclose(f);
+    data_close(PROG, rv);
+    if (n_keys == 0)
+        die("holds no values", path);
+    data_close(PROG, v);
+    return 0;
+}
