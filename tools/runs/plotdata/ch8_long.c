@@ -25,6 +25,8 @@
  *                     loss, its best relation margin, its positional heads
  *                     by Voita's rule and by the majority rule; the n-gram
  *                     models' test losses beneath
+ *   ch8_generated_ngram.md  the trigram model's lines for the networks'
+ *                     prompts (REFDIR/generated.txt), as a text block
  *   ch8long.values    the numbers the chapter quotes from those (key=value)
  * Dimension letters: H = measured head counts, R = relations.
  */
@@ -407,6 +409,21 @@ int main(int argc, char **argv)
     fprintf(t, "| Kneser-Ney bigram | %.3f | | | |\n", bi_test);
     fprintf(t, "| Kneser-Ney trigram | %.3f | | | |\n", tri_test);
     data_close(PROG, t);
+
+    /* the trigram model's lines, sampled as the networks' are, from the
+     * same prompts: generated.txt's "trigram: " lines, as a text block */
+    f = open_ref(ref, "generated.txt", path, sizeof path);
+    t = data_open(PROG, out, "ch8_generated_ngram.md");
+    fprintf(t, "The Kneser-Ney trigram model:\n\n```text\n");
+    int n_tri = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "trigram: ", 9))
+            fputs(line + 9, t), n_tri++;
+    fprintf(t, "```\n");
+    fclose(f);
+    data_close(PROG, t);
+    if (n_tri == 0)
+        die("has no trigram lines", path);
 
     /* the run's command, machine and wall time, as committed */
     f = open_ref(ref, "run.values", path, sizeof path);
