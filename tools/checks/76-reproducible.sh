@@ -1,9 +1,10 @@
 #!/bin/sh
 # The book shows only what every run reproduces: the data writers
 # (build/plotdata/*), chapter 5's experiment, chapter 6's K/V-sharing
-# run (tools/kvexp) run a second time, into a scratch directory, and every number the book quotes ([]{.value} keys),
-# every generated table it includes (.generated files) and every data
-# file its figures draw must come out byte for byte the same. A wall
+# run (tools/kvexp) run a second time, into a scratch directory, and
+# every number the book quotes ([]{.value} keys), every generated table
+# it includes (.generated files) and every data file its figures draw
+# must come out byte for byte the same. A wall
 # time, a date or an unseeded random number cannot pass; timings belong
 # to the benchmarks (tools/runs/bench/experiment.sh), which print them.
 # Chapter 8's numbers come from its long run, committed as data (its

@@ -42,7 +42,8 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # (LM_NEEDS: chapter 8 and the chapters it needs) pass.
 #
 #   make lm-experiment                 the book size (about 4 min, 2 cores)
-#   make lm-experiment LM_SIZE=full    the full sweep (about 17 min)
+#   make lm-experiment LM_SIZE=full    the full sweep (about 40 networks at the
+#                                      long run's budget: hours)
 #   make lm-experiment LM_SIZE=smoke   seconds: checks the machinery
 #   make lm-experiment LM_SEEDS=5 LM_HEADS=1,4 LM_WORKERS=1
 #
