@@ -44,7 +44,8 @@ bin=$B/lm/solutions/lm-experiment
 # highest rate is the best for each, so each tries 3e-2 as well.
 for f in table.txt tuning.csv results.csv curves.dat curves_tuning.dat \
     offsets.csv relations.csv ablation.csv ablation_h1.dat ablation_h4.dat \
-    generated.txt models/h1_g1_lr1.bin models/h4_g4_lr2.bin models/h4_g1_lr3.bin; do
+    generated.txt seed_heads.csv models/h1_g1_lr1.bin models/h4_g4_lr2.bin \
+    models/h4_g1_lr3.bin models/h4_g1_lr3_s1.bin; do
     [ -s "$out/$f" ] || fail "$out/$f is missing or empty"
 done
 ls "$out" | grep -q '\.tmp$' && fail "a temporary file was left in $out"
@@ -66,6 +67,22 @@ csv results.csv 6                       # 3 configurations x 2 seeds
 csv offsets.csv 10                      # 2 blocks x (1 + 4) heads
 csv relations.csv 50                    # 5 relations x 10 heads
 csv ablation.csv 90                     # 10 heads x (all + 8 classes)
+csv seed_heads.csv 6                    # 3 configurations x 2 seeds
+
+# --remeasure: the run's final networks again, the second seed's of one
+# configuration trained anew (its kept parameters removed), the others
+# reloaded: the same test losses, so the same heads, to the last digit
+mkdir -p "$out/keep" && mv "$out/models/h4_g4_lr3_s1.bin" "$out/keep/"
+if "$bin" --size smoke --corpus "$B/ch8/brown.bin" --remeasure "$out" \
+    "$out/remeasure" >"$out/remeasure.log" 2>&1 &&
+    cmp -s "$out/seed_heads.csv" "$out/remeasure/seed_heads.csv" &&
+    [ -s "$out/models/h4_g4_lr3_s1.bin" ] &&
+    cmp -s "$out/models/h4_g4_lr3_s1.bin" "$out/keep/h4_g4_lr3_s1.bin"; then
+    ok "--remeasure: every final network's heads again, one network trained anew, the same seed_heads.csv and the same parameters"
+else
+    tail -n 3 "$out/remeasure.log"
+    fail "--remeasure did not reproduce seed_heads.csv ($out/remeasure/)"
+fi
 
 # the tuning: the grid's two rates, then one rate further for each
 # configuration, as its best was the highest it had tried; no rate
@@ -165,6 +182,8 @@ one_line "3 heads" "must divide 64" "$bin" --size smoke --heads 3 "$out/x"
 one_line "an unknown size" "SIZE must be" "$bin" --size huge "$out/x"
 one_line "3 K/V heads" "KV must list" "$bin" --size smoke --kv 3 "$out/x"
 one_line "a bad rate" "LRS must be" "$bin" --size smoke --lrs 0.1,abc "$out/x"
+one_line "--remeasure of no run" "cannot read" "$bin" --size smoke --corpus "$B/ch8/brown.bin" --remeasure "$out/none" "$out/x"
+one_line "--remeasure at another size" "give the run's --size" "$bin" --size book --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 rm -f "$out/bad.bin"
 
 # 4. the book's data (--data) and a run beside a reference (--reference)

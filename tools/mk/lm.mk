@@ -162,6 +162,21 @@ else
 	sh tools/runs/lm/curves_compare.sh $(LM_LONG_OUT)/stopped $(LM_LONG_REF) $(LM_LONG_TOL)
 endif
 
+# make lm-remeasure: the heads of every final network of the long run in
+# $(LM_LONG_OUT)/ (every configuration, all 3 seeds): seed 1's networks
+# reloaded from its models/, the other seeds' where kept and trained
+# again otherwise (about 30 minutes on 2 cores), their test losses
+# checked against the run's results.csv; writes seed_heads.csv there. A
+# run of make lm-reference writes it itself; this is for a run made
+# before it did. To commit it: copy seed_heads.csv and seed_heads.values
+# into $(LM_LONG_REF)/.
+.PHONY: lm-remeasure
+## lm-remeasure: the heads of every seed's networks of the long run in build/lm/long (seed_heads.csv)
+lm-remeasure: $(LM_EXP_DIR)/solutions/lm-experiment
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
+	  --remeasure $(LM_LONG_OUT) $(LM_LONG_OUT)
+
 # make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
 # --roles): one network each of 1, 4 and 16 heads, trained on 8,388,608
 # tokens (about nine passes over the training texts) at one rate, and

@@ -11,6 +11,15 @@
  *                 [--data DIR] [--reference DIR] [--stop TOKENS]
  *                 RESULTS_DIR
  *   lm-experiment --roles CHECKPOINTS --lrs LR [...] RESULTS_DIR
+ *   lm-experiment --remeasure RUN_DIR [--size ...] RESULTS_DIR
+ *
+ * --remeasure RUN_DIR measures the heads of every final network of a
+ * finished run (every configuration, every seed, at the rates its
+ * tuning.csv chose): seed 1's networks are reloaded from RUN_DIR/models,
+ * the other seeds' too where a run kept them, and trained again
+ * otherwise (the same batches, so the same networks: their test losses
+ * must match RUN_DIR/results.csv within 0.002 nats, or it fails). It
+ * writes seed_heads.csv and seed_heads.values, nothing else.
  *
  * --stop TOKENS (with --lrs) trains the tuning networks of the rates
  * given on their whole run's schedule but stops each after TOKENS
@@ -33,7 +42,8 @@
  *      network is the tuning run's own, saved and reloaded, not trained
  *      again), and every one of those networks is scored once on the
  *      test set;
- *   3. seed 1's network of every head count is measured on validation
+ *   3. every final network's heads are summed up (seed_heads.csv), and
+ *      seed 1's network of every head count is measured on validation
  *      text: each head's offset profile, its relation scores beside the
  *      best fixed offset, mean ablation per tag class, its weights on
  *      the lesson's sentence, and a few generated lines.
@@ -59,7 +69,9 @@
  *   tag_baselines.csv the same for a uniform head and fixed offsets
  *   generated.txt     the generated lines
  *   compare.txt       with --reference: this run beside REF's results
- *   models/hH_gG_lrK.bin the tuning networks' parameters
+ *   seed_heads.csv    every final network's heads summed up (all seeds)
+ *   models/hH_gG_lrK.bin the tuning networks' parameters, and
+ *   models/hH_gG_lrK_sS.bin the other seeds' final networks'
  * With --data DIR, also the book's tables, values and plot data
  * (write_book_data()). Tables go to stdout; progress, wall times and
  * peak memory to stderr.
@@ -242,7 +254,9 @@ struct lm {
     struct size sz;
     const char *models_dir;
     int threads;
-    int phase; /* 1: tuning, 2: the chosen rates over seeds */
+    /* 1: tuning, 2: the chosen rates over seeds, 3: --remeasure (phase
+     * 2's networks again, reloaded where kept, for their heads) */
+    int phase;
     /* the configurations: the head counts (g = h), then sz.gqa_h query
      * heads with each K/V head count of sz.kv (g < h) */
     int n_cfg, cfg_h[MAX_CFG], cfg_g[MAX_CFG];
@@ -262,6 +276,22 @@ struct lm {
     float tag_uni[NC * NC], tag_off[LM_K + 1][NC * NC];
     int n_sent, sent[MAX_S];
     int n_prompt[N_GEN], prompt[N_GEN][8];
+};
+
+#define MAX_CKPT 32
+/* the weaker rule for a positional head: one offset takes the heaviest
+ * weight in a majority of the rows that have it */
+#define ROLES_WEAK 0.5f
+
+struct roles_point {
+    int tokens;
+    float val_loss;
+    int n_voita, n_weak;  /* positional heads by each rule */
+    float top_share;      /* the largest share of one offset, any head */
+    float off1_w;         /* the largest mean weight at offset 1 */
+    float margin[R];      /* each relation's best head's margin */
+    float hard_margin[R]; /* the same on the hard cases */
+    double train_s;
 };
 
 struct result {
@@ -291,6 +321,9 @@ struct result {
      * word t + 1), as it is and with each head mean-ablated */
     float sent_base[MAX_S], sent_abl[MAX_HL][MAX_S];
     int gen[N_GEN][8 + LM_GEN_NEW];
+    /* phase 2 and --remeasure: every network's heads, summed up as the
+     * roles run sums up a checkpoint (roles_measure()) */
+    struct roles_point heads_sum;
 };
 
 static struct gpt_config model_config(const struct lm *lm, int heads)
@@ -744,6 +777,30 @@ static void job_of(const struct lm *lm, int k, int *hc, int *lr, int *s)
         *hc = k / lm->sz.seeds, *s = k % lm->sz.seeds, *lr = lm->chosen[*hc];
 }
 
+static int roles_measure(struct gpt_model *m, const struct lm *lm,
+                         struct roles_point *p, float *A);
+
+/* A final network's parameters (seeds after the first): kept, so that
+ * --remeasure reads them instead of training them again */
+static void seed_path(const struct lm *lm, int heads, int g, int lr_index,
+                      int s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/h%d_g%d_lr%d_s%d.bin", lm->models_dir, heads, g,
+             lr_index, s);
+}
+
+/* phase 2 and 3: the network's heads over the measurement windows, as
+ * numbers only (roles_measure()) */
+static int heads_summary(struct gpt_model *m, const struct lm *lm,
+                         struct result *r)
+{
+    float *A = malloc((size_t)m->cfg.L * m->cfg.n_heads * lm->meas.n * LM_T *
+                      LM_T * sizeof *A);
+    int rc = A ? roles_measure(m, lm, &r->heads_sum, A) : KIT_E_NOMEM;
+    free(A);
+    return rc;
+}
+
 static int network_run(int k, void *result, void *ctx)
 {
     const struct lm *lm = ctx;
@@ -767,12 +824,18 @@ static int network_run(int k, void *result, void *ctx)
     r->n_params = unique_params(&m, g);
     r->steps = lm->sz.tokens / (LM_B * LM_T);
     r->tokens = r->steps * LM_B * LM_T;
-    char path[600];
+    if (lm->stop && lm->stop < r->tokens) /* --stop: the tokens it trains */
+        r->tokens = lm->stop / (LM_B * LM_T) * LM_B * LM_T;
+    char path[600], spath[600];
     model_path(lm, cfg.n_heads, g, li, path, sizeof path);
-    if (lm->phase == 2 && s == 0) /* the tuning run's own network */
+    seed_path(lm, cfg.n_heads, g, li, s, spath, sizeof spath);
+    int trained = 0;
+    if (lm->phase >= 2 && s == 0) /* the tuning run's own network */
         rc = load_params(&m, path);
+    else if (lm->phase == 3 && load_params(&m, spath) == KIT_OK)
+        rc = KIT_OK; /* --remeasure: a seed's network, kept */
     else
-        rc = train(&m, lm, r->lr, g, seed, r);
+        rc = train(&m, lm, r->lr, g, seed, r), trained = 1;
     if (rc == KIT_OK && !kv_copies_equal(&m, g)) {
         fprintf(stderr,
                 PROG ": %d query heads on %d K/V heads: the shared "
@@ -782,11 +845,15 @@ static int network_run(int k, void *result, void *ctx)
     }
     if (rc == KIT_OK && lm->phase == 1 && !lm->stop)
         rc = save_params(&m, path);
+    if (rc == KIT_OK && lm->phase >= 2 && s > 0 && trained)
+        rc = save_params(&m, spath);
     r->trained = lm->phase == 1;
-    if (rc == KIT_OK && lm->phase == 2) {
+    if (rc == KIT_OK && lm->phase >= 2) {
         rc = eval_loss(&m, &lm->test, &r->test_loss);
-        if (rc == KIT_OK && s == 0 && g == cfg.n_heads)
+        if (rc == KIT_OK && lm->phase == 2 && s == 0 && g == cfg.n_heads)
             rc = measure(&m, lm, r);
+        if (rc == KIT_OK)
+            rc = heads_summary(&m, lm, r);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -805,8 +872,11 @@ static void network_name(int k, char *buf, size_t n, void *ctx)
     if (g < h)
         snprintf(kv, sizeof kv, " sharing %d K/V head%s", g, g > 1 ? "s" : "");
     snprintf(buf, n, "%s, %d head%s%s, lr %g, seed %llu%s",
-             lm->phase == 1 ? "tuning" : "final", h, h > 1 ? "s" : "", kv,
-             (double)lm->sz.lr[li], RUN_FIRST_SEED + (unsigned long long)s,
+             lm->phase == 1   ? "tuning"
+             : lm->phase == 2 ? "final"
+                              : "remeasured",
+             h, h > 1 ? "s" : "", kv, (double)lm->sz.lr[li],
+             RUN_FIRST_SEED + (unsigned long long)s,
              lm->phase == 2 && s == 0 ? " (the tuning network, measured)" : "");
 }
 
@@ -2281,22 +2351,6 @@ static void write_baselines(const struct run *run, const struct lm *lm,
  * measured at P checkpoints
  * ------------------------------------------------------------------- */
 
-#define MAX_CKPT 32
-/* the weaker rule for a positional head: one offset takes the heaviest
- * weight in a majority of the rows that have it */
-#define ROLES_WEAK 0.5f
-
-struct roles_point {
-    int tokens;
-    float val_loss;
-    int n_voita, n_weak;  /* positional heads by each rule */
-    float top_share;      /* the largest share of one offset, any head */
-    float off1_w;         /* the largest mean weight at offset 1 */
-    float margin[R];      /* each relation's best head's margin */
-    float hard_margin[R]; /* the same on the hard cases */
-    double train_s;
-};
-
 struct roles_result {
     int heads, n;
     struct roles_point p[MAX_CKPT];
@@ -2548,6 +2602,135 @@ static void roles_write(const struct run *run, const struct lm *lm,
     write_tag_profiles(lm, dir, meas, lm->sz.n_heads);
 }
 
+/* seed_heads.csv: one row per final network (every configuration, every
+ * seed): its test loss and its heads summed up as roles.csv sums up a
+ * checkpoint: the positional heads by each rule, the largest share of
+ * one offset, and each relation's best head's margin over the best
+ * fixed offset, on all cases and on the hard ones */
+static void write_seed_heads(const struct run *run, const struct lm *lm,
+                             const char *dir, const struct result *fin)
+{
+    struct run_col col[8 + 2 * R];
+    char names[2 * R][24];
+    int nc = 0;
+    col[nc++] = (struct run_col){"heads", 0};
+    col[nc++] = (struct run_col){"kv_heads", 0};
+    col[nc++] = (struct run_col){"lr", 6};
+    col[nc++] = (struct run_col){"seed", 0};
+    col[nc++] = (struct run_col){"test_loss", 5};
+    col[nc++] = (struct run_col){"positional_voita", 0};
+    col[nc++] = (struct run_col){"positional_weak", 0};
+    col[nc++] = (struct run_col){"top_share", 4};
+    for (int q = 0; q < R; q++) {
+        snprintf(names[q], sizeof names[q], "margin_%s", rel_key[q]);
+        col[nc++] = (struct run_col){names[q], 4};
+    }
+    for (int q = 0; q < R; q++) {
+        snprintf(names[R + q], sizeof names[R + q], "hard_margin_%s",
+                 rel_key[q]);
+        col[nc++] = (struct run_col){names[R + q], 4};
+    }
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, "seed_heads.csv", NULL, col, nc);
+    for (int k = 0; k < lm->n_cfg * lm->sz.seeds; k++) {
+        const struct result *r = &fin[k];
+        const struct roles_point *p = &r->heads_sum;
+        double v[8 + 2 * R];
+        int j = 0;
+        v[j++] = r->heads, v[j++] = r->kv_heads, v[j++] = r->lr;
+        v[j++] = (double)(RUN_FIRST_SEED + r->seed_index);
+        v[j++] = r->test_loss, v[j++] = p->n_voita, v[j++] = p->n_weak;
+        v[j++] = p->top_share;
+        for (int q = 0; q < R; q++)
+            v[j++] = p->margin[q];
+        for (int q = 0; q < R; q++)
+            v[j++] = p->hard_margin[q];
+        run_csv_row(&csv, NULL, v);
+    }
+    run_csv_close(&csv);
+}
+
+/* --remeasure RUN: the chosen rate of every configuration, from RUN's
+ * tuning.csv, into lm->chosen; and each final network's test loss, from
+ * RUN's results.csv, into want (H x S, -1 where missing) */
+static void remeasure_read(const struct run *run, struct lm *lm,
+                           const char *from, float *want)
+{
+    const int S = lm->sz.seeds;
+    for (int k = 0; k < lm->n_cfg * S; k++)
+        want[k] = -1;
+    for (int hc = 0; hc < lm->n_cfg; hc++)
+        lm->chosen[hc] = -1;
+    char path[1100], line[512];
+    snprintf(path, sizeof path, "%s/tuning.csv", from);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        run_fail(run, 1, "--remeasure: cannot read %s (a finished run's)",
+                 path);
+    while (fgets(line, sizeof line, f)) {
+        char impl[64];
+        int h, g, chosen;
+        double lr, seed, params, tokens, val;
+        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%d", impl, &h, &g,
+                   &lr, &seed, &params, &tokens, &val, &chosen) != 9 ||
+            !chosen)
+            continue; /* the header, or a rate not chosen */
+        if ((int)tokens != lm->sz.tokens)
+            run_fail(run, 1,
+                     "--remeasure: %s trained %d tokens a network, this "
+                     "size %d: give the run's --size",
+                     path, (int)tokens, lm->sz.tokens);
+        for (int hc = 0; hc < lm->n_cfg; hc++)
+            for (int i = 0; i < lm->sz.n_lr; i++)
+                if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g &&
+                    fabs(lm->sz.lr[i] - lr) < 1e-3 * lr)
+                    lm->chosen[hc] = i;
+    }
+    fclose(f);
+    for (int hc = 0; hc < lm->n_cfg; hc++)
+        if (lm->chosen[hc] < 0)
+            run_fail(run, 1,
+                     "--remeasure: %s chose no rate of this size's ladder "
+                     "for %d heads on %d K/V heads",
+                     path, lm->cfg_h[hc], lm->cfg_g[hc]);
+    snprintf(path, sizeof path, "%s/results.csv", from);
+    if (!(f = fopen(path, "r")))
+        run_fail(run, 1, "--remeasure: cannot read %s", path);
+    while (fgets(line, sizeof line, f)) {
+        char impl[64];
+        int h, g;
+        double lr, seed, params, tokens, val, test;
+        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf", impl, &h, &g,
+                   &lr, &seed, &params, &tokens, &val, &test) != 9)
+            continue;
+        const long s = (long)seed - (long)RUN_FIRST_SEED;
+        for (int hc = 0; hc < lm->n_cfg; hc++)
+            if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g && s >= 0 && s < S)
+                want[hc * S + s] = (float)test;
+    }
+    fclose(f);
+}
+
+/* what main() allocated for the run: the relations' cases, the
+ * windows, the corpus */
+static void lm_free(struct lm *lm, struct corpus_data *d)
+{
+    for (int rel = 0; rel < R; rel++)
+        free(lm->word[rel]), free(lm->related[rel]), free(lm->hword[rel]),
+            free(lm->hrelated[rel]);
+    windows_free(&lm->val), windows_free(&lm->meas), windows_free(&lm->test);
+    corpus_data_free(d);
+}
+
+static double remeasure_cost(int k, void *ctx)
+{
+    const struct lm *lm = ctx;
+    int hc, li, s;
+    job_of(lm, k, &hc, &li, &s);
+    /* seed 1's network is reloaded; the others are trained unless kept */
+    return (s == 0 ? 0.05 : 1.0) * (8 + lm->cfg_h[hc]);
+}
+
 int main(int argc, char **argv)
 {
     struct run run = {
@@ -2557,11 +2740,12 @@ int main(int argc, char **argv)
             "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
             "[--data DIR] [--reference DIR] "
             "[--tokens N] [--corpus FILE] [--impl NAME] "
-            "[--stop TOKENS] RESULTS_DIR",
+            "[--stop TOKENS] [--remeasure RUN_DIR] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
     const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
+    const char *remeasure = NULL;
     const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
     int tokens = 0, roles = 0, stop = 0;
     const struct run_opt opt[] = {
@@ -2575,8 +2759,9 @@ int main(int argc, char **argv)
         {"--reference", "REF_DIR", &ref_arg, NULL, 0, 0},
         {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
         {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
-        {"--impl", "IMPL", &impl, NULL, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 11, 1, 1);
+        {"--impl", "IMPL", &impl, NULL, 0, 0},
+        {"--remeasure", "RUN_DIR", &remeasure, NULL, 0, 0}};
+    int a = run_args(&run, argc, argv, opt, 12, 1, 1);
     const char *dir = argv[a];
 
     /* the size, then the options over it */
@@ -2607,6 +2792,14 @@ int main(int argc, char **argv)
         run_fail(&run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
+    if (remeasure && (roles || stop || lrs_arg || data_arg || ref_arg))
+        run_fail(&run, 2,
+                 "--remeasure reads a finished run's rates and networks: "
+                 "give it the run's --size, --heads, --kv, --seeds and "
+                 "--corpus only");
+    if (remeasure && strlen(remeasure) > 400)
+        run_fail(&run, 2, "RUN_DIR is too long (%zu characters)",
+                 strlen(remeasure));
     if (stop && stop > lm.sz.tokens)
         run_fail(&run, 2, "--stop %d is past the run's %d tokens", stop,
                  lm.sz.tokens);
@@ -2656,6 +2849,11 @@ int main(int argc, char **argv)
         char why[160];
         if (gpt_check_config(&cfg, why, sizeof why) != KIT_OK)
             run_fail(&run, 2, "%d heads: %s", lm.cfg_h[i], why);
+    }
+    float *want = NULL; /* --remeasure: the run's test losses */
+    if (remeasure) {
+        want = run_calloc(&run, lm.n_cfg * lm.sz.seeds, sizeof *want);
+        remeasure_read(&run, &lm, remeasure, want);
     }
     windows_init(&run, &lm.val, &d, SPLIT_VALID, lm.sz.n_val, 0);
     windows_init(&run, &lm.meas, &d, SPLIT_VALID, lm.sz.n_meas, 1);
@@ -2739,14 +2937,64 @@ int main(int argc, char **argv)
                wall / 60, busy, busy > 1 ? "s" : "", lm.threads,
                lm.threads > 1 ? "s" : "", dir);
         free(rr);
-        for (int rel = 0; rel < R; rel++)
-            free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
-                free(lm.hrelated[rel]);
-        windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
-        corpus_data_free(&d);
+        lm_free(&lm, &d);
         return 0;
     }
     const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
+    if (remeasure) { /* every final network of a finished run, measured */
+        char models[512];
+        snprintf(models, sizeof models, "%s/models", remeasure);
+        lm.models_dir = models;
+        make_dir(&run, dir);
+        const int busy = run.workers < H * S ? run.workers : H * S;
+        lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
+        lm.phase = 3;
+        run.seeds = S;
+        struct result *fin = run_calloc(&run, H * S, sizeof *fin);
+        struct run_jobs rj = {sizeof *fin,   network_run, network_name,
+                              network_score, &lm,         remeasure_cost};
+        const double t0 = run_now();
+        run_jobs(&run, H, &rj, fin);
+        const double wall = run_now() - t0;
+        double worst = 0;
+        printf("Remeasured: %s's %d final networks (the rates its tuning "
+               "chose), test loss then and now:\n",
+               remeasure, H * S);
+        for (int k = 0; k < H * S; k++) {
+            char name[64];
+            cfg_label(&lm, k / S, name, sizeof name);
+            const double d = want[k] < 0 ? 1 : fabs(fin[k].test_loss - want[k]);
+            worst = d > worst ? d : worst;
+            printf("  %-30s seed %llu: %.5f, now %.5f\n", name,
+                   RUN_FIRST_SEED + (unsigned long long)(k % S),
+                   (double)want[k], (double)fin[k].test_loss);
+        }
+        write_seed_heads(&run, &lm, dir, fin);
+        struct out o;
+        FILE *v = out_open(&o, dir, "seed_heads.values");
+        fprintf(v, "# lm-experiment --remeasure: what produced seed_heads.csv\n"
+                   "ch8seeds.command=lm-experiment");
+        for (int i = 1; i < argc; i++)
+            fprintf(v, " %s", argv[i]);
+        fprintf(v,
+                "\nch8seeds.wall_min=%.1f\nch8seeds.workers=%d\n"
+                "ch8seeds.max_test_diff=%.5f\n",
+                wall / 60, busy, worst);
+        out_close(&o);
+        printf("Wall time %.1f min; the largest test-loss difference from "
+               "the run's is %.5f nats.\n(written: %s/seed_heads.csv, "
+               "seed_heads.values)\n",
+               wall / 60, worst, dir);
+        if (worst > 0.002)
+            run_fail(&run, 1,
+                     "the networks trained again differ from %s's by %.4f "
+                     "nats in test loss (more than 0.002): they are not the "
+                     "run's networks, and their heads are not its heads",
+                     remeasure, worst);
+        free(fin), free(want);
+        lm_free(&lm, &d);
+        return 0;
+    }
     const int n_grid = H * (lm.sz.lr_hi - lm.sz.lr_lo + 1); /* first jobs */
     int busy = run.workers < n_grid ? run.workers : n_grid;
     lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
@@ -2824,12 +3072,8 @@ int main(int argc, char **argv)
                "%s/curves_tuning.dat, baselines.csv)\n",
                n_tuned(&lm, tune), n_tuned(&lm, tune) > 1 ? "s" : "", lm.stop,
                lm.sz.tokens, (run_now() - t0) / 60, dir);
-        for (int rel = 0; rel < R; rel++)
-            free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
-                free(lm.hrelated[rel]);
-        windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
         free(tune);
-        corpus_data_free(&d);
+        lm_free(&lm, &d);
         return 0;
     }
 
@@ -2906,6 +3150,7 @@ int main(int argc, char **argv)
     write_baselines(&run, &lm, dir);
     write_curves(&lm, dir, fin);
     write_tuning_curves(&lm, dir, tune);
+    write_seed_heads(&run, &lm, dir, fin);
     const struct result *meas[MAX_HC];
     int n_meas = 0;
     for (int hc = 0; hc < H; hc++)
@@ -2960,11 +3205,7 @@ int main(int argc, char **argv)
            "offsets.csv, relations.csv, ablation.csv, sentence/, "
            "generated.txt)\n",
            dir);
-    for (int rel = 0; rel < R; rel++)
-        free(lm.word[rel]), free(lm.related[rel]), free(lm.hword[rel]),
-            free(lm.hrelated[rel]);
-    windows_free(&lm.val), windows_free(&lm.meas), windows_free(&lm.test);
     free(tune), free(fin);
-    corpus_data_free(&d);
+    lm_free(&lm, &d);
     return 0;
 }
