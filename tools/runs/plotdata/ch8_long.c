@@ -28,6 +28,9 @@
  *                     rule per seed; the n-gram models' test losses beneath
  *   ch8_generated_ngram.md  the trigram model's lines for the networks'
  *                     prompts (REFDIR/generated.txt), as a text block
+ * From BOOKDIR (default tools/runs/lm/reference/book), the book-sized
+ * run's ablation.csv and results.csv: ch8long.values's book_ keys,
+ * what mean-ablating block 1's costliest head costs at that budget.
  *   ch8seeds.values   REFDIR/seed_heads.values as committed (what produced
  *                     seed_heads.csv, and how close its networks' test
  *                     losses came to the run's)
@@ -166,12 +169,13 @@ static int best_rel(const double *m)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR]\n");
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR [BOOKDIR]]\n");
         return 2;
     }
     const char *out = argv[1];
-    const char *ref = argc == 3 ? argv[2] : "tools/runs/lm/reference/long";
+    const char *ref = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
+    const char *book = argc == 4 ? argv[3] : "tools/runs/lm/reference/book";
     char path[600], line[1024];
 
     snprintf(path, sizeof path, "%s/data", ref);
@@ -459,10 +463,9 @@ int main(int argc, char **argv)
 
     /* the run in one table: the heads over every seed */
     t = data_open(PROG, out, "ch8_close.md");
-    fprintf(t, "| network | test loss (nats) | best relation margin, mean "
-               "(each seed) | positional, Voita (0.9) | positional, majority "
-               "(0.5) |\n"
-               "|:---|---:|:---|---:|---:|\n");
+    fprintf(t, "| network | test loss (nats) | best relation | its margin: "
+               "mean (each seed) | positional: Voita / majority |\n"
+               "|:---|---:|:---|:---|---:|\n");
     for (int c = 0; c < n_cfg; c++) {
         const struct cfg *x = &cfgs[c];
         const double mean = x->sum / x->n;
@@ -485,19 +488,22 @@ int main(int argc, char **argv)
             for (int s = 0; s < m->n; s++)
                 rm[q] += m->margin[s][q] / m->n;
         const int b = best_rel(rm);
-        fprintf(t, rm[b] >= MARGIN ? " **%+.3f**, %s (" : " %+.3f, %s (", rm[b],
-                heads_relation_name(b));
+        fprintf(t, rm[b] >= MARGIN ? " %s | **%+.3f** (" : " %s | %+.3f (",
+                heads_relation_name(b), rm[b]);
         for (int s = 0; s < m->n; s++) { /* -0.004 as 0.00, not -0.00 */
             const double r2 = round(m->margin[s][b] * 100) / 100;
             fprintf(t, r2 == 0 ? "%s0.00" : "%s%+.2f", s ? ", " : "", r2);
         }
         fprintf(t, ") |");
-        for (int rule = 0; rule < 2; rule++) {
-            fprintf(t, " ");
-            for (int s = 0; s < m->n; s++)
-                fprintf(t, "%s%d", s ? ", " : "",
-                        rule ? m->weak[s] : m->voita[s]);
-            fprintf(t, " of %d |", m->n_heads);
+        for (int rule = 0; rule < 2; rule++) { /* one number if all agree */
+            const int *c = rule ? m->weak : m->voita;
+            int same = 1;
+            for (int s = 1; s < m->n; s++)
+                same &= c[s] == c[0];
+            fprintf(t, rule ? " / " : " ");
+            for (int s = 0; s < (same ? 1 : m->n); s++)
+                fprintf(t, "%s%d", s ? ", " : "", c[s]);
+            fprintf(t, rule ? " of %d |" : "", m->n_heads);
         }
         fprintf(t, "\n");
     }
@@ -534,6 +540,36 @@ int main(int argc, char **argv)
     data_close(PROG, rv);
     if (n_keys == 0)
         die("holds no values", path);
+    /* the book-sized run's block 1: its costliest head, mean-ablated,
+     * over every network the run measured */
+    f = open_ref(book, "ablation.csv", path, sizeof path);
+    header(f, path, "class,heads,block,head,targets,base,ablated,increase");
+    double book_b1 = -1;
+    while (fgets(line, sizeof line, f)) {
+        char cls[32];
+        int heads, block, head;
+        double inc;
+        if (sscanf(line, "%31[^,],%d,%d,%d,%*d,%*f,%*f,%lf", cls, &heads,
+                   &block, &head, &inc) != 5)
+            die("has a malformed row", path);
+        if (!strcmp(cls, "all") && block == 1 && inc > book_b1)
+            book_b1 = inc;
+    }
+    fclose(f);
+    if (book_b1 < -0.5)
+        die("has no row for block 1", path);
+    f = open_ref(book, "results.csv", path, sizeof path);
+    header(f, path, "impl,heads,kv_heads,lr,seed,params,tokens");
+    long book_tokens = 0;
+    if (!fgets(line, sizeof line, f) ||
+        sscanf(line, "%*[^,],%*d,%*d,%*f,%*d,%*d,%ld", &book_tokens) != 1 ||
+        book_tokens <= 0)
+        die("has no row", path);
+    fclose(f);
+    fprintf(v, "ch8long.book_abl_b1_max=%.4f\nch8long.book_tokens=%ld\n",
+            book_b1, book_tokens);
+    fprintf(v, "ch8long.book_fraction=%ld\n", run_tokens / book_tokens);
+
     /* and what produced seed_heads.csv (lm-experiment --remeasure) */
     f = open_ref(ref, "seed_heads.values", path, sizeof path);
     rv = data_open(PROG, out, "ch8seeds.values");
