@@ -2549,6 +2549,17 @@ static double roles_cost(int k, void *ctx)
     return lm->sz.heads[k]; /* more heads, more T x T maps */
 }
 
+/* R columns, PREFIX + each relation's key ("margin_noun_det", ...),
+ * appended to col at *nc; names holds their R names */
+static void relation_cols(struct run_col *col, int *nc, char (*names)[24],
+                          const char *prefix)
+{
+    for (int q = 0; q < R; q++) {
+        snprintf(names[q], sizeof names[q], "%s%s", prefix, rel_key[q]);
+        col[(*nc)++] = (struct run_col){names[q], 4};
+    }
+}
+
 /* roles.csv: one row per (head count, checkpoint); and the final
  * networks' offsets, relations and ablation as the protocol writes them */
 static void roles_write(const struct run *run, const struct lm *lm,
@@ -2564,16 +2575,10 @@ static void roles_write(const struct run *run, const struct lm *lm,
     col[nc++] = (struct run_col){"positional_weak", 0};
     col[nc++] = (struct run_col){"top_share", 4};
     col[nc++] = (struct run_col){"offset1_weight", 4};
-    for (int q = 0; q < R; q++) {
-        snprintf(names[q], sizeof names[q], "margin_%s", rel_key[q]);
-        col[nc++] = (struct run_col){names[q], 4};
-    }
+    relation_cols(col, &nc, names, "margin_");
     col[nc++] = (struct run_col){"train_s", 1};
-    for (int q = 0; q < R; q++) { /* after train_s: older files end there */
-        snprintf(names[R + q], sizeof names[R + q], "hard_margin_%s",
-                 rel_key[q]);
-        col[nc++] = (struct run_col){names[R + q], 4};
-    }
+    /* after train_s: older files end there */
+    relation_cols(col, &nc, names + R, "hard_margin_");
     struct run_csv csv;
     run_csv_open(&csv, run, dir, "roles.csv", NULL, col, nc);
     for (int k = 0; k < lm->sz.n_heads; k++)
@@ -2621,15 +2626,8 @@ static void write_seed_heads(const struct run *run, const struct lm *lm,
     col[nc++] = (struct run_col){"positional_voita", 0};
     col[nc++] = (struct run_col){"positional_weak", 0};
     col[nc++] = (struct run_col){"top_share", 4};
-    for (int q = 0; q < R; q++) {
-        snprintf(names[q], sizeof names[q], "margin_%s", rel_key[q]);
-        col[nc++] = (struct run_col){names[q], 4};
-    }
-    for (int q = 0; q < R; q++) {
-        snprintf(names[R + q], sizeof names[R + q], "hard_margin_%s",
-                 rel_key[q]);
-        col[nc++] = (struct run_col){names[R + q], 4};
-    }
+    relation_cols(col, &nc, names, "margin_");
+    relation_cols(col, &nc, names + R, "hard_margin_");
     struct run_csv csv;
     run_csv_open(&csv, run, dir, "seed_heads.csv", NULL, col, nc);
     for (int k = 0; k < lm->n_cfg * lm->sz.seeds; k++) {

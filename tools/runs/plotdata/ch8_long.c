@@ -86,6 +86,32 @@ static void header(FILE *f, const char *path, const char *want)
         die("its header is not lm-experiment's", path);
 }
 
+/* REF/NAME, a committed values file, into OUT/TO as it is: comments
+ * and keys that start with PREFIX, at least one key */
+static void copy_values(const char *ref, const char *name, const char *out,
+                        const char *to, const char *prefix)
+{
+    char path[600], line[1024];
+    FILE *f = open_ref(ref, name, path, sizeof path);
+    FILE *o = data_open(PROG, out, to);
+    int n_keys = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] != '#' && strncmp(line, prefix, strlen(prefix)) != 0) {
+            fprintf(stderr,
+                    PROG ": %s: a line whose key does not start "
+                         "with %s\n",
+                    path, prefix);
+            exit(1);
+        }
+        n_keys += line[0] != '#';
+        fputs(line, o);
+    }
+    fclose(f);
+    data_close(PROG, o);
+    if (n_keys == 0)
+        die("holds no values", path);
+}
+
 /* Copy every regular file of DIR into OUT, its name after PREFIX. */
 static void copy_data(const char *dir, const char *out, const char *prefix)
 {
@@ -527,19 +553,7 @@ int main(int argc, char **argv)
         die("has no trigram lines", path);
 
     /* the run's command, machine and wall time, as committed */
-    f = open_ref(ref, "run.values", path, sizeof path);
-    FILE *rv = data_open(PROG, out, "ch8long_run.values");
-    int n_keys = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] != '#' && strncmp(line, "ch8long.run.", 12) != 0)
-            die("holds a line that is not a ch8long.run. key", path);
-        n_keys += line[0] != '#';
-        fputs(line, rv);
-    }
-    fclose(f);
-    data_close(PROG, rv);
-    if (n_keys == 0)
-        die("holds no values", path);
+    copy_values(ref, "run.values", out, "ch8long_run.values", "ch8long.run.");
     /* the book-sized run's block 1: its costliest head, mean-ablated,
      * over every network the run measured */
     f = open_ref(book, "ablation.csv", path, sizeof path);
@@ -571,19 +585,7 @@ int main(int argc, char **argv)
     fprintf(v, "ch8long.book_fraction=%ld\n", run_tokens / book_tokens);
 
     /* and what produced seed_heads.csv (lm-experiment --remeasure) */
-    f = open_ref(ref, "seed_heads.values", path, sizeof path);
-    rv = data_open(PROG, out, "ch8seeds.values");
-    n_keys = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] != '#' && strncmp(line, "ch8seeds.", 9) != 0)
-            die("holds a line that is not a ch8seeds. key", path);
-        n_keys += line[0] != '#';
-        fputs(line, rv);
-    }
-    fclose(f);
-    data_close(PROG, rv);
-    if (n_keys == 0)
-        die("holds no values", path);
+    copy_values(ref, "seed_heads.values", out, "ch8seeds.values", "ch8seeds.");
     data_close(PROG, v);
     return 0;
 }
