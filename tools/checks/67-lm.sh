@@ -183,6 +183,7 @@ one_line "an unknown size" "SIZE must be" "$bin" --size huge "$out/x"
 one_line "3 K/V heads" "KV must list" "$bin" --size smoke --kv 3 "$out/x"
 one_line "a bad rate" "LRS must be" "$bin" --size smoke --lrs 0.1,abc "$out/x"
 one_line "--remeasure of no run" "cannot read" "$bin" --size smoke --corpus "$B/ch8/brown.bin" --remeasure "$out/none" "$out/x"
+one_line "--remeasure of more seeds than the run's" "give the run's --seeds" "$bin" --size smoke --seeds 3 --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 one_line "--remeasure at another size" "give the run's --size" "$bin" --size book --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 rm -f "$out/bad.bin"
 

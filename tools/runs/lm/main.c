@@ -2650,7 +2650,7 @@ static void write_seed_heads(const struct run *run, const struct lm *lm,
 
 /* --remeasure RUN: the chosen rate of every configuration, from RUN's
  * tuning.csv, into lm->chosen; and each final network's test loss, from
- * RUN's results.csv, into want (H x S, -1 where missing) */
+ * RUN's results.csv, into want (H x S); a missing one ends the program */
 static void remeasure_read(const struct run *run, struct lm *lm,
                            const char *from, float *want)
 {
@@ -2685,12 +2685,15 @@ static void remeasure_read(const struct run *run, struct lm *lm,
                     lm->chosen[hc] = i;
     }
     fclose(f);
+    char name[64];
     for (int hc = 0; hc < lm->n_cfg; hc++)
-        if (lm->chosen[hc] < 0)
+        if (lm->chosen[hc] < 0) {
+            cfg_label(lm, hc, name, sizeof name);
             run_fail(run, 1,
                      "--remeasure: %s chose no rate of this size's ladder "
-                     "for %d heads on %d K/V heads",
-                     path, lm->cfg_h[hc], lm->cfg_g[hc]);
+                     "for %s",
+                     path, name);
+        }
     snprintf(path, sizeof path, "%s/results.csv", from);
     if (!(f = fopen(path, "r")))
         run_fail(run, 1, "--remeasure: cannot read %s", path);
@@ -2707,6 +2710,14 @@ static void remeasure_read(const struct run *run, struct lm *lm,
                 want[hc * S + s] = (float)test;
     }
     fclose(f);
+    for (int k = 0; k < lm->n_cfg * S; k++)
+        if (want[k] < 0) {
+            cfg_label(lm, k / S, name, sizeof name);
+            run_fail(run, 1,
+                     "--remeasure: %s has no test loss for %s, seed %llu: "
+                     "give the run's --seeds",
+                     path, name, RUN_FIRST_SEED + (unsigned long long)(k % S));
+        }
 }
 
 /* what main() allocated for the run: the relations' cases, the
@@ -2961,7 +2972,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < H * S; k++) {
             char name[64];
             cfg_label(&lm, k / S, name, sizeof name);
-            const double d = want[k] < 0 ? 1 : fabs(fin[k].test_loss - want[k]);
+            const double d = fabs(fin[k].test_loss - want[k]);
             worst = d > worst ? d : worst;
             printf("  %-30s seed %llu: %.5f, now %.5f\n", name,
                    RUN_FIRST_SEED + (unsigned long long)(k % S),
@@ -3200,8 +3211,8 @@ int main(int argc, char **argv)
            wall, wall / 60, n_tuned(&lm, tune) + H * (S - 1),
            n_tuned(&lm, tune), H * (S - 1), fin[0].tokens, peak / 1024.0);
     printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
-           "offsets.csv, relations.csv, ablation.csv, sentence/, "
-           "generated.txt)\n",
+           "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
+           "sentence/, generated.txt)\n",
            dir);
     free(tune), free(fin);
     lm_free(&lm, &d);
