@@ -140,19 +140,22 @@ static void ln_mistakes(const float *x, const float *g, const float *b, int n,
         eps_out};
 }
 
-/* Hidden case k of the seed: n rows of C (both at least 2) and their
- * inputs, each row with its own offset and spread and a variance of at
- * least 0.05. */
+/* Hidden case k of the seed (and stream): n rows of C (both at least 2)
+ * and their inputs, each row with its own offset and spread and a
+ * variance of at least 0.05. */
 struct ln_case {
     int n, C;
     float *x, *g, *b, *d_y;
     char name[200];
 };
 
-static void ln_hidden(struct ln_case *L, int k, unsigned long long seed)
+static void ln_hidden(struct ln_case *L, int k, unsigned long long seed,
+                      unsigned long long stream)
 {
     struct rng r;
-    rng_seed(&r, seed + 31337ULL * (unsigned long long)(k + 1));
+    /* stream: a test's own constant, so that two tests on the same seed
+     * draw different cases (0 for the first tests, which drew these) */
+    rng_seed(&r, (seed ^ stream) + 31337ULL * (unsigned long long)(k + 1));
     L->n = 2 + rng_int(&r, 7), L->C = 2 + rng_int(&r, 15);
     const int nc = L->n * L->C;
     L->x = kit_guarded((size_t)nc, "x", "N*C");
@@ -243,21 +246,23 @@ static int ln_forward_hidden(const struct ln_case *L)
     return ok;
 }
 
-/* layernorm_backward on hidden case L (fresh zero gradients) against
+/* layernorm_backward on hidden case L, its d_ buffers pre-filled with
+ * fill (0: fresh gradients; not 0: the call must add to them), against
  * the double formulas; 1 when right. */
-static int ln_backward_hidden(const struct ln_case *L)
+static int ln_backward_hidden_filled(const struct ln_case *L, float fill)
 {
     const int n = L->n, C = L->C, nc = n * C;
-    double *y = kit_alloc(sizeof(double) * (size_t)(4 * nc + 2 * n + 2 * C));
+    double *y = kit_alloc(sizeof(double) * (size_t)(5 * nc + 2 * n + 2 * C));
     double *want_x = y + nc, *direct = want_x + nc, *xhat = direct + nc;
-    double *m = xhat + nc, *r = m + n, *want_g = r + n, *want_b = want_g + C;
+    double *over = xhat + nc, *m = over + nc, *r = m + n, *want_g = r + n;
+    double *want_b = want_g + C;
     ref_layernorm(L->x, L->g, L->b, y, m, r, n, C, 0, 0);
     float *mean = kit_guarded((size_t)n, "mean", "N");
     float *rstd = kit_guarded((size_t)n, "rstd", "N");
     kit_to_float(m, mean, (size_t)n);
     kit_to_float(r, rstd, (size_t)n);
     for (int c = 0; c < C; c++)
-        want_g[c] = want_b[c] = 0;
+        want_g[c] = want_b[c] = fill;
     for (int i = 0; i < n; i++) {
         /* with the float mean and rstd the student's code is given */
         double a = 0, bsum = 0;
@@ -273,42 +278,70 @@ static int ln_backward_hidden(const struct ln_case *L)
         for (int c = 0; c < C; c++) {
             const int k = i * C + c;
             const double dxh = (double)L->d_y[k] * L->g[c];
-            want_x[k] = rstd[i] * (dxh - a - xhat[k] * bsum);
-            direct[k] = rstd[i] * dxh;
+            over[k] = rstd[i] * (dxh - a - xhat[k] * bsum);
+            want_x[k] = fill + over[k];
+            direct[k] = fill + rstd[i] * dxh;
         }
     }
+    /* the same words as ln_backward_check(), so that a mistake is named
+     * alike on the published case and on the hidden ones */
     const struct kit_mistake mistakes[] = {
         {"only the direct path through xhat (d_x = rstd * g * d_y)",
          "Every x[i][c] also moves the row's mean and its rstd, and so every "
          "output of the row: subtract mean(dxh) and xhat * mean(dxh * xhat) "
          "before multiplying by rstd.",
-         direct}};
-    float *d_x = filled(nc, 0, "d_x", "N*C"), *d_g = filled(C, 0, "d_g", "C");
-    float *d_b = filled(C, 0, "d_b", "C");
+         direct},
+        {"the gradient was overwritten instead of accumulated",
+         "A backward pass adds into d_x (d_x[i] += ...): the model's "
+         "residual stream already holds a gradient there.",
+         fill != 0 ? over : NULL}};
+    float *d_x = filled(nc, fill, "d_x", "N*C");
+    float *d_g = filled(C, fill, "d_g", "C"),
+          *d_b = filled(C, fill, "d_b", "C");
     char call[300];
-    snprintf(call, sizeof call, "layernorm_backward(%s)", L->name);
+    if (fill != 0)
+        snprintf(call, sizeof call,
+                 "layernorm_backward(%s) with every d_ buffer pre-filled "
+                 "with %g",
+                 L->name, (double)fill);
+    else
+        snprintf(call, sizeof call, "layernorm_backward(%s)", L->name);
     kit_about_to_call(call);
     const int rc =
         layernorm_backward(L->x, L->g, mean, rstd, L->d_y, d_x, d_g, d_b, n, C);
     const struct ln_side side[2] = {{"... d_g", d_g, want_g, C},
                                     {"... d_b", d_b, want_b, C}};
-    int ok = ln_expect(call, rc, d_x, want_x, n, C, mistakes, 1, side);
+    int ok = ln_expect(call, rc, d_x, want_x, n, C, mistakes, 2, side);
     free(y);
     kit_output_free(mean), kit_output_free(rstd);
     kit_output_free(d_x), kit_output_free(d_g), kit_output_free(d_b);
     return ok;
 }
 
+/* layernorm_backward on hidden case L with fresh zero gradients. */
+static int ln_backward_hidden(const struct ln_case *L)
+{
+    return ln_backward_hidden_filled(L, 0.0f);
+}
+
+/* layernorm_backward on hidden case L with every d_ buffer pre-filled
+ * with 0.5, as ln_backward_accumulates' published case is. */
+static int ln_backward_hidden_added(const struct ln_case *L)
+{
+    return ln_backward_hidden_filled(L, 0.5f);
+}
+
 /* The hidden cases of one LayerNorm test, once its published case
- * passed. */
-static void ln_hidden_cases(int (*check)(const struct ln_case *))
+ * passed; stream as ln_hidden() takes it. */
+static void ln_hidden_cases(int (*check)(const struct ln_case *),
+                            unsigned long long stream)
 {
     if (kit_current_failed())
         return;
     const unsigned long long seed = kit_hidden_seed();
     for (int k = 0; k < KIT_HIDDEN_CASES; k++) {
         struct ln_case L;
-        ln_hidden(&L, k, seed);
+        ln_hidden(&L, k, seed, stream);
         int ok = check(&L);
         ln_hidden_free(&L);
         if (!ok)
@@ -375,7 +408,7 @@ KIT_TEST(ln_forward_golden,
                           y, ch8_ln_y, LN_N, LN_C, TOL, mistakes, 4);
     kit_output_free(x), kit_output_free(g), kit_output_free(b);
     kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
-    ln_hidden_cases(ln_forward_hidden);
+    ln_hidden_cases(ln_forward_hidden, 0);
 }
 
 /* Whether got (n) equals want within tol, as KIT_EXPECT_TENSOR judges. */
@@ -525,14 +558,20 @@ KIT_TEST(ln_backward_golden,
 {
     if (ln_backward_check(0.0f,
                           "layernorm_backward(x, g, mean, rstd, d_y, ...)"))
-        ln_hidden_cases(ln_backward_hidden);
+        ln_hidden_cases(ln_backward_hidden, 0);
 }
 
 KIT_TEST(ln_backward_accumulates,
          "layernorm_backward: adds into d_x, d_g and d_b, does not overwrite")
 {
-    ln_backward_check(0.5f, "layernorm_backward(...) with every d_ buffer "
-                            "pre-filled with 0.5");
+    /* The published case can be recognised and its answer plus 0.5
+     * returned: once it passes, hidden cases as ln_backward_golden's
+     * (kit_test.h), with the same 0.5 in every d_ buffer, judged by the
+     * double formulas of ln_backward_hidden_filled(). Their own stream,
+     * so that they are not ln_backward_golden's cases again. */
+    if (ln_backward_check(0.5f, "layernorm_backward(...) with every d_ buffer "
+                                "pre-filled with 0.5"))
+        ln_hidden_cases(ln_backward_hidden_added, 0x616363ULL);
 }
 
 KIT_TEST(ln_small_variance,
