@@ -119,6 +119,7 @@ KIT_TEST(exp_loss_falls, "experiment: 300 steps of Adam cut the loss by "
     if (!ready("exp_model_init(2 heads)", exp_model_init(&m, &c)))
         return;
     kit_poison(losses, STEPS);
+    kit_about_to_call("exp_train(300 steps)");
     int status = exp_train(&m, losses);
     exp_model_free(&m);
     if (!ready("exp_train(300 steps)", status))
@@ -144,6 +145,7 @@ KIT_TEST(exp_same_seed_same_numbers,
         if (!ready("exp_model_init(4 heads)", exp_model_init(&m, &c)))
             return;
         kit_poison(losses[run], STEPS);
+        kit_about_to_call("exp_train(40 steps)");
         int status = exp_train(&m, losses[run]);
         check[run] = m.params[m.n_params - 1];
         exp_model_free(&m);
@@ -246,6 +248,7 @@ static void gradient_check(struct exp_config c, unsigned long long heads_off,
     /* the analytic gradient of the summed loss */
     double loss;
     memset(m.grads, 0, (size_t)m.n_params * sizeof(float));
+    kit_about_to_call("exp_forward() then exp_backward()");
     int status = loss_of(&m, x, &loss);
     if (status == KIT_OK)
         status = exp_backward(&m, x, 1.0f);
@@ -360,6 +363,7 @@ KIT_TEST(exp_stack_params_and_one_layer,
     const int d = 8;
     int x[5] = {1, 4, 2, 9, 3};
     double a = 0, b = 0;
+    kit_about_to_call("exp_forward(one layer)");
     int status = exp_forward(&one, x, &a, NULL, NULL);
     if (status == KIT_OK)
         status = exp_forward(&also, x, &b, NULL, NULL);
@@ -425,6 +429,7 @@ KIT_TEST(exp_backward_twice_agrees,
         return;
     }
     int bad = -1, status = KIT_OK;
+    kit_about_to_call("exp_forward() then exp_backward(), twice");
     for (int pass = 0; pass < 2 && status == KIT_OK; pass++) {
         double loss = 0;
         memset(m.grads, 0, bytes);
@@ -466,6 +471,7 @@ static int grads_of(struct exp_config c, const int *x, float *g, int P)
         return KIT_E_SIZE;
     }
     double loss = 0;
+    kit_about_to_call("exp_forward() then exp_backward()");
     status = exp_forward(&m, x, &loss, NULL, NULL);
     if (status == KIT_OK)
         status = exp_backward(&m, x, 1.0f);
@@ -562,6 +568,7 @@ KIT_TEST(exp_content_targets,
                    exp_model_init(&m, &c)))
             return;
         long correct[EXP_R] = {0}, counted[EXP_R] = {0};
+        kit_about_to_call("exp_forward(content task)");
         int status = exp_forward(&m, x, NULL, correct, counted);
         exp_model_free(&m);
         if (!ready("exp_forward(content task)", status))
@@ -630,6 +637,7 @@ KIT_TEST(exp_ablation_known_heatmap,
         return;
     }
     static struct exp_result res;
+    kit_about_to_call("exp_measure(hand-built network)");
     int status = exp_measure(&m, &e, &res);
     exp_model_free(&m);
     if (!ready("exp_measure(hand-built network)", status)) {
