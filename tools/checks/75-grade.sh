@@ -145,10 +145,11 @@ sort -t$'\t' -k5,5gr "$work/base.tsv" | head -n 3 | awk -F'\t' '{ printf "      
 # A score that differs from the baseline's is shown test by test: what
 # changed, and how long each side took, so that a verdict that changes
 # from run to run is found, not guessed at.
-differs() { # after a grade of the baseline with a trick
-    awk "BEGIN { exit !($score > $base) }" || return
-    echo "     $1: $score against the baseline's $base; the tests whose status differs (chapter, test, baseline, now):"
-    join -t$'\t' -j1 <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s" }' "$work/base.tsv" | sort) \
+differs() { # differs NAME [BASE-SCORE BASE-TSV]: after a grade with a trick
+    local b=${2:-$base} bt=${3:-$work/base.tsv}
+    awk "BEGIN { exit !($score > $b) }" || return
+    echo "     $1: $score against the baseline's $b; the tests whose status differs (chapter, test, baseline, now):"
+    join -t$'\t' -j1 <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s" }' "$bt" | sort) \
         <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s " substr($6, 1, 90) }' "$AG/grading/work/results.tsv" | sort) |
         awk -F'\t' '{ split($2, a, " "); split($3, b, " "); if (a[1] != b[1]) print "       " $0 }' | head -n 8
 }
@@ -336,52 +337,52 @@ for t in got gmon asm; do
     done
 done
 [ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
-# (h') Memoisation: the published golden values and chapter 1's worked
-#      example pasted in, and returned when the inputs match (the rest is
-#      the baseline's code). Each golden test, and each test of a worked
-#      example once it passes, also runs hidden cases drawn from a seed
-#      chosen at grading time and judged by the test's own reference, so
-#      the replayed answers gain nothing, and the feedback names the case.
-sed -e '/^#/d' -e 's/ch1_/memo_/g' -e 's/^static const/const/' "$AG/source/tests/golden/ch1_golden.h" >"$work/p.c"
-cat >>"$work/p.c" <<'EOF'
-static int memo_attention(const float *Q, float *out, float *weights, int T,
-                          int d_k, int d_v)
-{
-    /* chapter 1's worked example (attention_by_hand), its answer by hand */
-    static const float example_q[8] = {1, 1, 0, 0, 0, 0, 1, 1};
-    int example = T == 2 && d_k == 4 && d_v == 2;
-    for (int i = 0; example && i < 8; i++)
-        example = Q[i] == example_q[i];
-    if (example) {
-        const float a = 2.7182818f / 3.7182818f, b = 1 / 3.7182818f;
-        weights[0] = out[0] = weights[3] = out[3] = a;
-        weights[1] = out[1] = weights[2] = out[2] = b;
-        return 1;
-    }
-    for (unsigned c = 0; c < sizeof memo_golden_cases / sizeof memo_golden_cases[0]; c++) {
-        const struct memo_golden_case *g = &memo_golden_cases[c];
-        int same = g->T == T && g->d_k == d_k && g->d_v == d_v;
-        for (int i = 0; same && i < T * d_k; i++)
-            same = Q[i] == (float)g->Q[i];
-        if (!same)
-            continue;
-        for (int i = 0; i < T * T; i++)
-            weights[i] = (float)g->weights[i];
-        for (int i = 0; i < T * d_v; i++)
-            out[i] = (float)g->out[i];
-        return 1;
-    }
-    return 0;
-}
-EOF
-trick memo "$work/p.c" 'if (memo_attention(Q, out, weights, T, d_k, d_v)) return KIT_OK;'
+# (h') Memoisation: every answer the tests publish (the golden cases of
+#      tests/golden/ and the worked examples) pasted into the submission
+#      and returned whenever the inputs are the published ones, in every
+#      student function a published case calls (tools/grade/tricks/memo/).
+#      Its baseline is honest code with a planted mistake in each of those
+#      functions, so that each memoised test is one the baseline fails.
+#      Each published test also runs hidden cases, drawn from a seed chosen
+#      at grading time and judged by the test's own reference: the
+#      replayed answers pass the published cases and fail the hidden ones,
+#      and the feedback names the seed.
+memo_mutants="ch1-no-scale ch1-matmul-k-short ch1-bt-k-short ch1-no-normalise ch2-no-mask-golden
+    ch3-head0 ch3-scale-d-model ch4-matmul-dA-no-transpose ch4-softmax-no-diagonal
+    ch4-attention-no-scale ch4-mha-block0 ch6-scale-d-model-gqa ch6-scale-d-model-decode
+    ch7-ragged-off-by-one ch7-online-sum-not-rescaled ch8-ln-unbiased ch8-ln-backward-no-gain"
+# the tests that check a published answer, as results.json names them
+memo_tests="matmul_by_hand matmul_golden matmul_bt_golden softmax_golden attention_by_hand
+    attention_golden causal_golden causal_huge_logits mha_forward_golden mha_forward_golden_causal
+    mha_fused_golden mha_fused_golden_causal matmul_backward_golden softmax_backward_golden
+    attention_backward_golden mha_backward_golden gqa_forward_golden gqa_forward_golden_causal
+    gqa_decode_golden softmax_online_equals_rows mha_flash_golden ln_forward_golden
+    ln_backward_golden ln_backward_accumulates"
+rm -rf "$s/memo-base" && mkdir -p "$s/memo-base" && cp solutions/*.c "$s/memo-base/"
+for m in $memo_mutants; do mutate "$m" "$s/memo-base" || fail "the memo baseline's mutant $m"; done
+grade "$s/memo-base"
+mbase=$score
+cp "$AG/grading/work/results.tsv" "$work/memo-base.tsv"
+rm -rf "$s/memo" && cp -r "$s/memo-base" "$s/memo"
+sh tools/grade/tricks/memo/plant.sh "$KIT" "$s/memo" || fail "the trick memo was not planted"
 grade "$s/memo"
-differs memo
 seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
-if awk "BEGIN { exit !($score <= $base) }" && has "hidden case 1 of seed $seed" &&
-    has "the worked example's shape on hidden numbers (seed $seed" && [ -n "$seed" ]; then
-    ok "hostile 'memo' (the published golden values and the worked example replayed): $score (baseline $base); attention_golden fails on a hidden case of seed $seed, drawn when graded, and attention_by_hand on the example's shape with hidden numbers"
-else fail "hostile 'memo' scores $score against the baseline $base, or no hidden case of seed '$seed' is named"; fi
+# test by test: failed in the baseline on its published case, and, with
+# the answers replayed, failed again on a hidden case of the seed
+nf=0 nh=0 missed=""
+for t in $memo_tests; do
+    awk -F'\t' -v t="$t" '$3 == t && $4 == "failed" { f = 1 } END { exit !f }' "$work/memo-base.tsv" && nf=$((nf + 1))
+    jq -e --arg t "$t" --arg s "seed $seed" '.tests[] | select((.name | split(" ")[1]) == $t)
+        | select(.status == "failed" and (.output | contains($s)))' "$json" >/dev/null &&
+        nh=$((nh + 1)) || missed="$missed $t"
+done
+nt=$(echo $memo_tests | wc -w)
+if [ -n "$seed" ] && awk "BEGIN { exit !($score <= $mbase) }" && [ "$nf" -eq "$nt" ] && [ -z "$missed" ]; then
+    ok "hostile 'memo' (every published answer replayed, in $(echo $memo_mutants | wc -w) functions): $score, baseline $mbase (a planted mistake in each); all $nt tests of a published answer fail in the baseline, and with the answers replayed fail again on a hidden case of seed $seed, drawn when graded"
+else
+    differs memo "$mbase" "$work/memo-base.tsv"
+    fail "hostile 'memo' scores $score against its baseline $mbase; $nf of $nt published tests fail in the baseline; not failed on a hidden case of seed '$seed':$missed"
+fi
 # (h'') A data race (tests/mutants/ch7.tsv's ch7-fast-shared-index: the
 #       loop's index shared by every thread). Its output is right on most
 #       runs, so only the race pass (ThreadSanitizer, as make races runs
