@@ -323,34 +323,57 @@ static int guarded_append(const char *call, struct kv_cache *c, const float *k,
     return ok;
 }
 
-KIT_TEST(kv_cache_append_stores,
-         "kv_cache_append: K/V head j's key of position p lands in row "
-         "j*C + p; len and appends count")
+/* The label of a hidden twin (kit_test.h): what the call was, and the
+ * seed, the number KIT_HIDDEN_SEED takes to draw the same case again. */
+static void hidden_label(char *label, size_t size, const char *what)
 {
-    enum { C = 4, G = 3, DH = 2, N = 3, DKV = G * DH };
+    snprintf(label, size,
+             "%s, on hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu make "
+             "test CH=6 runs it again)",
+             what, kit_hidden_seed(), kit_hidden_seed());
+}
+
+enum { APPEND_MAX = 6 * 4 * 3 }; /* capacity * K/V heads * d_head, at most */
+
+/* N appends into a cache of capacity C, G K/V heads of DH, then its K
+ * and V checked. The published numbers (k = "p.e", v = -k) when r is
+ * NULL, else numbers drawn from r, with hidden (its label) added to
+ * every message. N < C, so that one row too far stays inside. Returns 1
+ * when right. */
+static int append_case(int C, int G, int DH, int N, struct rng *r,
+                       const char *hidden)
+{
+    const int DKV = G * DH;
+    const char *sep = hidden ? ", " : "", *tag = hidden ? hidden : "";
     struct kv_cache c;
     if (!new_cache(&c, C, G, DH))
-        return;
-    double want_K[G * C * DH] = {0}, want_V[G * C * DH] = {0};
-    double token_major[G * C * DH] = {0}, one_late[G * C * DH] = {0};
+        return 0;
+    int ok = 0;
+    double want_K[APPEND_MAX] = {0}, want_V[APPEND_MAX] = {0};
+    double token_major[APPEND_MAX] = {0}, one_late[APPEND_MAX] = {0};
     for (int p = 0; p < N; p++) {
-        float k[DKV], v[DKV];
+        float k[APPEND_MAX], v[APPEND_MAX];
         for (int e = 0; e < DKV; e++) { /* k = "p.e", v = -k */
             k[e] = (float)(10 * p + e + 1), v[e] = -k[e];
+            if (r)
+                k[e] = rng_range(r, -4.0f, 4.0f),
+                v[e] = rng_range(r, -4.0f, 4.0f);
             const int j = e / DH, d = e % DH;
             want_K[(j * C + p) * DH + d] = k[e];
             want_V[(j * C + p) * DH + d] = v[e];
             token_major[(p * G + j) * DH + d] = k[e];
             one_late[(j * C + p + 1) * DH + d] = k[e]; /* p + 1 < C */
         }
-        char call[80];
-        snprintf(call, sizeof call, "kv_cache_append(position %d)", p);
+        char call[300];
+        snprintf(call, sizeof call, "kv_cache_append(position %d)%s%s", p, sep,
+                 tag);
         if (!guarded_append(call, &c, k, v))
             goto done;
         if (!KIT_CHECK(c.len == p + 1 && c.appends == p + 1,
                        "after %d appends the cache says len %d, appends %ld; "
-                       "each append adds 1 to both",
-                       p + 1, c.len, c.appends))
+                       "each append adds 1 to both%s%s%s",
+                       p + 1, c.len, c.appends, hidden ? " (" : "",
+                       hidden ? hidden : "", hidden ? ")" : ""))
             goto done;
     }
     const struct kit_mistake m[] = {
@@ -363,12 +386,41 @@ KIT_TEST(kv_cache_append_stores,
          "the next one goes to row len of head j: j*capacity + len, with "
          "no + 1 (len is already the index of the next free row).",
          one_late}};
-    if (KIT_EXPECT_TENSOR("the cache's K after 3 appends (rows j*C + p)", c.K,
-                          want_K, G * C, DH, 0, m, 2))
-        KIT_EXPECT_TENSOR("the cache's V after 3 appends (rows j*C + p)", c.V,
-                          want_V, G * C, DH, 0, NULL, 0);
+    char what_K[300], what_V[300];
+    snprintf(what_K, sizeof what_K,
+             "the cache's K after %d appends (rows j*C + p)%s%s", N, sep, tag);
+    snprintf(what_V, sizeof what_V,
+             "the cache's V after %d appends (rows j*C + p)%s%s", N, sep, tag);
+    ok = KIT_EXPECT_TENSOR(what_K, c.K, want_K, G * C, DH, 0, m, 2) &&
+         KIT_EXPECT_TENSOR(what_V, c.V, want_V, G * C, DH, 0, NULL, 0);
 done:
     cache_free(&c);
+    return ok;
+}
+
+KIT_TEST(kv_cache_append_stores,
+         "kv_cache_append: K/V head j's key of position p lands in row "
+         "j*C + p; len and appends count")
+{
+    if (!append_case(4, 3, 2, 3, NULL, NULL))
+        return;
+    /* The published numbers can be recognised: once they pass, caches
+     * of shapes and numbers drawn from the hidden seed (kit_test.h),
+     * judged by the same rows j*C + p. At least 2 K/V heads, so that
+     * token by token differs from head by head, and fewer appends than
+     * rows. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x6b7661ULL);
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        const int C = 3 + rng_int(&r, 4), G = 2 + rng_int(&r, 3),
+                  DH = 1 + rng_int(&r, 3), N = 1 + rng_int(&r, C - 1);
+        char what[80], label[240];
+        snprintf(what, sizeof what,
+                 "capacity %d, %d K/V heads of %d, %d appends", C, G, DH, N);
+        hidden_label(label, sizeof label, what);
+        if (!append_case(C, G, DH, N, &r, label))
+            return;
+    }
 }
 
 KIT_TEST(kv_cache_capacity,
@@ -416,38 +468,45 @@ done:
     cache_free(&c);
 }
 
-KIT_TEST(kv_cache_read_positions,
-         "kv_cache_read: head j's positions 0..t come back in order; "
-         "unfilled positions and missing heads are errors")
+/* N appends into the empty cache c, then every head j's positions 0 ..
+ * t read back, for every t < N. The published numbers (k = 100 p + e,
+ * v = k / 2) when r is NULL, else numbers drawn from r, with hidden
+ * (its label) added to every message. Returns 1 when right. */
+static int read_case(struct kv_cache *c, int N, struct rng *r,
+                     const char *hidden)
 {
-    enum { C = 5, G = 2, DH = 3, N = 4, DKV = G * DH };
-    struct kv_cache c;
-    if (!new_cache(&c, C, G, DH))
-        return;
-    float *K = kit_guarded(C * DH, "K_out", "capacity*d_head");
-    float *V = kit_guarded(C * DH, "V_out", "capacity*d_head");
+    const int G = c->n_kv_heads, DH = c->d_head, DKV = G * DH;
+    const char *sep = hidden ? ", " : "", *tag = hidden ? hidden : "";
+    double kv[2][APPEND_MAX]; /* k and v of position p, entry e: p*DKV + e */
     for (int p = 0; p < N; p++) {
-        float k[DKV], v[DKV];
-        for (int e = 0; e < DKV; e++)
+        float k[APPEND_MAX], v[APPEND_MAX];
+        for (int e = 0; e < DKV; e++) {
             k[e] = (float)(100 * p + e), v[e] = 0.5f * k[e];
-        if (!guarded_append("kv_cache_append", &c, k, v))
-            goto done;
+            if (r)
+                k[e] = rng_range(r, -4.0f, 4.0f),
+                v[e] = rng_range(r, -4.0f, 4.0f);
+            kv[0][p * DKV + e] = k[e], kv[1][p * DKV + e] = v[e];
+        }
+        char call[300];
+        snprintf(call, sizeof call, "kv_cache_append%s%s", sep, tag);
+        if (!guarded_append(call, c, k, v))
+            return 0;
     }
     for (int j = 0; j < G; j++)
         for (int t = 0; t < N; t++) {
-            double wk[N * DH], wv[N * DH];
+            double wk[APPEND_MAX], wv[APPEND_MAX];
             for (int p = 0; p <= t; p++)
                 for (int d = 0; d < DH; d++) {
-                    wk[p * DH + d] = 100 * p + j * DH + d;
-                    wv[p * DH + d] = 0.5 * wk[p * DH + d];
+                    wk[p * DH + d] = kv[0][p * DKV + j * DH + d];
+                    wv[p * DH + d] = kv[1][p * DKV + j * DH + d];
                 }
-            char call[80];
-            snprintf(call, sizeof call, "kv_cache_read(c, head %d, t %d)", j,
-                     t);
+            char call[300];
+            snprintf(call, sizeof call, "kv_cache_read(c, head %d, t %d)%s%s",
+                     j, t, sep, tag);
             const size_t n = (size_t)(t + 1) * DH; /* (t + 1, d_head) */
             float *Kt = kit_guarded(n, "K_out", "(t+1)*d_head");
             float *Vt = kit_guarded(n, "V_out", "(t+1)*d_head");
-            int ok = KIT_EXPECT_STATUS(call, kv_cache_read(&c, j, t, Kt, Vt),
+            int ok = KIT_EXPECT_STATUS(call, kv_cache_read(c, j, t, Kt, Vt),
                                        KIT_OK) &&
                      KIT_EXPECT_IN_BOUNDS(call, "K_out", Kt, n) &&
                      KIT_EXPECT_IN_BOUNDS(call, "V_out", Vt, n) &&
@@ -456,8 +515,23 @@ KIT_TEST(kv_cache_read_positions,
                      KIT_EXPECT_TENSOR(call, Vt, wv, t + 1, DH, 0, NULL, 0);
             kit_output_free(Kt), kit_output_free(Vt);
             if (!ok)
-                goto done;
+                return 0;
         }
+    return 1;
+}
+
+KIT_TEST(kv_cache_read_positions,
+         "kv_cache_read: head j's positions 0..t come back in order; "
+         "unfilled positions and missing heads are errors")
+{
+    enum { C = 5, G = 2, DH = 3, N = 4 };
+    struct kv_cache c;
+    if (!new_cache(&c, C, G, DH))
+        return;
+    float *K = kit_guarded(C * DH, "K_out", "capacity*d_head");
+    float *V = kit_guarded(C * DH, "V_out", "capacity*d_head");
+    if (!read_case(&c, N, NULL, NULL))
+        goto done;
     const struct {
         int j, t, want;
         const char *call;
@@ -501,6 +575,29 @@ KIT_TEST(kv_cache_read_positions,
     holes.K = c.K, holes.V = NULL;
     KIT_EXPECT_STATUS("kv_cache_read(cache with V NULL, 0, 0, K, V)",
                       kv_cache_read(&holes, 0, 0, K, V), KIT_E_NULL);
+    if (kit_current_failed())
+        goto done;
+    /* The published numbers can be recognised: once they pass, caches
+     * of shapes and numbers drawn from the hidden seed (kit_test.h),
+     * every head's positions read back as above. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x6b7672ULL);
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        const int Ch = 2 + rng_int(&r, 5), Gh = 1 + rng_int(&r, 3),
+                  DHh = 1 + rng_int(&r, 3), Nh = 1 + rng_int(&r, Ch);
+        char what[80], label[240];
+        snprintf(what, sizeof what,
+                 "capacity %d, %d K/V heads of %d, %d appends", Ch, Gh, DHh,
+                 Nh);
+        hidden_label(label, sizeof label, what);
+        struct kv_cache ch;
+        if (!new_cache(&ch, Ch, Gh, DHh))
+            break;
+        const int ok = read_case(&ch, Nh, &r, label);
+        cache_free(&ch);
+        if (!ok)
+            break;
+    }
 done:
     kit_output_free(K), kit_output_free(V);
     cache_free(&c);
@@ -1565,6 +1662,82 @@ KIT_TEST(decode_out_of_memory,
  * What a cache costs
  * ------------------------------------------------------------------- */
 
+/* kv_cache_bytes(a[0], ..., a[5]) must return KIT_OK and want bytes:
+ * the factor 2 left out and a 32-bit product are named. 1 when right. */
+static int bytes_check(const char *call, const int a[6], uint64_t want)
+{
+    uint64_t got = 0;
+    if (!KIT_EXPECT_STATUS(
+            call, kv_cache_bytes(a[0], a[1], a[2], a[3], a[4], a[5], &got),
+            KIT_OK))
+        return 0;
+    const char *why = "";
+    if (got == want / 2)
+        why = " Likely mistake: the factor 2 left out: the cache holds a "
+              "key AND a value for every position.";
+    else if (got == (uint64_t)(int64_t)(int32_t)(uint32_t)want ||
+             got == (uint64_t)(uint32_t)want)
+        why = " Likely mistake: the product computed in 32-bit int "
+              "arithmetic, which overflowed: multiply in uint64_t (cast "
+              "the first factor).";
+    return KIT_CHECK(got == want, "%s gave %llu bytes, expected %llu.%s", call,
+                     (unsigned long long)got, (unsigned long long)want, why);
+}
+
+/* The test's own product 2 * a[0] * ... * a[5], in uint64_t: 1 with it
+ * in *want, or 0 when it does not fit in 64 bits. */
+static int bytes_product(const int a[6], uint64_t *want)
+{
+    uint64_t total = 2;
+    for (int f = 0; f < 6; f++) {
+        if (total > UINT64_MAX / (uint64_t)a[f])
+            return 0;
+        total *= (uint64_t)a[f];
+    }
+    *want = total;
+    return 1;
+}
+
+/* A hidden twin of kv_cache_bytes_models (kit_test.h): case h of the
+ * seed. Cases 0 and 1 are models of every size, up to 2^48 bytes and
+ * most above 2^32, so that a 32-bit product shows; case 2 has three
+ * factors near 2^20 and a short context, so that its product falls on
+ * either side of 2^64, and one that does not fit must be refused with
+ * *bytes unwritten. 1 when right. */
+static int bytes_hidden(struct rng *r, int h)
+{
+    int a[6];
+    if (h < 2) {
+        static const int d_heads[] = {32, 64, 80, 96, 128, 256};
+        a[0] = 1 + rng_int(r, 128), a[1] = 1 + rng_int(r, 128);
+        a[2] = d_heads[rng_int(r, 6)], a[3] = 1 + rng_int(r, 1 << 17);
+        a[4] = 1 + rng_int(r, 64), a[5] = 1 << rng_int(r, 3);
+    } else {
+        for (int f = 0; f < 3; f++)
+            a[f] = (1 << 19) + rng_int(r, 3 << 19);
+        a[3] = 1 + rng_int(r, 16), a[4] = 1 + rng_int(r, 2), a[5] = 1;
+    }
+    char what[200], call[400];
+    snprintf(what, sizeof what,
+             "kv_cache_bytes(%d layers, %d K/V heads of %d, context %d, "
+             "batch %d, %d bytes per number)",
+             a[0], a[1], a[2], a[3], a[4], a[5]);
+    hidden_label(call, sizeof call, what);
+    uint64_t want = 0;
+    if (bytes_product(a, &want))
+        return bytes_check(call, a, want);
+    uint64_t untouched = 12345;
+    char refused[480];
+    snprintf(refused, sizeof refused, "%s: more than 2^64 bytes", call);
+    return KIT_EXPECT_STATUS(
+               refused,
+               kv_cache_bytes(a[0], a[1], a[2], a[3], a[4], a[5], &untouched),
+               KIT_E_SIZE) &&
+           KIT_CHECK(untouched == 12345,
+                     "%s returned KIT_E_SIZE but wrote %llu into *bytes",
+                     refused, (unsigned long long)untouched);
+}
+
 KIT_TEST(kv_cache_bytes_models,
          "kv_cache_bytes: GPT-3 175B and Llama 2 70B at 16 bits; no int "
          "overflow; 0 and overflowing sizes are errors")
@@ -1591,29 +1764,12 @@ KIT_TEST(kv_cache_bytes_models,
          64, 128, 4096, 8, 2, 85899345920ULL},
     };
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
-        uint64_t got = 0;
         char call[200];
         snprintf(call, sizeof call, "kv_cache_bytes(%s)", models[k].what);
-        if (!KIT_EXPECT_STATUS(
-                call,
-                kv_cache_bytes(models[k].layers, models[k].kv_heads,
-                               models[k].d_head, models[k].context,
-                               models[k].batch, models[k].bytes, &got),
-                KIT_OK))
-            return;
-        const uint64_t want = models[k].want;
-        const char *why = "";
-        if (got == want / 2)
-            why = " Likely mistake: the factor 2 left out: the cache holds a "
-                  "key AND a value for every position.";
-        else if (got == (uint64_t)(int64_t)(int32_t)(uint32_t)want ||
-                 got == (uint64_t)(uint32_t)want)
-            why = " Likely mistake: the product computed in 32-bit int "
-                  "arithmetic, which overflowed: multiply in uint64_t (cast "
-                  "the first factor).";
-        if (!KIT_CHECK(got == want, "%s gave %llu bytes, expected %llu.%s",
-                       call, (unsigned long long)got, (unsigned long long)want,
-                       why))
+        const int a[6] = {models[k].layers, models[k].kv_heads,
+                          models[k].d_head, models[k].context,
+                          models[k].batch,  models[k].bytes};
+        if (!bytes_check(call, a, models[k].want))
             return;
     }
     uint64_t untouched = 12345;
@@ -1658,6 +1814,15 @@ KIT_TEST(kv_cache_bytes_models,
                   (unsigned long long)edge, (unsigned long long)1 << 63);
     KIT_EXPECT_STATUS("kv_cache_bytes(..., bytes NULL)",
                       kv_cache_bytes(80, 8, 128, 4096, 1, 2, NULL), KIT_E_NULL);
+    if (kit_current_failed())
+        return;
+    /* The published sizes can be recognised: once they pass, sizes drawn
+     * from the hidden seed, judged by the test's own product. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x6b7662ULL);
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++)
+        if (!bytes_hidden(&r, h))
+            return;
 }
 
 static const struct kit_test *const ch6_tests[] = {

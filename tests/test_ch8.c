@@ -574,15 +574,24 @@ KIT_TEST(ln_backward_accumulates,
         ln_hidden_cases(ln_backward_hidden_added, 0x616363ULL);
 }
 
-KIT_TEST(ln_small_variance,
-         "layernorm_forward: a row of equal values and a row of tiny "
-         "variance, where eps decides rstd")
+/* The label of a hidden twin (kit_test.h): what the call was, and the
+ * seed, the number KIT_HIDDEN_SEED takes to draw the same case again. */
+static void hidden_label(char *label, size_t size, const char *what)
 {
-    /* row 0: var = 0, so rstd = 1/sqrt(eps); row 1: var = d^2, near eps */
-    const int N = 2, C = 4;
-    const double d = 0.003, eps = GPT_LN_EPS;
-    const double xs[8] = {2, 2, 2, 2, 1 - d, 1 + d, 1 - d, 1 + d};
-    const double var[2] = {0, d * d};
+    snprintf(label, size,
+             "%s, on hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu make "
+             "test CH=8 runs it again)",
+             what, kit_hidden_seed(), kit_hidden_seed());
+}
+
+/* layernorm_forward on 2 rows of C, xs, whose variances are var: rstd
+ * must be 1/sqrt(var + eps), within 1e-4 of row 0's (a row of equal
+ * values). call names the call, what the check. 1 when right. */
+static int small_variance_case(int C, const double *xs, const double var[2],
+                               const char *call, const char *what)
+{
+    const int N = 2;
+    const double eps = GPT_LN_EPS;
     double want_r[2], eps_out_r[2];
     for (int i = 0; i < N; i++) {
         want_r[i] = 1 / sqrt(var[i] + eps);
@@ -590,7 +599,7 @@ KIT_TEST(ln_small_variance,
     }
     float *x = from_double(xs, N * C, "x", "N*C"), *g = filled(C, 1, "g", "C"),
           *b = filled(C, 0, "b", "C");
-    float *y = kit_guarded(N * C, "y", "N*C"),
+    float *y = kit_guarded((size_t)N * C, "y", "N*C"),
           *mean = kit_guarded(N, "mean", "N"),
           *rstd = kit_guarded(N, "rstd", "N");
     const struct kit_mistake mistakes[] = {
@@ -598,16 +607,63 @@ KIT_TEST(ln_small_variance,
          "rstd = 1 / sqrt(var + eps): eps goes inside the square root. On "
          "a row of equal values the variance is 0 and eps alone sets rstd.",
          eps_out_r}};
-    const char *call =
-        "layernorm_forward(x, g = 1, b = 0, y, mean, rstd, 2, 4)";
-    if (KIT_EXPECT_STATUS(call, layernorm_forward(x, g, b, y, mean, rstd, N, C),
+    int ok =
+        KIT_EXPECT_STATUS(call, layernorm_forward(x, g, b, y, mean, rstd, N, C),
                           KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "rstd", rstd, N))
-        KIT_EXPECT_TENSOR("layernorm_forward(...) rstd = 1/sqrt(var + eps) "
-                          "on rows of variance 0 and 9e-6",
-                          rstd, want_r, 1, N, 1e-4 * want_r[0], mistakes, 1);
+        KIT_EXPECT_IN_BOUNDS(call, "rstd", rstd, N) &&
+        KIT_EXPECT_TENSOR(what, rstd, want_r, 1, N, 1e-4 * want_r[0], mistakes,
+                          1);
     kit_output_free(x), kit_output_free(g), kit_output_free(b);
     kit_output_free(y), kit_output_free(mean), kit_output_free(rstd);
+    return ok;
+}
+
+KIT_TEST(ln_small_variance,
+         "layernorm_forward: a row of equal values and a row of tiny "
+         "variance, where eps decides rstd")
+{
+    /* row 0: var = 0, so rstd = 1/sqrt(eps); row 1: var = d^2, near eps */
+    const double d = 0.003;
+    const double xs[8] = {2, 2, 2, 2, 1 - d, 1 + d, 1 - d, 1 + d};
+    const double var[2] = {0, d * d};
+    if (!small_variance_case(4, xs, var,
+                             "layernorm_forward(x, g = 1, b = 0, y, mean, "
+                             "rstd, 2, 4)",
+                             "layernorm_forward(...) rstd = 1/sqrt(var + eps) "
+                             "on rows of variance 0 and 9e-6"))
+        return;
+    /* The published rows can be recognised: once they pass, rows of the
+     * same kind drawn from the hidden seed (kit_test.h): C even, row 0
+     * equal values v, row 1 m - d and m + d in turn, d from 0.001 to
+     * 0.006, so that its variance d^2 (1e-6 to 3.6e-5) stays near eps.
+     * The variances are those of the floats the call gets, in double. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x6c6e73ULL);
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        const int C = 2 * (1 + rng_int(&r, 8));
+        const float v = rng_range(&r, -4.0f, 4.0f),
+                    m = rng_range(&r, -2.0f, 2.0f),
+                    dh = rng_range(&r, 0.001f, 0.006f);
+        double xh[32], varh[2] = {0, 0}, mh = 0;
+        for (int c = 0; c < C; c++) {
+            xh[c] = v;
+            xh[C + c] = (double)(c % 2 ? m + dh : m - dh);
+            mh += xh[C + c] / C;
+        }
+        for (int c = 0; c < C; c++)
+            varh[1] += (xh[C + c] - mh) * (xh[C + c] - mh) / C;
+        char call[300], what[300], hand[200];
+        snprintf(hand, sizeof hand,
+                 "layernorm_forward(x, g = 1, b = 0, y, mean, rstd, 2, %d)", C);
+        hidden_label(call, sizeof call, hand);
+        snprintf(hand, sizeof hand,
+                 "layernorm_forward(...) rstd = 1/sqrt(var + eps) on rows of "
+                 "variance 0 and %.2g",
+                 varh[1]);
+        hidden_label(what, sizeof what, hand);
+        if (!small_variance_case(C, xh, varh, call, what))
+            return;
+    }
 }
 
 KIT_TEST(ln_errors, "layernorm_forward: NULL is KIT_E_NULL, a size <= 0 is "
@@ -1439,6 +1495,43 @@ KIT_TEST(offset_profile_hand, "head_offset_profile: the mean weight and the "
     expect_profile(call, A, HN, HT, 2, want_h);
 }
 
+/* A previous-token head of N sequences of T drawn from r: row 0 all on
+ * itself, and every row i >= 1 weights of 1 to 3 on j = 0 .. i over
+ * their sum, but 4 to 7 on j = i - 1, so that i - 1 is always the one
+ * heaviest weight. */
+static void hidden_previous_token(float *A, int N, int T, struct rng *r)
+{
+    for (int n = 0; n < N; n++)
+        for (int i = 0; i < T; i++) {
+            float *A_i = A + ((size_t)n * T + i) * T;
+            int count[16], sum = 0;
+            for (int j = 0; j <= i; j++) {
+                count[j] =
+                    i && j == i - 1 ? 4 + rng_int(r, 4) : 1 + rng_int(r, 3);
+                count[j] = i ? count[j] : 1, sum += count[j];
+            }
+            for (int j = 0; j < T; j++)
+                A_i[j] = j <= i ? (float)count[j] / (float)sum : 0.0f;
+        }
+}
+
+/* head_offset_profile on a previous-token head A: want, and top_share[1]
+ * at least HEADS_POSITIONAL. hidden: the label of a hidden twin, added to
+ * the second check, or NULL. 1 when right. */
+static int previous_token_case(const char *call, const float *A, int N, int T,
+                               int K, const double *want, const char *hidden)
+{
+    if (!expect_profile(call, A, N, T, K, want))
+        return 0;
+    float mean_w[16], top[16];
+    head_offset_profile(A, N, T, K, mean_w, top);
+    return KIT_CHECK(top[1] >= HEADS_POSITIONAL,
+                     "a head that always looks one back must count as "
+                     "positional (top_share[1] = %g >= %g)%s%s",
+                     (double)top[1], (double)HEADS_POSITIONAL,
+                     hidden ? ", " : "", hidden ? hidden : "");
+}
+
 KIT_TEST(offset_profile_previous_token,
          "head_offset_profile: a perfect previous-token head has share 1 at "
          "offset 1, positional by Voita et al.'s 90 %")
@@ -1452,16 +1545,31 @@ KIT_TEST(offset_profile_previous_token,
     /* offset 0: only row 0 (2 of 10 rows); offset 1: all 8 rows that
      * have one; first token: rows 0 and 1 (4 of 10) */
     const double want[2 * (K + 2)] = {0.2, 1, 0, 0, 0.4, 0.2, 1, 0, 0, 0.4};
-    if (!expect_profile("head_offset_profile(previous-token head, N 2, T 5, "
-                        "K 3)",
-                        A, N, T, K, want))
+    if (!previous_token_case("head_offset_profile(previous-token head, N 2, "
+                             "T 5, K 3)",
+                             A, N, T, K, want, NULL))
         return;
-    float mean_w[K + 2], top[K + 2];
-    head_offset_profile(A, N, T, K, mean_w, top);
-    KIT_CHECK(top[1] >= HEADS_POSITIONAL,
-              "a head that always looks one back must count as positional "
-              "(top_share[1] = %g >= %g)",
-              (double)top[1], (double)HEADS_POSITIONAL);
+    /* The published head can be recognised: once it passes, previous-
+     * token heads of shapes and weights drawn from the hidden seed
+     * (kit_test.h), judged by ref_offset_profile(). */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x707274ULL);
+    for (int h = 0; h < KIT_HIDDEN_CASES; h++) {
+        const int Nh = 1 + rng_int(&r, 3), Th = 2 + rng_int(&r, 5),
+                  Kh = 1 + rng_int(&r, Th - 1);
+        float Ah[3 * 6 * 6];
+        double want_h[2 * 8];
+        hidden_previous_token(Ah, Nh, Th, &r);
+        ref_offset_profile(Ah, Nh, Th, Kh, 0, want_h);
+        char what[120], label[300], call[300];
+        snprintf(what, sizeof what,
+                 "head_offset_profile(previous-token head, N %d, T %d, K %d)",
+                 Nh, Th, Kh);
+        hidden_label(call, sizeof call, what);
+        hidden_label(label, sizeof label, "on a previous-token head");
+        if (!previous_token_case(call, Ah, Nh, Th, Kh, want_h, label))
+            return;
+    }
 }
 
 KIT_TEST(offset_profile_one_token, "head_offset_profile: T = 1, where the one "
@@ -1475,6 +1583,27 @@ KIT_TEST(offset_profile_one_token, "head_offset_profile: T = 1, where the one "
     KIT_EXPECT_STATUS("head_offset_profile(A, N 3, T 1, K 1): no row has "
                       "offset 1",
                       head_offset_profile(A, N, 1, 1, mean_w, top), KIT_E_SIZE);
+    if (kit_current_failed())
+        return;
+    /* The published case can be recognised by its N: once it passes, a
+     * number of one-token sequences drawn from the hidden seed
+     * (kit_test.h), each row the weight 1 on itself. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x6f7431ULL);
+    const int Nh = 1 + rng_int(&r, 40);
+    float Ah[40];
+    for (int n = 0; n < Nh; n++)
+        Ah[n] = 1;
+    char what[120], call[300];
+    snprintf(what, sizeof what, "head_offset_profile(A, N %d, T 1, K 0)", Nh);
+    hidden_label(call, sizeof call, what);
+    if (!expect_profile(call, Ah, Nh, 1, 0, want))
+        return;
+    snprintf(what, sizeof what,
+             "head_offset_profile(A, N %d, T 1, K 1): no row has offset 1", Nh);
+    hidden_label(call, sizeof call, what);
+    KIT_EXPECT_STATUS(call, head_offset_profile(Ah, Nh, 1, 1, mean_w, top),
+                      KIT_E_SIZE);
 }
 
 /* One bad call: its status, and nothing written into either output. */
@@ -1671,8 +1800,29 @@ KIT_TEST(relation_score_one_token, "relation_score: T = 1, every case a word "
     const float A[2] = {1, 1};
     const int word[2] = {0, 1}, related[2] = {0, 1};
     const double want[3] = {1, 1, 0};
-    expect_relation("relation_score(A, N 2, T 1, 2 cases)", A, 2, 1, word,
-                    related, 2, want);
+    if (!expect_relation("relation_score(A, N 2, T 1, 2 cases)", A, 2, 1, word,
+                         related, 2, want))
+        return;
+    /* The published case can be recognised: once it passes, one-token
+     * sequences, their number and the cases (each a word related to
+     * itself) drawn from the hidden seed (kit_test.h), judged by
+     * ref_relation(). */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x726f74ULL);
+    const int Nh = 1 + rng_int(&r, 20), nh = 1 + rng_int(&r, 8);
+    float Ah[20];
+    int wh[8];
+    for (int n = 0; n < Nh; n++)
+        Ah[n] = 1;
+    for (int c = 0; c < nh; c++)
+        wh[c] = rng_int(&r, Nh);
+    double want_h[3];
+    ref_relation(Ah, 1, wh, wh, nh, 0, want_h);
+    char what[120], call[300];
+    snprintf(what, sizeof what, "relation_score(A, N %d, T 1, %d cases)", Nh,
+             nh);
+    hidden_label(call, sizeof call, what);
+    expect_relation(call, Ah, Nh, 1, wh, wh, nh, want_h);
 }
 
 /* One bad call: its status, and nothing written. */
@@ -1830,8 +1980,29 @@ KIT_TEST(relation_cases_brown,
     int n = heads_relation_cases(brown_tags, T, HEADS_REL_NOUN_ADJ, 0, word,
                                  related, 8);
     const double want[3] = {2.0 / 3, 2.0 / 3, 1};
-    expect_relation("relation_score(previous-token head, noun -> adjective)", A,
-                    1, T, word, related, n, want);
+    if (!expect_relation("relation_score(previous-token head, noun -> "
+                         "adjective)",
+                         A, 1, T, word, related, n, want) ||
+        kit_current_failed())
+        return;
+    /* The published head can be recognised: once it passes, a previous-
+     * token head of weights drawn from the hidden seed (kit_test.h), and
+     * the same cases in a drawn order, judged by ref_relation(). */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x62726eULL);
+    static float Ah[T * T];
+    hidden_previous_token(Ah, 1, T, &r);
+    for (int c = n - 1; c > 0; c--) {
+        const int o = rng_int(&r, c + 1), w = word[c], rl = related[c];
+        word[c] = word[o], related[c] = related[o];
+        word[o] = w, related[o] = rl;
+    }
+    double want_h[3];
+    ref_relation(Ah, T, word, related, n, 0, want_h);
+    char call[300];
+    hidden_label(call, sizeof call,
+                 "relation_score(previous-token head, noun -> adjective)");
+    expect_relation(call, Ah, 1, T, word, related, n, want_h);
 }
 
 /* ---------------------------------------------------------------------
@@ -1862,8 +2033,10 @@ static void ablate_cases(int N, int C, int h, int head, const float *mean,
 }
 
 /* mean_ablate_head() on the hand-made numbers, or, when hidden, on
- * numbers of the same shape drawn from the hidden seed (kit_test.h). */
-static int expect_ablate(int N, int C, int h, int head, int hidden)
+ * numbers of the same shape drawn from the hidden seed (kit_test.h) xor
+ * stream, the test's own. */
+static int expect_ablate(int N, int C, int h, int head, int hidden,
+                         unsigned long long stream)
 {
     const int n = N * C, dh = C / h;
     /* mean guarded too: a read past its d_head floats brings a NaN that
@@ -1873,7 +2046,7 @@ static int expect_ablate(int N, int C, int h, int head, int hidden)
     double *want = kit_alloc((size_t)n * sizeof *want);
     double *mis = kit_alloc(4 * (size_t)n * sizeof *mis);
     struct rng r;
-    rng_seed(&r, kit_hidden_seed() ^ 0x61626cULL);
+    rng_seed(&r, kit_hidden_seed() ^ stream);
     for (int c = 0; c < dh; c++)
         mean[c] = -1.5f - (float)c;
     if (hidden)
@@ -1930,17 +2103,31 @@ KIT_TEST(mean_ablate_hand, "mean_ablate_head: head 1 of 3 becomes its mean in "
     /* The hand-made numbers are published: once they pass, the same
      * shape on hidden numbers, so that code which recognises them and
      * returns the answer gains nothing. */
-    if (expect_ablate(3, 6, 3, 1, 0))
-        expect_ablate(3, 6, 3, 1, 1);
+    if (expect_ablate(3, 6, 3, 1, 0, 0))
+        expect_ablate(3, 6, 3, 1, 1, 0x61626cULL);
 }
 
 KIT_TEST(mean_ablate_every_head, "mean_ablate_head: every head of 2, the last "
                                  "one included, and one head as wide as C")
 {
     for (int head = 0; head < 2; head++)
-        if (!expect_ablate(2, 8, 2, head, 0))
+        if (!expect_ablate(2, 8, 2, head, 0, 0))
             return;
-    expect_ablate(2, 4, 1, 0, 0);
+    if (!expect_ablate(2, 4, 1, 0, 0, 0))
+        return;
+    /* The published shapes can be recognised: once they pass, a shape of
+     * 2 to 4 heads and one of a single head as wide as C, both drawn
+     * from the hidden seed (kit_test.h), every head of each on hidden
+     * numbers. */
+    struct rng r;
+    rng_seed(&r, kit_hidden_seed() ^ 0x616265ULL);
+    for (int one = 0; one < 2; one++) {
+        const int h = one ? 1 : 2 + rng_int(&r, 3), dh = 1 + rng_int(&r, 4),
+                  N = 1 + rng_int(&r, 4);
+        for (int head = 0; head < h; head++)
+            if (!expect_ablate(N, h * dh, h, head, 1, 0x616266ULL))
+                return;
+    }
 }
 
 /* One bad call: its status, and concat untouched. */
