@@ -736,26 +736,59 @@ KIT_TEST(causal_huge_logits,
     KIT_CHECK(0, "the golden case \"huge\" is missing: run make golden");
 }
 
-KIT_TEST(causal_t1, "causal_attention: T = 1, the token sees only itself")
+/* causal_attention() with T = 1 (q, k (1, 3), v (1, 2)): the weight
+ * exactly 1 and out exactly v. after follows the call and each check in
+ * the messages. The published case and its hidden twin both come here. */
+static void expect_t1(const float *q, const float *k, const float *v,
+                      const char *after)
 {
-    const float q[3] = {0.5f, -1.0f, 2.0f}, k[3] = {3.0f, 1.0f, -0.5f};
-    const float v[2] = {0.25f, -4.0f};
-    const double want_w[1] = {1.0}, want_out[2] = {0.25, -4.0};
+    const double want_w[1] = {1.0}, want_out[2] = {v[0], v[1]};
     float *Q = kit_guarded_copy(q, 3, "Q", "T*d_k");
     float *K = kit_guarded_copy(k, 3, "K", "T*d_k");
     float *V = kit_guarded_copy(v, 2, "V", "T*d_v");
     float *out = kit_guarded(2, "out", "T*d_v");
     float *W = kit_guarded(1, "weights", "T*T");
-    const char *call = "causal_attention(Q, K, V, out, weights, 1, 3, 2)";
+    char call[240], w_what[240], out_what[240];
+    snprintf(call, sizeof call,
+             "causal_attention(Q, K, V, out, weights, 1, 3, 2)%s", after);
+    snprintf(w_what, sizeof w_what, "causal_attention(..., T = 1) weights%s",
+             after);
+    snprintf(out_what, sizeof out_what, "causal_attention(..., T = 1) out%s",
+             after);
     if (KIT_EXPECT_STATUS(call, causal_attention(Q, K, V, out, W, 1, 3, 2),
                           KIT_OK) &&
         KIT_EXPECT_GUARDS(call) &&
-        KIT_EXPECT_TENSOR("causal_attention(..., T = 1) weights", W, want_w, 1,
-                          1, 0.0, NULL, 0))
-        KIT_EXPECT_TENSOR("causal_attention(..., T = 1) out", out, want_out, 1,
-                          2, 0.0, NULL, 0);
+        KIT_EXPECT_TENSOR(w_what, W, want_w, 1, 1, 0.0, NULL, 0))
+        KIT_EXPECT_TENSOR(out_what, out, want_out, 1, 2, 0.0, NULL, 0);
     kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(out), kit_output_free(W);
+}
+
+KIT_TEST(causal_t1, "causal_attention: T = 1, the token sees only itself")
+{
+    const float q[3] = {0.5f, -1.0f, 2.0f}, k[3] = {3.0f, 1.0f, -0.5f};
+    const float v[2] = {0.25f, -4.0f};
+    expect_t1(q, k, v, "");
+    /* The published case can be recognised, so once it passes the same
+     * check runs on hidden numbers (kit_test.h: drawn from
+     * kit_hidden_seed(), which grading draws anew): still T = 1, q and k
+     * in [-3, 3), v in [-5, 5); the one weight is exactly 1 whatever the
+     * score, and out exactly v. */
+    if (kit_current_failed())
+        return;
+    const unsigned long long seed = kit_hidden_seed();
+    struct rng r;
+    rng_seed(&r, seed ^ 0x637431ULL);
+    float qh[3], kh[3], vh[2];
+    rng_fill(&r, qh, 3, -3.0f, 3.0f);
+    rng_fill(&r, kh, 3, -3.0f, 3.0f);
+    rng_fill(&r, vh, 2, -5.0f, 5.0f);
+    char after[160];
+    snprintf(after, sizeof after,
+             ", on hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu make test "
+             "CH=2 runs it again)",
+             seed, seed);
+    expect_t1(qh, kh, vh, after);
 }
 
 /* ---------------------------------------------------------------------
