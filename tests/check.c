@@ -450,6 +450,20 @@ void kit_to_float(const double *x, float *y, size_t n)
         y[i] = (float)x[i];
 }
 
+void kit_softmax_double(const double *X, double *Y, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *x = X + (size_t)r * cols;
+        double *y = Y + (size_t)r * cols, max = x[0], sum = 0;
+        for (int c = 1; c < cols; c++)
+            max = fmax(max, x[c]);
+        for (int c = 0; c < cols; c++)
+            sum += y[c] = exp(x[c] - max);
+        for (int c = 0; c < cols; c++)
+            y[c] /= sum;
+    }
+}
+
 /* ---------------------------------------------------------------------
  * Which functions of the earlier chapters are still stubs?
  * ------------------------------------------------------------------- */

@@ -250,5 +250,9 @@ unsigned long long kit_hidden_seed(void);
 int kit_current_failed(void);
 #define KIT_HIDDEN_CASES 3
 void kit_to_float(const double *x, float *y, size_t n);
+/* Softmax in double, each row shifted by its max as softmax_rows() must
+ * be: the right answer hidden softmax cases are judged by. X, Y (rows,
+ * cols); -INFINITY gives 0 in a row with a finite entry. */
+void kit_softmax_double(const double *X, double *Y, int rows, int cols);
 
 #endif

@@ -529,22 +529,6 @@ static void softmax_mistakes(const double *X, int rows, int cols,
     }
 }
 
-/* softmax in double, each row shifted by its max as softmax_rows() must
- * be: the right answer a hidden case is judged by. X, Y (rows, cols). */
-static void ref_softmax(const double *X, double *Y, int rows, int cols)
-{
-    for (int r = 0; r < rows; r++) {
-        const double *x = X + r * cols;
-        double max = x[0], sum = 0;
-        for (int c = 1; c < cols; c++)
-            max = fmax(max, x[c]);
-        for (int c = 0; c < cols; c++)
-            sum += Y[r * cols + c] = exp(x[c] - max);
-        for (int c = 0; c < cols; c++)
-            Y[r * cols + c] /= sum;
-    }
-}
-
 /* softmax_rows(X, rows, cols) in place on a kit_guarded() copy of Xd
  * (rows, cols; float values held as double) against want, naming the
  * classic mistakes, which are worked out from Xd. call names the call in
@@ -611,7 +595,7 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
      * once it passes the same call runs on a hidden (4, 6) matrix
      * (kit_test.h: drawn from kit_hidden_seed(), which grading draws
      * anew), in the range ch1_sm_X was drawn from (tools/golden/ch1.py:
-     * [-6, 6)), judged by ref_softmax() in double. */
+     * [-6, 6)), judged by kit_softmax_double(). */
     const unsigned long long seed = kit_hidden_seed();
     struct rng r;
     rng_seed(&r, seed ^ 0x736f66ULL);
@@ -619,7 +603,7 @@ KIT_TEST(softmax_golden, "softmax_rows: a (4,6) matrix against PyTorch")
     double Xh[24], Yh[24];
     rng_fill(&r, xh, 24, -6.0f, 6.0f);
     kit_to_double(xh, Xh, 24);
-    ref_softmax(Xh, Yh, 4, 6);
+    kit_softmax_double(Xh, Yh, 4, 6);
     char call[200];
     snprintf(call, sizeof call,
              "softmax_rows(X, 4, 6), the PyTorch case's shape on hidden "
@@ -693,7 +677,7 @@ KIT_TEST(softmax_shift_invariant,
      * of 1/16 and a whole shift c in [93, 122], so that X + c is exact in
      * float (the shifted row is the unshifted one, shifted) and expf(x + c)
      * overflows for every entry. The unshifted row is judged by
-     * ref_softmax() in double as softmax_golden judges it, then the
+     * kit_softmax_double() as softmax_golden judges it, then the
      * shifted row against the same reference. */
     if (kit_current_failed())
         return;
@@ -708,7 +692,7 @@ KIT_TEST(softmax_shift_invariant,
         yh[i] = xh[i] + (float)c;
     }
     kit_to_double(xh, Xh, 6);
-    ref_softmax(Xh, Wh, 1, 6);
+    kit_softmax_double(Xh, Wh, 1, 6);
     char call[240];
     snprintf(call, sizeof call,
              "softmax_rows(X, 1, 6), the published row's shape on hidden "
@@ -828,7 +812,7 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
     /* The published rows can be recognised and their answer returned, so
      * once they pass the same check runs on hidden rows of the same kind
      * (kit_test.h: drawn from kit_hidden_seed(), which grading draws
-     * anew), judged by ref_softmax() in double: row 0 a huge logit H, H
+     * anew), judged by kit_softmax_double(): row 0 a huge logit H, H
      * less a step of 1/4 .. 4, a huge negative one and a small one, in a
      * drawn order; row 1 four huge negative logits within 4 of each
      * other; row 2 a huge negative logit twice and a small one, in a
@@ -856,7 +840,7 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
     xh[11] = huge_logit(&r);
     double Xh[12], wh[12], nh[12], sh[12];
     kit_to_double(xh, Xh, 12);
-    ref_softmax(Xh, wh, 3, 4);
+    kit_softmax_double(Xh, wh, 3, 4);
     softmax_overflowing(Xh, nh, 3, 4, 0);
     softmax_overflowing(Xh, sh, 3, 4, 1);
     char call[200], what[240];
@@ -934,7 +918,7 @@ KIT_TEST(softmax_minus_infinity,
      * at drawn places (one or two, the first in about half the seeds)
      * and drawn in [-3, 3) elsewhere (two at least, as in the published
      * row, so that the weights are not all 1), judged by
-     * ref_softmax() in double; then a row of -INFINITY and a row holding
+     * kit_softmax_double(); then a row of -INFINITY and a row holding
      * +INFINITY at a drawn place among entries drawn as the first row's,
      * both NaN. */
     if (kit_current_failed())
@@ -956,7 +940,7 @@ KIT_TEST(softmax_minus_infinity,
     } while (n_inf == 0 || n_inf > 2);
     memcpy(xin, xh, sizeof xin);
     kit_to_double(xh, Xh, 4);
-    ref_softmax(Xh, wh, 1, 4);
+    kit_softmax_double(Xh, wh, 1, 4);
     char after[160], call[240];
     snprintf(after, sizeof after,
              " (hidden numbers, seed %llu; KIT_HIDDEN_SEED=%llu make test "
