@@ -629,10 +629,21 @@ static long long prod(long long a, long long b)
     return a > 0 && b > 0 ? a * b : 0;
 }
 
+/* An array of n numbers of size bytes each (n <= 0: none). */
+static struct arg array_arg(const void *p, long long n, size_t size, int out)
+{
+    struct arg a = {p, p && n > 0 ? (size_t)n * size : 0, 0, out};
+    return a;
+}
+
 static struct arg ints_arg(const int *p, long long n, int out)
 {
-    struct arg a = {p, p && n > 0 ? (size_t)n * sizeof(int) : 0, 0, out};
-    return a;
+    return array_arg(p, n, sizeof *p, out);
+}
+
+static struct arg u64s_arg(const uint64_t *p, long long n, int out)
+{
+    return array_arg(p, n, sizeof *p, out);
 }
 
 static int mha_d(const struct mha_config *c)
@@ -645,193 +656,67 @@ static int mha_h(const struct mha_config *c)
     return c ? c->n_heads : 0;
 }
 
-/* (The lists end with a 0 that is not sent: a function may have no
- * buffer, and C has no empty initialiser.) */
+static int gqa_d(const struct gqa_config *c)
+{
+    return c ? c->d_model : 0;
+}
+
+static int gqa_h(const struct gqa_config *c)
+{
+    return c ? c->n_heads : 0;
+}
+
+/* the width of W_k and W_v, n_kv_heads * d_head (0 with no shape) */
+static long long gqa_kv(const struct gqa_config *c)
+{
+    return c && c->n_heads > 0 ? prod(c->n_kv_heads, c->d_model / c->n_heads)
+                               : 0;
+}
+
+static long long cache_row(const struct kv_cache *c)
+{
+    return c ? prod(c->n_kv_heads, c->d_head) : 0;
+}
+
+static int cache_dh(const struct kv_cache *c)
+{
+    return c ? c->d_head : 0;
+}
+
+/* K's and V's floats, (n_kv_heads, capacity, d_head) */
+static long long cache_floats(const struct kv_cache *c)
+{
+    return c ? prod(prod(c->n_kv_heads, c->capacity), c->d_head) : 0;
+}
+
+/* (The buffers' list ends with a 0 that is not sent, and the reply's
+ * integers have one more place than they need: a function may have no
+ * buffer and no reply, and C has no empty array.) */
 #define KIT_EXERCISE(number, chapter, name, kind, ...)                         \
     KIT_PROXY_##kind(name, __VA_ARGS__)
 #define KIT_REQUEST(number, chapter, name)
 #define KIT_PROXY_SIMPLE(name, ...) KIT_PROXY(name, , __VA_ARGS__)
 #define KIT_PROXY_THREADED(name, ...)                                          \
     KIT_PROXY(name, kit_max_threads(), __VA_ARGS__)
-#define KIT_PROXY_CUSTOM(name, ...)
 #define KIT_PROXY(name, thr, ...)                                              \
     int name(KIT_LIST(KIT_PARAM, __VA_ARGS__))                                 \
     {                                                                          \
         long long ints_[] = {KIT_EACH(KIT_INTS, __VA_ARGS__) thr};             \
         struct arg args_[] = {KIT_EACH(KIT_BUFS, __VA_ARGS__){0}};             \
-        return (int)call(W_##name, ints_, NARGS(ints_), args_,                 \
-                         NARGS(args_) - 1, NULL, 0);                           \
+        long long rep_[KIT_EACH(KIT_NREP, __VA_ARGS__) 1];                     \
+        const int ret_ = (int)call(W_##name, ints_, NARGS(ints_), args_,       \
+                                   NARGS(args_) - 1, rep_, NARGS(rep_) - 1);   \
+        int nr_ = 0;                                                           \
+        KIT_EACH(KIT_REPLY, __VA_ARGS__)                                       \
+        (void)nr_;                                                             \
+        return ret_;                                                           \
     }
 #include "exercises.def"
 #undef KIT_EXERCISE
 #undef KIT_REQUEST
 #undef KIT_PROXY_SIMPLE
 #undef KIT_PROXY_THREADED
-#undef KIT_PROXY_CUSTOM
 #undef KIT_PROXY
-
-/* The CUSTOM ones: chapter 4's mha_backward(), whose integers are not in
- * its signature's order (d_w's last), and chapter 6's, below. */
-int mha_backward(const struct mha_config *cfg, const struct mha_weights *w,
-                 const float *X, const float *d_out, float *d_X,
-                 struct mha_weights *d_w, int T)
-{
-    const int d = mha_d(cfg);
-    long long i[] = {KIT_INTS_MHA_CFG(cfg) KIT_INTS_MHA_W(w, d) T, d_w != NULL};
-    const long long dd = prod(d, d), td = prod(T, d);
-    struct arg a[] = {KIT_MHA_W_BUFS(w, dd, 0) floats(X, td, 0),
-                      floats(d_out, td, 0), floats(d_X, td, 1),
-                      KIT_MHA_W_BUFS(d_w, dd, 1)};
-    return (int)call(W_mha_backward, i, NARGS(i), a, NARGS(a), NULL, 0);
-}
-
-/* ---------------------------------------------------------------------
- * Chapter 6: no state stays in the worker. A call with a cache sends
- * the cache's fields and its K and V (guards included), and takes back
- * what the worker's copy holds after the call: the fields, K and V.
- * Integers 0-6 and buffers 0-6 are the call's own (worker_proto.h).
- * ------------------------------------------------------------------- */
-
-enum { C6_INTS = 13, C6_BUFS = 9 };
-
-/* d_kv = n_kv_heads * d_head of a GQA layer (0 when it has no shape) */
-static long long kv_width(int d_model, int n_heads, int n_kv_heads)
-{
-    return n_heads > 0 ? prod(n_kv_heads, d_model / n_heads) : 0;
-}
-
-/* writable: the call may change the cache (all but kv_cache_read) */
-static int call6(uint32_t fn, long long *i, struct arg *a,
-                 const struct kv_cache *c, int writable)
-{
-    long long r[5] = {0};
-    if (c) {
-        const long long f[] = {1,         c->capacity, c->n_kv_heads,
-                               c->d_head, c->len,      c->appends};
-        memcpy(i + 7, f, sizeof f);
-        const long long n = prod(prod(c->n_kv_heads, c->capacity), c->d_head);
-        a[7] = floats(c->K, n, writable);
-        a[8] = floats(c->V, n, writable);
-    }
-    int ret = (int)call(fn, i, C6_INTS, a, C6_BUFS, r, NARGS(r));
-    if (c && writable) {
-        struct kv_cache *w = (struct kv_cache *)(uintptr_t)c;
-        w->capacity = (int)r[0], w->n_kv_heads = (int)r[1];
-        w->d_head = (int)r[2], w->len = (int)r[3], w->appends = (long)r[4];
-    }
-    return ret;
-}
-
-int kv_cache_append(struct kv_cache *c, const float *k, const float *v)
-{
-    long long i[C6_INTS] = {0};
-    const long long n = c ? prod(c->n_kv_heads, c->d_head) : 0;
-    struct arg a[C6_BUFS] = {{0}};
-    a[4] = floats(k, n, 0), a[5] = floats(v, n, 0);
-    return call6(W_kv_cache_append, i, a, c, 1);
-}
-
-int kv_cache_read(const struct kv_cache *c, int j, int t, float *K_out,
-                  float *V_out)
-{
-    long long i[C6_INTS] = {0};
-    i[5] = j, i[6] = t;
-    const long long n = c ? prod((long long)t + 1, c->d_head) : 0;
-    struct arg a[C6_BUFS] = {{0}};
-    a[5] = floats(K_out, n, 1), a[6] = floats(V_out, n, 1);
-    return call6(W_kv_cache_read, i, a, c, 0);
-}
-
-/* The layer's part of a call: cfg in integers 0-3 and 6, w in buffers
- * 0-3 (W_k and W_v kv_cols wide), X and out (rows of d_model) in 4 and
- * 5. */
-static void layer6(long long *i, struct arg *a, int has_cfg, int d, int h,
-                   int g, int causal, long long kv_cols,
-                   const struct mha_weights *w, const float *X, float *out,
-                   long long rows)
-{
-    i[0] = has_cfg, i[1] = d, i[2] = h, i[3] = causal, i[4] = w != NULL;
-    i[6] = g;
-    const long long dd = prod(d, d), dkv = prod(d, kv_cols);
-    a[0] = floats(w ? w->W_q : NULL, dd, 0);
-    a[1] = floats(w ? w->W_k : NULL, dkv, 0);
-    a[2] = floats(w ? w->W_v : NULL, dkv, 0);
-    a[3] = floats(w ? w->W_o : NULL, dd, 0);
-    a[4] = floats(X, prod(rows, d), 0);
-    a[5] = floats(out, prod(rows, d), 1);
-}
-
-static int mha_decode_like(uint32_t fn, const struct mha_config *cfg,
-                           const struct mha_weights *w, struct kv_cache *c,
-                           const float *X, float *out, int T)
-{
-    long long i[C6_INTS] = {0};
-    struct arg a[C6_BUFS] = {{0}};
-    const int d = cfg ? cfg->d_model : 0, h = cfg ? cfg->n_heads : 0;
-    layer6(i, a, cfg != NULL, d, h, h, cfg ? cfg->causal : 0, d, w, X, out, T);
-    i[5] = T;
-    return call6(fn, i, a, c, 1);
-}
-
-int mha_decode_step(const struct mha_config *cfg, const struct mha_weights *w,
-                    struct kv_cache *c, const float *x, float *out)
-{
-    return mha_decode_like(W_mha_decode_step, cfg, w, c, x, out, 1);
-}
-
-int mha_decode(const struct mha_config *cfg, const struct mha_weights *w,
-               struct kv_cache *c, const float *X, float *out, int T)
-{
-    return mha_decode_like(W_mha_decode, cfg, w, c, X, out, T);
-}
-
-int gqa_check_config(const struct gqa_config *cfg)
-{
-    long long i[C6_INTS] = {0};
-    struct arg a[C6_BUFS] = {{0}};
-    if (cfg) {
-        i[0] = 1, i[1] = cfg->d_model, i[2] = cfg->n_heads;
-        i[3] = cfg->causal, i[6] = cfg->n_kv_heads;
-    }
-    return call6(W_gqa_check_config, i, a, NULL, 0);
-}
-
-static int gqa_like(uint32_t fn, const struct gqa_config *cfg,
-                    const struct mha_weights *w, struct kv_cache *c,
-                    const float *X, float *out, float *weights, int T)
-{
-    long long i[C6_INTS] = {0};
-    struct arg a[C6_BUFS] = {{0}};
-    const int d = cfg ? cfg->d_model : 0, h = cfg ? cfg->n_heads : 0;
-    const int g = cfg ? cfg->n_kv_heads : 0;
-    layer6(i, a, cfg != NULL, d, h, g, cfg ? cfg->causal : 0, kv_width(d, h, g),
-           w, X, out, T);
-    i[5] = T;
-    a[6] = floats(weights, prod(h, prod(T, T)), 1);
-    return call6(fn, i, a, c, 1);
-}
-
-int gqa_forward(const struct gqa_config *cfg, const struct mha_weights *w,
-                const float *X, float *out, float *weights, int T)
-{
-    return gqa_like(W_gqa_forward, cfg, w, NULL, X, out, weights, T);
-}
-
-int gqa_decode_step(const struct gqa_config *cfg, const struct mha_weights *w,
-                    struct kv_cache *c, const float *x, float *out)
-{
-    return gqa_like(W_gqa_decode_step, cfg, w, c, x, out, NULL, 1);
-}
-
-int kv_cache_bytes(int n_layers, int n_kv_heads, int d_head, int context,
-                   int batch, int bytes_per_number, uint64_t *bytes)
-{
-    long long i[C6_INTS] = {n_layers, n_kv_heads, d_head,
-                            context,  batch,      bytes_per_number};
-    struct arg a[C6_BUFS] = {{0}};
-    a[6] = bytes_out(bytes, sizeof *bytes);
-    return call6(W_kv_cache_bytes, i, a, NULL, 0);
-}
 
 /* ---------------------------------------------------------------------
  * Chapter 8: the model. The given model (given/gpt.c) calls the student's

@@ -67,42 +67,51 @@
 #define KIT_LIST_16(m, a, ...) m(a), KIT_LIST_15(m, __VA_ARGS__)
 
 /* The uses: an argument's declaration, name, integers, buffers and
- * unpacking. */
+ * unpacking; and, for an argument the call may change beyond its
+ * buffers (a cache's fields), the reply's integers: how many
+ * (KIT_NREP_), the worker's (KIT_RETURN_: out and the counter no_) and
+ * the judge's copy of them into the caller's struct (KIT_REPLY_:
+ * proxy.c's rep_ and the counter nr_). */
 #define KIT_PARAM(a)  KIT_ARG(KIT_PARAM_, a)
 #define KIT_NAME(a)   KIT_ARG(KIT_NAME_, a)
 #define KIT_INTS(a)   KIT_ARG(KIT_INTS_, a)
 #define KIT_BUFS(a)   KIT_ARG(KIT_BUFS_, a)
 #define KIT_UNPACK(a) KIT_ARG(KIT_UNPACK_, a)
+#define KIT_NREP(a)   KIT_ARG(KIT_NREP_, a)
+#define KIT_RETURN(a) KIT_ARG(KIT_RETURN_, a)
+#define KIT_REPLY(a)  KIT_ARG(KIT_REPLY_, a)
 
-#define KIT_PARAM_INT(x)          int x
-#define KIT_PARAM_F_IN(x, n)      const float *x
-#define KIT_PARAM_F_OUT(x, n)     float *x
-#define KIT_PARAM_I_IN(x, n)      const int *x
-#define KIT_PARAM_I_OUT(x, n)     int *x
-#define KIT_PARAM_MHA_CFG(x)      const struct mha_config *x
-#define KIT_PARAM_MHA_W(x, d)     const struct mha_weights *x
-#define KIT_PARAM_MHA_W_OUT(x, d) struct mha_weights *x
-#define KIT_PARAM_GQA_CFG(x)      const struct gqa_config *x
-#define KIT_PARAM_GQA_W(x)        const struct mha_weights *x
-#define KIT_PARAM_CACHE(x)        struct kv_cache *x
-#define KIT_PARAM_CACHE_IN(x)     const struct kv_cache *x
-#define KIT_PARAM_U64_OUT(x, n)   uint64_t *x
+#define KIT_PARAM_INT(x)            int x
+#define KIT_PARAM_F_IN(x, n)        const float *x
+#define KIT_PARAM_F_OUT(x, n)       float *x
+#define KIT_PARAM_I_IN(x, n)        const int *x
+#define KIT_PARAM_I_OUT(x, n)       int *x
+#define KIT_PARAM_MHA_CFG(x)        const struct mha_config *x
+#define KIT_PARAM_MHA_W(x, d)       const struct mha_weights *x
+#define KIT_PARAM_MHA_W_OUT(x, d)   struct mha_weights *x
+#define KIT_PARAM_GQA_CFG(x)        const struct gqa_config *x
+#define KIT_PARAM_GQA_W(x, d, d_kv) const struct mha_weights *x
+#define KIT_PARAM_CACHE(x)          struct kv_cache *x
+#define KIT_PARAM_CACHE_IN(x)       const struct kv_cache *x
+#define KIT_PARAM_U64_OUT(x, n)     uint64_t *x
 
-#define KIT_NAME_INT(x)          x
-#define KIT_NAME_F_IN(x, n)      x
-#define KIT_NAME_F_OUT(x, n)     x
-#define KIT_NAME_I_IN(x, n)      x
-#define KIT_NAME_I_OUT(x, n)     x
-#define KIT_NAME_MHA_CFG(x)      x
-#define KIT_NAME_MHA_W(x, d)     x
-#define KIT_NAME_MHA_W_OUT(x, d) x
-#define KIT_NAME_GQA_CFG(x)      x
-#define KIT_NAME_GQA_W(x)        x
-#define KIT_NAME_CACHE(x)        x
-#define KIT_NAME_CACHE_IN(x)     x
-#define KIT_NAME_U64_OUT(x, n)   x
+#define KIT_NAME_INT(x)            x
+#define KIT_NAME_F_IN(x, n)        x
+#define KIT_NAME_F_OUT(x, n)       x
+#define KIT_NAME_I_IN(x, n)        x
+#define KIT_NAME_I_OUT(x, n)       x
+#define KIT_NAME_MHA_CFG(x)        x
+#define KIT_NAME_MHA_W(x, d)       x
+#define KIT_NAME_MHA_W_OUT(x, d)   x
+#define KIT_NAME_GQA_CFG(x)        x
+#define KIT_NAME_GQA_W(x, d, d_kv) x
+#define KIT_NAME_CACHE(x)          x
+#define KIT_NAME_CACHE_IN(x)       x
+#define KIT_NAME_U64_OUT(x, n)     x
 
-/* proxy.c: floats(), ints_arg() and prod() */
+/* proxy.c: floats(), ints_arg(), u64s_arg() and prod(). A struct's
+ * integers start with whether it is set, so that a NULL one reaches the
+ * student's function as NULL. */
 #define KIT_INTS_INT(x)      x,
 #define KIT_INTS_F_IN(x, n)  /* a buffer */
 #define KIT_INTS_F_OUT(x, n) /* a buffer */
@@ -110,21 +119,43 @@
 #define KIT_INTS_I_OUT(x, n) /* a buffer */
 #define KIT_INTS_MHA_CFG(x)                                                    \
     x != NULL, x ? x->d_model : 0, x ? x->n_heads : 0, x ? x->causal : 0,
-#define KIT_INTS_MHA_W(x, d) x != NULL,
+#define KIT_INTS_MHA_W(x, d)     x != NULL,
+#define KIT_INTS_MHA_W_OUT(x, d) x != NULL,
+#define KIT_INTS_GQA_CFG(x)                                                    \
+    x != NULL, x ? x->d_model : 0, x ? x->n_heads : 0, x ? x->n_kv_heads : 0,  \
+        x ? x->causal : 0,
+#define KIT_INTS_GQA_W(x, d, d_kv) x != NULL,
+#define KIT_INTS_CACHE(x)                                                      \
+    x != NULL, x ? x->capacity : 0, x ? x->n_kv_heads : 0, x ? x->d_head : 0,  \
+        x ? x->len : 0, x ? x->appends : 0,
+#define KIT_INTS_CACHE_IN(x)   KIT_INTS_CACHE(x)
+#define KIT_INTS_U64_OUT(x, n) /* a buffer */
 
-#define KIT_BUFS_INT(x)      /* an integer */
-#define KIT_BUFS_F_IN(x, n)  floats(x, n, 0),
-#define KIT_BUFS_F_OUT(x, n) floats(x, n, 1),
-#define KIT_BUFS_I_IN(x, n)  ints_arg(x, n, 0),
-#define KIT_BUFS_I_OUT(x, n) ints_arg(x, n, 1),
-#define KIT_BUFS_MHA_CFG(x)  /* integers */
-#define KIT_BUFS_MHA_W(x, d) KIT_MHA_W_BUFS(x, prod(d, d), 0)
-#define KIT_MHA_W_BUFS(x, dd, out)                                             \
-    floats(x ? x->W_q : NULL, dd, out), floats(x ? x->W_k : NULL, dd, out),    \
-        floats(x ? x->W_v : NULL, dd, out),                                    \
-        floats(x ? x->W_o : NULL, dd, out),
+#define KIT_BUFS_INT(x)            /* an integer */
+#define KIT_BUFS_F_IN(x, n)        floats(x, n, 0),
+#define KIT_BUFS_F_OUT(x, n)       floats(x, n, 1),
+#define KIT_BUFS_I_IN(x, n)        ints_arg(x, n, 0),
+#define KIT_BUFS_I_OUT(x, n)       ints_arg(x, n, 1),
+#define KIT_BUFS_MHA_CFG(x)        /* integers */
+#define KIT_BUFS_MHA_W(x, d)       KIT_W_BUFS(x, prod(d, d), prod(d, d), 0)
+#define KIT_BUFS_MHA_W_OUT(x, d)   KIT_W_BUFS(x, prod(d, d), prod(d, d), 1)
+#define KIT_BUFS_GQA_CFG(x)        /* integers */
+#define KIT_BUFS_GQA_W(x, d, d_kv) KIT_W_BUFS(x, prod(d, d), prod(d, d_kv), 0)
+#define KIT_BUFS_CACHE(x)          KIT_CACHE_BUFS(x, 1)
+#define KIT_BUFS_CACHE_IN(x)       KIT_CACHE_BUFS(x, 0)
+#define KIT_BUFS_U64_OUT(x, n)     u64s_arg(x, n, 1),
+/* W_q and W_o are dq floats, W_k and W_v dkv */
+#define KIT_W_BUFS(x, dq, dkv, out)                                            \
+    floats(x ? x->W_q : NULL, dq, out), floats(x ? x->W_k : NULL, dkv, out),   \
+        floats(x ? x->W_v : NULL, dkv, out),                                   \
+        floats(x ? x->W_o : NULL, dq, out),
+/* K and V, guards included (floats()); sent back unless the cache is
+ * const */
+#define KIT_CACHE_BUFS(x, out)                                                 \
+    floats(x ? x->K : NULL, cache_floats(x), out),                             \
+        floats(x ? x->V : NULL, cache_floats(x), out),
 
-/* worker.c: I(), F(), IB() and the counters ni_ and nb_ */
+/* worker.c: I(), IL(), F(), IB(), S() and the counters ni_ and nb_ */
 #define KIT_UNPACK_INT(x)      const int x = I(ni_++);
 #define KIT_UNPACK_F_IN(x, n)  const float *const x = F(nb_++);
 #define KIT_UNPACK_F_OUT(x, n) float *const x = F(nb_++);
@@ -134,10 +165,80 @@
     const struct mha_config x##_v_ = {I(ni_ + 1), I(ni_ + 2), I(ni_ + 3)};     \
     const struct mha_config *const x = I(ni_) ? &x##_v_ : NULL;                \
     ni_ += 4;
-#define KIT_UNPACK_MHA_W(x, d)                                                 \
-    const struct mha_weights x##_v_ = {F(nb_), F(nb_ + 1), F(nb_ + 2),         \
-                                       F(nb_ + 3)};                            \
-    const struct mha_weights *const x = I(ni_++) ? &x##_v_ : NULL;             \
+#define KIT_UNPACK_MHA_W(x, d)       KIT_UNPACK_W(const, x)
+#define KIT_UNPACK_MHA_W_OUT(x, d)   KIT_UNPACK_W(, x)
+#define KIT_UNPACK_GQA_W(x, d, d_kv) KIT_UNPACK_W(const, x)
+#define KIT_UNPACK_W(cv, x)                                                    \
+    struct mha_weights x##_v_ = {F(nb_), F(nb_ + 1), F(nb_ + 2), F(nb_ + 3)};  \
+    cv struct mha_weights *const x = I(ni_++) ? &x##_v_ : NULL;                \
     nb_ += 4;
+#define KIT_UNPACK_GQA_CFG(x)                                                  \
+    const struct gqa_config x##_v_ = {I(ni_ + 1), I(ni_ + 2), I(ni_ + 3),      \
+                                      I(ni_ + 4)};                             \
+    const struct gqa_config *const x = I(ni_) ? &x##_v_ : NULL;                \
+    ni_ += 5;
+#define KIT_UNPACK_CACHE(x)    KIT_UNPACK_C(, x)
+#define KIT_UNPACK_CACHE_IN(x) KIT_UNPACK_C(const, x)
+#define KIT_UNPACK_C(cv, x)                                                    \
+    struct kv_cache x##_v_ = {I(ni_ + 1), I(ni_ + 2),        I(ni_ + 3),       \
+                              I(ni_ + 4), (long)IL(ni_ + 5), F(nb_),           \
+                              F(nb_ + 1)};                                     \
+    cv struct kv_cache *const x = I(ni_) ? &x##_v_ : NULL;                     \
+    ni_ += 6, nb_ += 2;
+#define KIT_UNPACK_U64_OUT(x, n) uint64_t *const x = U64(nb_++);
+
+/* The reply's integers: a writable cache's fields after the call (the
+ * worker sends its copy's whether or not the cache was set; the judge
+ * takes them into a cache that is). */
+#define KIT_NREP_INT(x)
+#define KIT_NREP_F_IN(x, n)
+#define KIT_NREP_F_OUT(x, n)
+#define KIT_NREP_I_IN(x, n)
+#define KIT_NREP_I_OUT(x, n)
+#define KIT_NREP_MHA_CFG(x)
+#define KIT_NREP_MHA_W(x, d)
+#define KIT_NREP_MHA_W_OUT(x, d)
+#define KIT_NREP_GQA_CFG(x)
+#define KIT_NREP_GQA_W(x, d, d_kv)
+#define KIT_NREP_CACHE(x) 5 +
+#define KIT_NREP_CACHE_IN(x)
+#define KIT_NREP_U64_OUT(x, n)
+
+#define KIT_RETURN_INT(x)
+#define KIT_RETURN_F_IN(x, n)
+#define KIT_RETURN_F_OUT(x, n)
+#define KIT_RETURN_I_IN(x, n)
+#define KIT_RETURN_I_OUT(x, n)
+#define KIT_RETURN_MHA_CFG(x)
+#define KIT_RETURN_MHA_W(x, d)
+#define KIT_RETURN_MHA_W_OUT(x, d)
+#define KIT_RETURN_GQA_CFG(x)
+#define KIT_RETURN_GQA_W(x, d, d_kv)
+#define KIT_RETURN_CACHE(x)                                                    \
+    out[no_++] = x##_v_.capacity, out[no_++] = x##_v_.n_kv_heads,              \
+    out[no_++] = x##_v_.d_head, out[no_++] = x##_v_.len,                       \
+    out[no_++] = x##_v_.appends;
+#define KIT_RETURN_CACHE_IN(x)
+#define KIT_RETURN_U64_OUT(x, n)
+
+#define KIT_REPLY_INT(x)
+#define KIT_REPLY_F_IN(x, n)
+#define KIT_REPLY_F_OUT(x, n)
+#define KIT_REPLY_I_IN(x, n)
+#define KIT_REPLY_I_OUT(x, n)
+#define KIT_REPLY_MHA_CFG(x)
+#define KIT_REPLY_MHA_W(x, d)
+#define KIT_REPLY_MHA_W_OUT(x, d)
+#define KIT_REPLY_GQA_CFG(x)
+#define KIT_REPLY_GQA_W(x, d, d_kv)
+#define KIT_REPLY_CACHE(x)                                                     \
+    if (x) {                                                                   \
+        x->capacity = (int)rep_[nr_], x->n_kv_heads = (int)rep_[nr_ + 1];      \
+        x->d_head = (int)rep_[nr_ + 2], x->len = (int)rep_[nr_ + 3];           \
+        x->appends = (long)rep_[nr_ + 4];                                      \
+    }                                                                          \
+    nr_ += 5;
+#define KIT_REPLY_CACHE_IN(x)
+#define KIT_REPLY_U64_OUT(x, n)
 
 #endif

@@ -135,6 +135,16 @@ static int I(uint32_t k)
     return k < h.n_ints ? (int)iv[k] : 0;
 }
 
+static long long IL(uint32_t k)
+{
+    return k < h.n_ints ? iv[k] : 0;
+}
+
+static uint64_t *U64(uint32_t k)
+{
+    return (uint64_t *)(void *)S(k);
+}
+
 static void copy_str(uint32_t k, const char *s)
 {
     if (S(k) && SN(k) > 0)
@@ -150,46 +160,6 @@ static void threads(int n)
 #else
     (void)n;
 #endif
-}
-
-/* Chapter 6 (worker_proto.h): the cache is rebuilt from the request
- * and its fields go back as the reply's integers. */
-static int chapter6(long long *out, uint32_t *n_out)
-{
-    struct kv_cache kc = {I(8), I(9), I(10), I(11), (long)iv[12], F(7), F(8)};
-    struct kv_cache *c = I(7) ? &kc : NULL;
-    struct mha_config mc = {I(1), I(2), I(3)};
-    struct gqa_config gc = {I(1), I(2), I(6), I(3)};
-    struct mha_weights w = {F(0), F(1), F(2), F(3)};
-    const struct mha_config *mcp = I(0) ? &mc : NULL;
-    const struct gqa_config *gcp = I(0) ? &gc : NULL;
-    const struct mha_weights *wp = I(4) ? &w : NULL;
-    int ret = 0;
-    switch (h.fn) {
-    case W_kv_cache_append: ret = kv_cache_append(c, F(4), F(5)); break;
-    case W_kv_cache_read: ret = kv_cache_read(c, I(5), I(6), F(5), F(6)); break;
-    case W_mha_decode_step:
-        ret = mha_decode_step(mcp, wp, c, F(4), F(5));
-        break;
-    case W_mha_decode: ret = mha_decode(mcp, wp, c, F(4), F(5), I(5)); break;
-    case W_gqa_check_config: ret = gqa_check_config(gcp); break;
-    case W_gqa_forward:
-        ret = gqa_forward(gcp, wp, F(4), F(5), F(6), I(5));
-        break;
-    case W_gqa_decode_step:
-        ret = gqa_decode_step(gcp, wp, c, F(4), F(5));
-        break;
-    case W_kv_cache_bytes:
-        ret = kv_cache_bytes(I(0), I(1), I(2), I(3), I(4), I(5),
-                             (uint64_t *)(void *)S(6));
-        break;
-    default: _exit(3);
-    }
-    const long long f[] = {kc.capacity, kc.n_kv_heads, kc.d_head, kc.len,
-                           kc.appends};
-    memcpy(out, f, sizeof f);
-    *n_out = 5;
-    return ret;
 }
 
 /* Chapter 8's model (worker_proto.h; the layout is proxy.c's, "Chapter
@@ -437,21 +407,22 @@ int main(void)
             n_out = 4;
             break;
         }
-        /* every exercise of kind SIMPLE or THREADED (exercises.def) */
+        /* every exercise (exercises.def) */
 #define KIT_EXERCISE(number, chapter, name, kind, ...)                         \
     KIT_CASE_##kind(name, __VA_ARGS__)
 #define KIT_REQUEST(number, chapter, name)
 #define KIT_CASE_SIMPLE(name, ...)   KIT_CASE(name, 0, __VA_ARGS__)
 #define KIT_CASE_THREADED(name, ...) KIT_CASE(name, 1, __VA_ARGS__)
-#define KIT_CASE_CUSTOM(name, ...)
 #define KIT_CASE(name, thr, ...)                                               \
     case W_##name: {                                                           \
-        uint32_t ni_ = 0, nb_ = 0;                                             \
+        uint32_t ni_ = 0, nb_ = 0, no_ = 0;                                    \
         KIT_EACH(KIT_UNPACK, __VA_ARGS__)                                      \
         (void)nb_;                                                             \
         if (thr)                                                               \
             threads(I(ni_));                                                   \
         ret = name(KIT_LIST(KIT_NAME, __VA_ARGS__));                           \
+        KIT_EACH(KIT_RETURN, __VA_ARGS__)                                      \
+        n_out = no_;                                                           \
         break;                                                                 \
     }
 #include "exercises.def"
@@ -459,25 +430,8 @@ int main(void)
 #undef KIT_REQUEST
 #undef KIT_CASE_SIMPLE
 #undef KIT_CASE_THREADED
-#undef KIT_CASE_CUSTOM
 #undef KIT_CASE
-        /* and the ones written by hand */
-        case W_mha_backward: {
-            const struct mha_config cfg = {I(1), I(2), I(3)};
-            struct mha_weights w = {F(0), F(1), F(2), F(3)};
-            struct mha_weights d_w = {F(7), F(8), F(9), F(10)};
-            ret = mha_backward(I(0) ? &cfg : NULL, I(4) ? &w : NULL, F(4), F(5),
-                               F(6), I(6) ? &d_w : NULL, I(5));
-            break;
-        }
-        case W_kv_cache_append:
-        case W_kv_cache_read:
-        case W_mha_decode_step:
-        case W_mha_decode:
-        case W_gqa_check_config:
-        case W_gqa_forward:
-        case W_gqa_decode_step:
-        case W_kv_cache_bytes: ret = chapter6(out, &n_out); break;
+        /* and the requests written by hand */
         case W_gpt_forward:
         case W_gpt_backward:
         case W_gpt_train_step:
