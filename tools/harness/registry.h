@@ -69,7 +69,7 @@
 /* The uses: an argument's declaration, name, integers, buffers and
  * unpacking; and, for an argument the call may change beyond its
  * buffers (a cache's fields), the reply's integers: how many
- * (KIT_NREP_), the worker's (KIT_RETURN_: out and the counter no_) and
+ * (KIT_NREP_), the worker's (KIT_RETURN_: reply_ and the counter no_) and
  * the judge's copy of them into the caller's struct (KIT_REPLY_:
  * proxy.c's rep_ and the counter nr_). */
 #define KIT_PARAM(a)  KIT_ARG(KIT_PARAM_, a)
@@ -215,9 +215,9 @@
 #define KIT_RETURN_GQA_CFG(x)
 #define KIT_RETURN_GQA_W(x, d, d_kv)
 #define KIT_RETURN_CACHE(x)                                                    \
-    out[no_++] = x##_v_.capacity, out[no_++] = x##_v_.n_kv_heads,              \
-    out[no_++] = x##_v_.d_head, out[no_++] = x##_v_.len,                       \
-    out[no_++] = x##_v_.appends;
+    reply_[no_++] = x##_v_.capacity, reply_[no_++] = x##_v_.n_kv_heads,        \
+    reply_[no_++] = x##_v_.d_head, reply_[no_++] = x##_v_.len,                 \
+    reply_[no_++] = x##_v_.appends;
 #define KIT_RETURN_CACHE_IN(x)
 #define KIT_RETURN_U64_OUT(x, n)
 

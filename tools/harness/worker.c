@@ -415,9 +415,11 @@ int main(void)
 #define KIT_CASE_THREADED(name, ...) KIT_CASE(name, 1, __VA_ARGS__)
 #define KIT_CASE(name, thr, ...)                                               \
     case W_##name: {                                                           \
+        /* (out may be an argument's name, which hides this one) */            \
+        long long *const reply_ = out;                                         \
         uint32_t ni_ = 0, nb_ = 0, no_ = 0;                                    \
         KIT_EACH(KIT_UNPACK, __VA_ARGS__)                                      \
-        (void)nb_;                                                             \
+        (void)reply_, (void)nb_;                                               \
         if (thr)                                                               \
             threads(I(ni_));                                                   \
         ret = name(KIT_LIST(KIT_NAME, __VA_ARGS__));                           \
