@@ -618,10 +618,11 @@ void kit_leak_free(void *p)
 }
 
 /* ---------------------------------------------------------------------
- * The exercises (tools/harness/exercises.def): the registry's SIMPLE
- * and THREADED lines become these functions, each sending its integers
- * and buffers in its signature's order. A count is an expression of the
- * arguments, with these helpers.
+ * The exercises (tools/harness/exercises.def): each of the registry's
+ * lines becomes one of these functions, sending its integers and
+ * buffers in its signature's order and taking back what the call wrote
+ * (a cache's fields too). A count is an expression of the arguments,
+ * with these helpers.
  * ------------------------------------------------------------------- */
 
 static long long prod(long long a, long long b)

@@ -1,9 +1,8 @@
 /*
  * registry.c: the registry (exercises.def) checked against the headers,
  * for tools/checks/30-api.sh. It compiles only if every KIT_EXERCISE
- * line's arguments are its function's signature in include/ (the CUSTOM
- * lines too, which no generated code checks) and no two lines share a
- * request number; it prints one line per exercise, "chapter name kind",
+ * line's arguments are its function's signature in include/ and no two
+ * lines share a request number; it prints one line per exercise, "chapter name kind",
  * which 30-api.sh compares with the functions starter/ch*.c define.
  */
 #include "kit.h"

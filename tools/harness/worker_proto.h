@@ -31,7 +31,7 @@
 /* The request numbers, W_ and a function's name (W_matmul), from the
  * registry (exercises.def), which says each one's layout: an
  * exercise's integers and buffers in its signature's order, or, for the
- * ones written by hand, proxy.c's. */
+ * requests written by hand (KIT_REQUEST), proxy.c's. */
 enum worker_fn {
 #define KIT_EXERCISE(number, chapter, name, ...) W_##name = number,
 #define KIT_REQUEST(number, chapter, name)       W_##name = number,
