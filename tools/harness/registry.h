@@ -155,7 +155,7 @@
     floats(x ? x->K : NULL, cache_floats(x), out),                             \
         floats(x ? x->V : NULL, cache_floats(x), out),
 
-/* worker.c: I(), IL(), F(), IB(), S() and the counters ni_ and nb_ */
+/* worker.c: I(), IL(), F(), IB(), S(), U64() (on S()) and the counters ni_ and nb_ */
 #define KIT_UNPACK_INT(x)      const int x = I(ni_++);
 #define KIT_UNPACK_F_IN(x, n)  const float *const x = F(nb_++);
 #define KIT_UNPACK_F_OUT(x, n) float *const x = F(nb_++);
