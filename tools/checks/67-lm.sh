@@ -6,7 +6,9 @@
 #      have the header's fields, all numbers finite, as many rows as the
 #      configuration asks for; the learning curves, the ablation tables
 #      and the sentence's maps have their shapes, and each row of a
-#      head's weights on the sentence sums to 1;
+#      head's weights on the sentence sums to 1; --remeasure and
+#      --resume give the run's numbers again from the networks it kept,
+#      training anew only those removed;
 #   2. bad input gets one line: a missing corpus names make corpus, a
 #      head count that does not divide d_model says so, an unknown size;
 #   3. a run stopped half-way leaves the previous results whole;
@@ -82,6 +84,35 @@ if "$bin" --size smoke --corpus "$B/ch8/brown.bin" --remeasure "$out" \
 else
     tail -n 3 "$out/remeasure.log"
     fail "--remeasure did not reproduce seed_heads.csv ($out/remeasure/)"
+fi
+
+# --resume: the run stopped part way and started again. A tuning network
+# and a final one are lost (one's parameters, the other's record); the
+# rest are kept from models/, the two trained anew: the same tuning,
+# curves and heads as the whole run, and the same parameters. A change of
+# settings (fewer tokens) keeps none.
+rs=$out/resumed
+rm -rf "$rs" "$rs.other" && mkdir -p "$rs" "$rs.other" && cp -r "$out/models" "$rs/" &&
+    cp -r "$out/models" "$rs.other/"
+lost_tune=$(cd "$rs/models" && ls h4_g4_lr?.bin | head -n 1)
+lost_seed=$(cd "$rs/models" && ls h1_g1_lr?_s1.bin.train | head -n 1)
+rm -f "$rs/models/$lost_tune" "$rs/models/$lost_seed"
+if [ -n "$lost_tune" ] && [ -n "$lost_seed" ] &&
+    "$bin" --size smoke --corpus "$B/ch8/brown.bin" --resume "$rs" >"$rs.log" 2>&1 &&
+    grep -q "^Resumed: 10 of those networks were kept" "$rs.log" &&
+    cmp -s "$out/tuning.csv" "$rs/tuning.csv" && cmp -s "$out/curves.dat" "$rs/curves.dat" &&
+    cmp -s "$out/seed_heads.csv" "$rs/seed_heads.csv" &&
+    cmp -s "$out/models/$lost_tune" "$rs/models/$lost_tune"; then
+    ok "--resume: 10 networks kept, the 2 lost ($lost_tune, ${lost_seed%.train}) trained anew; the same tuning, curves, heads and parameters"
+else
+    tail -n 3 "$rs.log"
+    fail "--resume did not reproduce the whole run ($rs/)"
+fi
+if "$bin" --size smoke --tokens 1536 --corpus "$B/ch8/brown.bin" --resume "$rs.other" >"$rs.other.log" 2>&1 &&
+    ! grep -q "^Resumed" "$rs.other.log"; then
+    ok "--resume with other settings (--tokens 1536) kept no network"
+else
+    fail "--resume kept networks trained with other settings ($rs.other.log)"
 fi
 
 # the tuning: the grid's two rates, then one rate further for each

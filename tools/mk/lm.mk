@@ -130,7 +130,10 @@ endif
 # on 4,194,304 tokens, about 4.6 passes over the training texts), whose
 # numbers, committed in $(LM_LONG_REF)/ once it has been run, are the
 # ones the book is to print. Results into $(LM_LONG_OUT)/, then compared
-# with the committed run's test losses (compare.txt).
+# with the committed run's test losses (compare.txt). The run is
+# resumable (--resume): stopped and started again, it keeps every network
+# finished in $(LM_LONG_OUT)/models/ and trains only the others; delete
+# that folder after changing the code, to train them all again.
 #
 #   make lm-reference                   the whole run
 #   make lm-reference LM_STOP=262144    the 4-head networks only, at the
@@ -149,7 +152,7 @@ lm-reference: $(LM_EXP_DIR)/solutions/lm-experiment
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
 	@mkdir -p $(LM_LONG_OUT)/stopped
 ifeq ($(LM_STOP),)
-	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --resume --corpus $(CORPUS_BIN) \
 	  --data $(LM_LONG_OUT)/data \
 	  $(if $(wildcard $(LM_LONG_REF)/results.csv),--reference $(LM_LONG_REF)) \
 	  $(LM_LONG_OUT)

@@ -93,6 +93,14 @@ int run_args(struct run *r, int argc, char **argv, const struct run_opt *opt,
     int a = 1;
     for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
         const char *name = argv[a], *value = a + 1 < argc ? argv[a + 1] : "";
+        int f = 0;
+        while (f < n_opt && (opt[f].what || strcmp(name, opt[f].name) != 0))
+            f++;
+        if (f < n_opt) { /* a flag: no value */
+            *opt[f].number = 1;
+            a--;
+            continue;
+        }
         if (a + 1 >= argc)
             run_fail(r, 2, "%s needs a value (usage: %s %s)", name, r->prog,
                      r->usage);

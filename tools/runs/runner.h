@@ -41,17 +41,18 @@ struct run {
 };
 
 /* One option of a driver's own: "--heads 1,2,4" into *text, or
- * "--lr-steps 3" into *number (a whole number lo .. hi). */
+ * "--lr-steps 3" into *number (a whole number lo .. hi), or a flag (what
+ * NULL): "--resume" alone, which sets *number to 1. */
 struct run_opt {
     const char *name;  /* "--heads" */
-    const char *what;  /* what the errors call it: "HEADS" */
+    const char *what;  /* what the errors call it: "HEADS"; NULL: a flag */
     const char **text; /* a text option's value goes here, or */
     int *number;       /* a number option's here */
     int lo, hi;
 };
 
 /* Read argv: --seeds, --workers and the n_opt options of opt, each
- * followed by its value, then from min_pos to max_pos arguments. Returns
+ * followed by its value (a flag by none), then from min_pos to max_pos arguments. Returns
  * the index in argv of the first of those. A bad value, an unknown
  * option or the wrong number of arguments ends the program with one
  * line. */

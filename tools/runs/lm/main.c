@@ -12,6 +12,15 @@
  *                 RESULTS_DIR
  *   lm-experiment --roles CHECKPOINTS --lrs LR [...] RESULTS_DIR
  *   lm-experiment --remeasure RUN_DIR [--size ...] RESULTS_DIR
+ *   lm-experiment --resume [...] RESULTS_DIR
+ *
+ * --resume keeps every network that an earlier run into the same
+ * RESULTS_DIR finished with the same settings (its parameters in
+ * models/, and beside them NAME.bin.train: what its training depended on,
+ * its validation curve and its wall time; load_record()), and trains
+ * only the others, so that a run too long for one sitting can be
+ * stopped and started again, losing only the networks under way. The
+ * code is not among the settings: after changing it, delete models/.
  *
  * --remeasure RUN_DIR measures the heads of every final network of a
  * finished run (every configuration, every seed, at the rates its
@@ -254,6 +263,7 @@ struct lm {
     struct size sz;
     const char *models_dir;
     int threads;
+    int resume; /* --resume: networks an earlier run finished are kept */
     /* 1: tuning, 2: the chosen rates over seeds, 3: --remeasure (phase
      * 2's networks again, reloaded where kept, for their heads) */
     int phase;
@@ -298,6 +308,7 @@ struct result {
     int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
     int measured;
     int trained; /* a tuning network that was trained (phase 1) */
+    int kept;    /* --resume: read from an earlier run, not trained */
     float lr;
     int n_points;
     int curve_tokens[MAX_POINTS];
@@ -502,6 +513,66 @@ static int load_params(struct gpt_model *m, const char *path)
                  (size_t)m->n_params;
     fclose(f);
     return ok ? KIT_OK : KIT_E_INPUT;
+}
+
+/* What a saved network's training was, beside its parameters (PATH.train),
+ * for --resume: a first line that names everything its training depended
+ * on, then its wall time and its validation curve. A network is kept
+ * only if that line is the one its training would have now; the code is
+ * not in it (delete the models to train again after changing it). */
+static void record_key(const struct lm *lm, const struct result *r, char *buf,
+                       size_t n)
+{
+    snprintf(buf, n,
+             "lm-network 1: V %d train %d val %d tokens %d steps %d "
+             "points %d lr %a seed %llu heads %d kv %d B %d T %d C %d L %d",
+             lm->d->V, lm->d->split_n[SPLIT_TRAIN], lm->val.n, r->tokens,
+             r->steps, lm->sz.points, (double)r->lr,
+             RUN_FIRST_SEED + (unsigned long long)r->seed_index, r->heads,
+             r->kv_heads, LM_B, LM_T, LM_C, LM_L);
+}
+
+static int save_record(const struct lm *lm, const struct result *r,
+                       const char *path)
+{
+    char key[300], file[700], tmp[710];
+    record_key(lm, r, key, sizeof key);
+    snprintf(file, sizeof file, "%s.train", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return KIT_E_INPUT;
+    fprintf(f, "%s\ntrain_s %.17g points %d\n", key, r->train_s, r->n_points);
+    for (int p = 0; p < r->n_points; p++)
+        fprintf(f, "%d %.9g\n", r->curve_tokens[p], (double)r->val_curve[p]);
+    const int ok = !ferror(f);
+    if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
+        return KIT_E_INPUT;
+    return KIT_OK;
+}
+
+/* The record of path, if it is this network's: its curve and wall time
+ * into r. */
+static int load_record(const struct lm *lm, struct result *r, const char *path)
+{
+    char key[300], line[400], file[700];
+    record_key(lm, r, key, sizeof key);
+    snprintf(file, sizeof file, "%s.train", path);
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return KIT_E_INPUT;
+    int ok = fgets(line, sizeof line, f) != NULL;
+    line[strcspn(line, "\n")] = 0;
+    ok = ok && strcmp(line, key) == 0 &&
+         fscanf(f, "train_s %lf points %d", &r->train_s, &r->n_points) == 2 &&
+         r->n_points >= 1 && r->n_points <= MAX_POINTS;
+    for (int p = 0; ok && p < r->n_points; p++)
+        ok = fscanf(f, "%d %f", &r->curve_tokens[p], &r->val_curve[p]) == 2;
+    fclose(f);
+    if (!ok)
+        return KIT_E_INPUT;
+    r->val_loss = r->val_curve[r->n_points - 1];
+    return KIT_OK;
 }
 
 /* ---------------------------------------------------------------------
@@ -830,10 +901,17 @@ static int network_run(int k, void *result, void *ctx)
     model_path(lm, cfg.n_heads, g, li, path, sizeof path);
     seed_path(lm, cfg.n_heads, g, li, s, spath, sizeof spath);
     int trained = 0;
+    /* --resume: a network an earlier run of these settings finished */
+    const char *own = lm->phase == 1 ? path : spath;
+    const int keep = lm->resume && !lm->stop && (lm->phase == 1 || s > 0) &&
+                     load_record(lm, r, own) == KIT_OK &&
+                     load_params(&m, own) == KIT_OK;
     if (lm->phase >= 2 && s == 0) /* the tuning run's own network */
         rc = load_params(&m, path);
     else if (lm->phase == 3 && load_params(&m, spath) == KIT_OK)
         rc = KIT_OK; /* --remeasure: a seed's network, kept */
+    else if (keep)
+        rc = KIT_OK, r->kept = 1;
     else
         rc = train(&m, lm, r->lr, g, seed, r), trained = 1;
     if (rc == KIT_OK && !kv_copies_equal(&m, g)) {
@@ -843,10 +921,12 @@ static int network_run(int k, void *result, void *ctx)
                 cfg.n_heads, g);
         rc = KIT_E_SIZE;
     }
-    if (rc == KIT_OK && lm->phase == 1 && !lm->stop)
+    if (rc == KIT_OK && lm->phase == 1 && !lm->stop && trained)
         rc = save_params(&m, path);
     if (rc == KIT_OK && lm->phase >= 2 && s > 0 && trained)
         rc = save_params(&m, spath);
+    if (rc == KIT_OK && trained && !lm->stop && lm->phase <= 2)
+        rc = save_record(lm, r, own);
     r->trained = lm->phase == 1;
     if (rc == KIT_OK && lm->phase >= 2) {
         rc = eval_loss(&m, &lm->test, &r->test_loss);
@@ -884,8 +964,14 @@ static void network_score(const void *result, char *buf, size_t n)
 {
     const struct result *r = result;
     if (r->test_loss > 0)
-        snprintf(buf, n, "test %.3f nats, %.0f s training, peak %.0f MB",
-                 (double)r->test_loss, r->train_s, r->peak_kb / 1024.0);
+        snprintf(buf, n, "test %.3f nats, %.0f s training%s, peak %.0f MB",
+                 (double)r->test_loss, r->train_s, r->kept ? " (kept)" : "",
+                 r->peak_kb / 1024.0);
+    else if (r->kept)
+        snprintf(buf, n,
+                 "validation %.3f nats after %d tokens, kept from an "
+                 "earlier run (%.0f s)",
+                 (double)r->val_loss, r->tokens, r->train_s);
     else
         snprintf(buf, n,
                  "validation %.3f nats after %d tokens, %.0f s, "
@@ -2749,14 +2835,14 @@ int main(int argc, char **argv)
             "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
             "[--data DIR] [--reference DIR] "
             "[--tokens N] [--corpus FILE] [--impl NAME] "
-            "[--stop TOKENS] [--remeasure RUN_DIR] RESULTS_DIR",
+            "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
     const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
     const char *remeasure = NULL;
     const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
-    int tokens = 0, roles = 0, stop = 0;
+    int tokens = 0, roles = 0, stop = 0, resume = 0;
     const struct run_opt opt[] = {
         {"--roles", "CHECKPOINTS", NULL, &roles, 1, MAX_CKPT},
         {"--stop", "STOP", NULL, &stop, LM_B * LM_T, 100000000},
@@ -2769,8 +2855,9 @@ int main(int argc, char **argv)
         {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
         {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
         {"--impl", "IMPL", &impl, NULL, 0, 0},
-        {"--remeasure", "RUN_DIR", &remeasure, NULL, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 12, 1, 1);
+        {"--remeasure", "RUN_DIR", &remeasure, NULL, 0, 0},
+        {"--resume", NULL, NULL, &resume, 0, 0}};
+    int a = run_args(&run, argc, argv, opt, 13, 1, 1);
     const char *dir = argv[a];
 
     /* the size, then the options over it */
@@ -2813,6 +2900,7 @@ int main(int argc, char **argv)
         run_fail(&run, 2, "--stop %d is past the run's %d tokens", stop,
                  lm.sz.tokens);
     lm.stop = stop;
+    lm.resume = resume;
     for (int i = 0; i < lm.sz.n_heads; i++)
         if (LM_C % lm.sz.heads[i] != 0)
             run_fail(&run, 2,
@@ -3210,6 +3298,22 @@ int main(int argc, char **argv)
            "training process %.0f MB.\n",
            wall, wall / 60, n_tuned(&lm, tune) + H * (S - 1),
            n_tuned(&lm, tune), H * (S - 1), fin[0].tokens, peak / 1024.0);
+    int kept = 0;
+    double train_sum = 0;
+    for (int k = 0; k < H * n_lr; k++) {
+        kept += tune[k].kept;
+        train_sum += tune[k].trained ? tune[k].train_s : 0;
+    }
+    for (int k = 0; k < H * S; k++) { /* seed 1's are the tuning's */
+        kept += k % S > 0 && fin[k].kept;
+        train_sum += k % S > 0 ? fin[k].train_s : 0;
+    }
+    if (kept)
+        printf("Resumed: %d of those networks were kept from an earlier run "
+               "(--resume), so the wall time above is this run's part only. "
+               "Every network's training, summed: %.1f s (%.1f min) of one "
+               "core.\n",
+               kept, train_sum, train_sum / 60);
     printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
            "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
            "sentence/, generated.txt)\n",
