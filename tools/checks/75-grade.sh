@@ -369,12 +369,12 @@ grade "$s/memo"
 seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
 # test by test: failed in the baseline on its published case, and, with
 # the answers replayed, failed again on a hidden case of the seed
-nf=0 nh=0 missed=""
+nf=0 missed=""
 for t in $memo_tests; do
     awk -F'\t' -v t="$t" '$3 == t && $4 == "failed" { f = 1 } END { exit !f }' "$work/memo-base.tsv" && nf=$((nf + 1))
     jq -e --arg t "$t" --arg s "seed $seed" '.tests[] | select((.name | split(" ")[1]) == $t)
-        | select(.status == "failed" and (.output | contains($s)))' "$json" >/dev/null &&
-        nh=$((nh + 1)) || missed="$missed $t"
+        | select(.status == "failed" and (.output | contains($s)))' "$json" >/dev/null ||
+        missed="$missed $t"
 done
 nt=$(echo $memo_tests | wc -w)
 if [ -n "$seed" ] && awk "BEGIN { exit !($score <= $mbase) }" && [ "$nf" -eq "$nt" ] && [ -z "$missed" ]; then
