@@ -968,9 +968,7 @@ static void network_score(const void *result, char *buf, size_t n)
                  (double)r->test_loss, r->train_s, r->kept ? " (kept)" : "",
                  r->peak_kb / 1024.0);
     else if (r->kept)
-        snprintf(buf, n,
-                 "validation %.3f nats after %d tokens, kept from an "
-                 "earlier run (%.0f s)",
+        snprintf(buf, n, "validation %.3f nats after %d tokens, kept (%.0f s)",
                  (double)r->val_loss, r->tokens, r->train_s);
     else
         snprintf(buf, n,
