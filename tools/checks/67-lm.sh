@@ -108,11 +108,13 @@ else
     tail -n 3 "$rs.log"
     fail "--resume did not reproduce the whole run ($rs/)"
 fi
-if "$bin" --size smoke --tokens 1536 --corpus "$B/ch8/brown.bin" --resume "$rs.other" >"$rs.other.log" 2>&1 &&
-    ! grep -q "^Resumed" "$rs.other.log"; then
-    ok "--resume with other settings (--tokens 1536) kept no network"
-else
+if ! "$bin" --size smoke --tokens 1536 --corpus "$B/ch8/brown.bin" --resume "$rs.other" >"$rs.other.log" 2>&1; then
+    tail -n 3 "$rs.other.log"
+    fail "--resume with other settings (--tokens 1536) did not run to the end ($rs.other.log)"
+elif grep -q "^Resumed" "$rs.other.log"; then
     fail "--resume kept networks trained with other settings ($rs.other.log)"
+else
+    ok "--resume with other settings (--tokens 1536) kept no network"
 fi
 
 # the tuning: the grid's two rates, then one rate further for each
