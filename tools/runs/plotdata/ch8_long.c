@@ -3,12 +3,12 @@
  * the kit's reference run of `make lm-reference` (lm-experiment --size
  * long), committed as data in tools/runs/lm/reference/long/: its CSV files,
  * the book's data it wrote with --data (data/), and run.values (the
- * command, the machine and the wall time). The run takes about an hour on
- * two cores, longer than `make all` may spend, so the book prints this
- * reference; `make lm-reference` reruns it and compares, and `make check`
- * (67-lm) reruns its first validation point.
+ * command, the machine and the wall time). The run takes about two and a
+ * half hours on two cores, longer than `make all` may spend, so the book
+ * prints this reference; `make lm-reference` reruns it and compares, and
+ * `make check` (67-lm) reruns its first validation point.
  *
- *   usage: ch8_long OUTDIR [REFDIR]
+ *   usage: ch8_long OUTDIR [REFDIR [BOOKDIR [HALFDIR]]]
  *
  * Writes into OUTDIR:
  *   every file of REFDIR/data/, as the run wrote it (ch8run.values,
@@ -31,9 +31,10 @@
  * From BOOKDIR (default tools/runs/lm/reference/book), the book-sized
  * run's ablation.csv and results.csv: ch8long.values's book_ keys,
  * what mean-ablating block 1's costliest head costs at that budget.
- *   ch8seeds.values   REFDIR/seed_heads.values as committed (what produced
- *                     seed_heads.csv, and how close its networks' test
- *                     losses came to the run's)
+ * From HALFDIR (default tools/runs/lm/reference/long-4m), the same
+ * protocol at half the budget, its results.csv and seed_heads.csv:
+ * ch8long.values's ch8half. keys, each configuration's mean test loss
+ * and mean best margin there.
  *   ch8long.values    the numbers the chapter quotes from those (key=value)
  * Dimension letters: H = measured head counts, R = relations.
  */
@@ -219,27 +220,23 @@ static int best_rel(const double *m)
     return b;
 }
 
-int main(int argc, char **argv)
+/* a configuration's name in the values' keys: h4, or h4g1 for 4 query
+ * heads on 1 K/V head */
+static void cfg_key(char *key, size_t n, int heads, int kv)
 {
-    if (argc < 2 || argc > 4) {
-        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR [BOOKDIR]]\n");
-        return 2;
-    }
-    const char *out = argv[1];
-    const char *ref = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
-    const char *book = argc == 4 ? argv[3] : "tools/runs/lm/reference/book";
+    if (kv == heads)
+        snprintf(key, n, "h%d", heads);
+    else
+        snprintf(key, n, "h%dg%d", heads, kv);
+}
+
+/* DIR/results.csv: every configuration's test losses over its seeds
+ * into CFGS, the tokens a network into *RUN_TOKENS; returns how many */
+static int read_results(const char *dir, struct cfg *cfgs, long *run_tokens)
+{
     char path[600], line[1024];
-
-    snprintf(path, sizeof path, "%s/data", ref);
-    copy_data(path, out, "");
-    snprintf(path, sizeof path, "%s/sentence", ref);
-    copy_data(path, out, "ch8_");
-
-    /* the test losses of every configuration, over its seeds */
-    static struct cfg cfgs[MAX_CFG];
     int n_cfg = 0;
-    long run_tokens = 0, train_tokens = 0;
-    FILE *f = open_ref(ref, "results.csv", path, sizeof path);
+    FILE *f = open_ref(dir, "results.csv", path, sizeof path);
     header(f, path,
            "impl,heads,kv_heads,lr,seed,params,tokens,val_loss,"
            "test_loss");
@@ -260,11 +257,130 @@ int main(int argc, char **argv)
             cfgs[n_cfg++] = (struct cfg){heads, kv, 0, lr, 0, 0};
         }
         cfgs[c].n++, cfgs[c].sum += test, cfgs[c].sum2 += test * test;
-        run_tokens = tokens;
+        *run_tokens = tokens;
     }
     fclose(f);
     if (n_cfg == 0)
         die("has no rows", path);
+    return n_cfg;
+}
+
+/* DIR/seed_heads.csv: every final network's heads into SH, a
+ * configuration each, summed up over its seeds (the relation whose mean
+ * margin is largest, that mean, its smallest and largest seed); returns
+ * how many configurations */
+static int read_seeds(const char *dir, struct seeds *sh)
+{
+    char path[600], line[1024];
+    int n_sh = 0;
+    FILE *f = open_ref(dir, "seed_heads.csv", path, sizeof path);
+    header(f, path,
+           "heads,kv_heads,lr,seed,test_loss,positional_voita,"
+           "positional_weak,top_share,margin_noun_det");
+    while (fgets(line, sizeof line, f)) {
+        int heads, kv, voita, weak;
+        double m[R];
+        if (sscanf(line, "%d,%d,%*f,%*d,%*f,%d,%d,%*f,%lf,%lf,%lf,%lf,%lf",
+                   &heads, &kv, &voita, &weak, &m[0], &m[1], &m[2], &m[3],
+                   &m[4]) != 9 ||
+            heads < 1 || kv < 1 || heads % kv != 0)
+            die("has a malformed row", path);
+        int c = 0;
+        while (c < n_sh && (sh[c].heads != heads || sh[c].kv != kv))
+            c++;
+        if (c == n_sh) {
+            if (n_sh == MAX_CFG)
+                die("has too many configurations", path);
+            sh[n_sh++] = (struct seeds){.heads = heads, .kv = kv};
+        }
+        struct seeds *x = &sh[c];
+        if (x->n == MAX_SEEDS)
+            die("has too many seeds", path);
+        x->n_heads = 2 * heads; /* gpt_default_config()'s two blocks */
+        x->voita[x->n] = voita, x->weak[x->n] = weak;
+        memcpy(x->margin[x->n++], m, sizeof m);
+    }
+    fclose(f);
+    if (n_sh == 0)
+        die("has no rows", path);
+    for (int c = 0; c < n_sh; c++) {
+        struct seeds *x = &sh[c];
+        double mean[R] = {0};
+        for (int q = 0; q < R; q++)
+            for (int s = 0; s < x->n; s++)
+                mean[q] += x->margin[s][q] / x->n;
+        const int b = x->best = best_rel(mean);
+        x->mean = mean[b], x->lo = 1e9, x->hi = -1e9;
+        for (int s = 0; s < x->n; s++) {
+            x->lo = x->margin[s][b] < x->lo ? x->margin[s][b] : x->lo;
+            x->hi = x->margin[s][b] > x->hi ? x->margin[s][b] : x->hi;
+        }
+    }
+    return n_sh;
+}
+
+/* The same protocol at half the budget (HALF, the run made before the
+ * book's): the tokens a network, and per configuration its mean test
+ * loss and the mean over seeds of its best margin, and how many many-head
+ * configurations were below TRI_TEST (the trigram model's test loss, the
+ * same at any budget), which the chapter's account of how the budget was
+ * chosen quotes */
+static void write_half(const char *half, double tri_test, FILE *v)
+{
+    static struct cfg c[MAX_CFG];
+    static struct seeds s[MAX_CFG];
+    long tokens = 0;
+    const int n_c = read_results(half, c, &tokens), n_s = read_seeds(half, s);
+    if (n_c != n_s)
+        die("holds different configurations in results.csv and "
+            "seed_heads.csv",
+            half);
+    fprintf(v, "ch8half.tokens=%ld\n", tokens);
+    int n_multi = 0, n_margin = 0, n_below_tri = 0;
+    for (int i = 0; i < n_s; i++) {
+        int k = 0;
+        while (k < n_c && (c[k].heads != s[i].heads || c[k].kv != s[i].kv))
+            k++;
+        if (k == n_c)
+            die("has a configuration in seed_heads.csv that results.csv "
+                "lacks",
+                half);
+        char key[32];
+        cfg_key(key, sizeof key, s[i].heads, s[i].kv);
+        fprintf(v, "ch8half.%s.test=%.3f\nch8half.%s.seed_margin=%.3f\n", key,
+                c[k].sum / c[k].n, key, s[i].mean);
+        if (s[i].heads > 1)
+            n_multi++, n_margin += s[i].mean >= MARGIN,
+                n_below_tri += c[k].sum / c[k].n < tri_test;
+    }
+    fprintf(v, "ch8half.n_seed_multi=%d\nch8half.n_seed_margin=%d\n", n_multi,
+            n_margin);
+    fprintf(v, "ch8half.n_below_trigram=%d\n", n_below_tri);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 5) {
+        fprintf(stderr,
+                "usage: " PROG " OUTDIR [REFDIR [BOOKDIR [HALFDIR]]]\n");
+        return 2;
+    }
+    const char *out = argv[1];
+    const char *ref = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
+    const char *book = argc >= 4 ? argv[3] : "tools/runs/lm/reference/book";
+    const char *half = argc == 5 ? argv[4] : "tools/runs/lm/reference/long-4m";
+    char path[600], line[1024];
+
+    snprintf(path, sizeof path, "%s/data", ref);
+    copy_data(path, out, "");
+    snprintf(path, sizeof path, "%s/sentence", ref);
+    copy_data(path, out, "ch8_");
+
+    /* the test losses of every configuration, over its seeds */
+    static struct cfg cfgs[MAX_CFG];
+    long run_tokens = 0, train_tokens = 0;
+    const int n_cfg = read_results(ref, cfgs, &run_tokens);
+    FILE *f;
 
     double bi_test = NAN, tri_test = NAN;
     f = open_ref(ref, "baselines.csv", path, sizeof path);
@@ -355,37 +471,9 @@ int main(int argc, char **argv)
 
     /* every final network's heads, summed up (seed_heads.csv) */
     static struct seeds sh[MAX_CFG];
-    int n_sh = 0;
-    f = open_ref(ref, "seed_heads.csv", path, sizeof path);
-    header(f, path,
-           "heads,kv_heads,lr,seed,test_loss,positional_voita,"
-           "positional_weak,top_share,margin_noun_det");
-    while (fgets(line, sizeof line, f)) {
-        int heads, kv, voita, weak;
-        double m[R];
-        if (sscanf(line, "%d,%d,%*f,%*d,%*f,%d,%d,%*f,%lf,%lf,%lf,%lf,%lf",
-                   &heads, &kv, &voita, &weak, &m[0], &m[1], &m[2], &m[3],
-                   &m[4]) != 9 ||
-            heads < 1 || kv < 1 || heads % kv != 0)
-            die("has a malformed row", path);
-        int c = 0;
-        while (c < n_sh && (sh[c].heads != heads || sh[c].kv != kv))
-            c++;
-        if (c == n_sh) {
-            if (n_sh == MAX_CFG)
-                die("has too many configurations", path);
-            sh[n_sh++] = (struct seeds){.heads = heads, .kv = kv};
-        }
-        struct seeds *x = &sh[c];
-        if (x->n == MAX_SEEDS)
-            die("has too many seeds", path);
-        x->n_heads = 2 * heads; /* gpt_default_config()'s two blocks */
-        x->voita[x->n] = voita, x->weak[x->n] = weak;
-        memcpy(x->margin[x->n++], m, sizeof m);
-    }
-    fclose(f);
+    const int n_sh = read_seeds(ref, sh);
     if (n_sh != n_cfg)
-        die("and results.csv hold different configurations", path);
+        die("and results.csv hold different configurations", ref);
 
     FILE *v = data_open(PROG, out, "ch8long.values");
     fprintf(v, "ch8long.passes=%.1f\n", run_tokens / (double)train_tokens);
@@ -427,34 +515,27 @@ int main(int argc, char **argv)
      * the mean over seeds of its best head's, on the relation where that
      * mean is largest */
     int n_seed_multi = 0, n_seed_margin = 0, seed_voita = 0, seed_weak = 0;
+    double spread_max = 0; /* a many-head configuration's widest range */
     for (int c = 0; c < n_sh; c++) {
-        struct seeds *x = &sh[c];
-        double mean[R] = {0};
-        for (int q = 0; q < R; q++)
-            for (int s = 0; s < x->n; s++)
-                mean[q] += x->margin[s][q] / x->n;
-        const int b = x->best = best_rel(mean);
-        x->mean = mean[b], x->lo = 1e9, x->hi = -1e9;
-        for (int s = 0; s < x->n; s++) {
-            x->lo = x->margin[s][b] < x->lo ? x->margin[s][b] : x->lo;
-            x->hi = x->margin[s][b] > x->hi ? x->margin[s][b] : x->hi;
+        const struct seeds *x = &sh[c];
+        for (int s = 0; s < x->n; s++)
             seed_voita += x->voita[s], seed_weak += x->weak[s];
-        }
-        if (x->heads > 1)
+        if (x->heads > 1) {
             n_seed_multi++, n_seed_margin += x->mean >= MARGIN;
+            if (x->hi - x->lo > spread_max)
+                spread_max = x->hi - x->lo;
+        }
         char key[32];
-        if (x->kv == x->heads)
-            snprintf(key, sizeof key, "h%d", x->heads);
-        else
-            snprintf(key, sizeof key, "h%dg%d", x->heads, x->kv);
+        cfg_key(key, sizeof key, x->heads, x->kv);
         fprintf(v,
                 "ch8long.%s.seed_margin=%.3f\nch8long.%s.seed_margin_rel=%s\n"
                 "ch8long.%s.seed_margin_min=%.3f\n"
                 "ch8long.%s.seed_margin_max=%.3f\n",
-                key, x->mean, key, heads_relation_name(b), key, x->lo, key,
-                x->hi);
+                key, x->mean, key, heads_relation_name(x->best), key, x->lo,
+                key, x->hi);
     }
     fprintf(v, "ch8long.seeds_measured=%d\n", sh[0].n);
+    fprintf(v, "ch8long.seed_spread_max=%.2f\n", spread_max);
     fprintf(v, "ch8long.n_seed_multi=%d\nch8long.n_seed_margin=%d\n",
             n_seed_multi, n_seed_margin);
     fprintf(v, "ch8long.seed_voita=%d\nch8long.seed_weak=%d\n", seed_voita,
@@ -576,8 +657,7 @@ int main(int argc, char **argv)
             book_b1, book_tokens);
     fprintf(v, "ch8long.book_fraction=%ld\n", run_tokens / book_tokens);
 
-    /* and what produced seed_heads.csv (lm-experiment --remeasure) */
-    copy_values(ref, "seed_heads.values", out, "ch8seeds.values", "ch8seeds.");
+    write_half(half, tri_test, v);
     data_close(PROG, v);
     return 0;
 }
