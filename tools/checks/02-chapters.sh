@@ -4,7 +4,8 @@
 # (the next number after the table's last)
 # is its table line plus its own files. While a file its line names is
 # missing, make stops before building anything, with one line naming the
-# first such file; once they are all there, make test CH=N runs its test
+# first such file (but its starter/ file, which stops only chapter N,
+# with the command that brings it back); once they are all there, make test CH=N runs its test
 # (and links chapters 1 to 3, which it needs). A malformed line is named too.
 # The lists the build and grading use (the race pass's chapters, the
 # judged chapters and their files, the chapters the experiments need,
@@ -36,16 +37,28 @@ tsv="$kit/chapters/chapters.tsv"
 cp "$tsv" "$work/table"
 printf '%s\tnew-chapter\tA new chapter\tch%s_new\t1 2 3\t0\tno\tno\t-\n' "$N" "$N" >>"$tsv"
 
-# Each missing file in turn: make test names it, in one line, and stops.
+# Each missing file in turn: make test names it, in one line, and stops;
+# but a student's file in starter/, the last, stops only its chapter,
+# named with the command that brings it back (make reset CH=N).
 for f in chapters/${NN}-new-chapter.md tests/test_ch${N}.c tests/hints/ch${N}.txt tests/mutants/ch${N}.tsv \
-    starter/ch${N}_new.c solutions/ch${N}_new.c; do
-    out=$(make --no-print-directory -s -C "$kit" test 2>&1)
-    rc=$?
-    want="chapters.tsv: chapter $N needs $f, which does not exist"
-    if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s\n' "$out" | grep -qF "$want"; then
-        ok "make test without $f: '$out'"
-    else fail "make test without $f (exit $rc) said, instead of one line '$want':"; printf '%s\n' "$out" | head -n 5; fi
-    [ -e "$kit/build" ] && fail "make test built something although the table is wrong"
+    solutions/ch${N}_new.c starter/ch${N}_new.c; do
+    case "$f" in
+    starter/*)
+        out=$(make --no-print-directory -s -C "$kit" test CH=$N 2>&1)
+        rc=$?
+        want="error: $f does not exist, so chapter(s) $N cannot run (their tests count as failed). make reset CH=$N brings back its stubs."
+        if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -qxF "$want"; then
+            ok "make test CH=$N without $f: '$want'"
+        else fail "make test CH=$N without $f (exit $rc) said, instead of '$want':"; printf '%s\n' "$out" | head -n 5; fi ;;
+    *)
+        out=$(make --no-print-directory -s -C "$kit" test 2>&1)
+        rc=$?
+        want="chapters.tsv: chapter $N needs $f, which does not exist"
+        if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s\n' "$out" | grep -qF "$want"; then
+            ok "make test without $f: '$out'"
+        else fail "make test without $f (exit $rc) said, instead of one line '$want':"; printf '%s\n' "$out" | head -n 5; fi
+        [ -e "$kit/build" ] && fail "make test built something although the table is wrong" ;;
+    esac
     # Now write it: chapter N's smallest real files.
     mkdir -p "$(dirname "$kit/$f")"
     case "$f" in

@@ -105,3 +105,20 @@ all_stubs() {
     set -- $(stub_counts)
     [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]
 }
+
+# backup_dir NAME: make a new folder build/backups/NAME-<date> for copies
+# of the student's files, and print its path. Two within one second get
+# -2, -3, ... (mkdir without -p fails when the folder exists, so no
+# backup is ever written over another). make reset and make format use it.
+backup_dir() {
+    _stamp=$(date +%Y%m%d-%H%M%S)
+    mkdir -p build/backups || return 1
+    _dest="build/backups/$1-$_stamp"
+    _n=1
+    while ! mkdir "$_dest" 2>/dev/null; do
+        _n=$((_n + 1))
+        _dest="build/backups/$1-$_stamp-$_n"
+        [ "$_n" -lt 1000 ] || { echo "cannot make a backup folder under build/backups/" >&2; return 1; }
+    done
+    echo "$_dest"
+}

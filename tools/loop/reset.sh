@@ -4,7 +4,8 @@
 #
 # The student's current files are first copied to a dated folder under
 # build/backups/, and the script says where: nothing is overwritten
-# without that copy. The stubs come from git history: for each file, the
+# without that copy. A file that was deleted is restored too (chapters.sh
+# and make test name this command for it). The stubs come from git history: for each file, the
 # newest committed version in which every function is still a stub (as
 # many "return KIT_E_TODO" lines as "@listing" markers: all_stubs in
 # tools/loop/lib.sh), so a student who
@@ -24,7 +25,7 @@ fi
 
 # The newest commit whose version of $1 is all stubs, or nothing.
 pristine() {
-    for c in $(git log --format=%H -- "$1"); do
+    for c in $(git log --format=%H -- "$1" 2>/dev/null); do
         text=$(git show "$c:$1" 2>/dev/null) || continue
         if printf '%s\n' "$text" | all_stubs; then
             echo "$c"; return
@@ -33,27 +34,34 @@ pristine() {
 }
 
 # A new folder every time: two resets within one second get -2, -3, ...
-# (mkdir without -p fails when the folder exists, so no backup is ever
-# written over another).
-stamp=$(date +%Y%m%d-%H%M%S)
-mkdir -p build/backups
-dest="build/backups/ch$ch-$stamp"
-n=1
-while ! mkdir "$dest" 2>/dev/null; do
-    n=$((n + 1))
-    dest="build/backups/ch$ch-$stamp-$n"
-    [ "$n" -lt 1000 ] || { echo "reset: cannot make a backup folder under build/backups/"; exit 1; }
-done
+dest=$(backup_dir "ch$ch") || { echo "reset: cannot make a backup folder under build/backups/"; exit 1; }
+# A file that does not exist (deleted) has nothing to save: it is
+# restored all the same.
+saved=""
 for f in $files; do
+    [ -e "$f" ] || continue
     cp -p "$f" "$dest/"
+    saved="$saved $f"
 done
-echo "reset: saved your chapter $ch files to $dest/"
+if [ -n "$saved" ]; then
+    echo "reset: saved your chapter $ch files to $dest/"
+else
+    rmdir "$dest" 2>/dev/null || true
+fi
+status=0
 for f in $files; do
     from="${RESET_FROM:-$(pristine "$f")}"
     if [ -n "$from" ] && git cat-file -e "$from:$f" 2>/dev/null; then
         git show "$from:$f" > "$f"
         echo "reset: restored $f (the stubs of commit $(git rev-parse --short "$from"))"
-    else
+    elif [ -e "$f" ]; then
         echo "reset: found no committed stubs for $f; left it as it is"
+    elif ! git rev-parse --git-dir >/dev/null 2>&1; then
+        echo "reset: $f does not exist, and this copy of the kit is not a git clone, so its stubs are nowhere here: copy starter/$(basename "$f") from the kit's repository (or a fresh copy of the kit) into starter/."
+        status=1
+    else
+        echo "reset: $f does not exist, and git's history here holds no stubs for it: copy starter/$(basename "$f") from the kit's repository (or a fresh copy of the kit) into starter/."
+        status=1
     fi
 done
+exit $status

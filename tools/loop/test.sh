@@ -61,13 +61,21 @@ for src in $kit_src; do
     fi
 done
 
-# 3. Which chapters can run.
-ok="" broken=""
+# 3. Which chapters can run. A student's file that does not exist (a
+#    starter/ file deleted) stops only the chapters that need it, each
+#    named with the command that brings the file back.
+ok="" broken="" gone=""
 for n in $want; do
     miss=""
     for f in $(ch_files "$n"); do
         [ -n "$miss" ] && break
-        [ -e "$OUT/$IMPL/$f.o" ] || miss="$IMPL/$f.c"
+        if [ ! -e "$IMPL/$f.c" ]; then
+            miss="$IMPL/$f.c"
+            case " $gone " in *" $miss "*) ;; *) gone="$gone $miss" ;; esac
+            [ "$IMPL" = starter ] && miss="$miss (missing: make reset CH=$(file_chapter "$miss"))"
+        elif [ ! -e "$OUT/$IMPL/$f.o" ]; then
+            miss="$IMPL/$f.c"
+        fi
     done
     if [ -z "$miss" ]; then
         ok="$ok $n"
@@ -78,14 +86,37 @@ for n in $want; do
 done
 shift # the mode
 ok=${ok# } broken=${broken# }
+# The files missing that no wanted chapter needs (make test CH=1 without
+# ch3_mha.c) are named too, with the chapters they stop.
+others=""
+for f in $(sh tools/mk/chapters.sh sources); do
+    [ -e "$IMPL/$f.c" ] && continue
+    case " $gone " in *" $IMPL/$f.c "*) ;; *) others="$others $IMPL/$f.c" ;; esac
+done
+for f in $gone $others; do
+    # the chapters that need it, and the one whose own file it is
+    needs="" owner=$(file_chapter "$f")
+    for n in $CHAPTER_NUMS; do
+        case " $(ch_files "$n") " in *" $(basename "$f" .c) "*) needs="$needs $n" ;; esac
+    done
+    case " $gone " in *" $f "*) what="error: $f does not exist, so chapter(s)${needs} cannot run (their tests count as failed)" ;;
+    *) what="note: $f does not exist: chapter(s)${needs} cannot run until it is back" ;; esac
+    if [ "$IMPL" = starter ]; then
+        echo "$what. make reset CH=$owner brings back its stubs."
+    else
+        echo "$what: the kit itself is incomplete (in a git clone, git checkout -- $f restores it)."
+    fi
+done
 if [ -n "$broken" ]; then
     if [ -z "$ok" ]; then
-        echo "No chapter can run until the file above compiles (chapter$(
+        echo "No chapter can run until the file above $(
+            [ -n "$gone" ] && echo "is back and compiles" || echo compiles) (chapter$(
             [ "$(echo $broken | wc -w)" -gt 1 ] && echo s) $broken)."
         [ "$mode" = list ] && for n in $broken; do tests_of "$n" | sed "s/^/ch$n /"; done
         exit 1
     fi
-    echo "Skipping chapter(s) $broken: a file they need does not compile (above). Running chapter(s) $ok."
+    echo "Skipping chapter(s) $broken: a file they need $(
+        [ -n "$gone" ] && echo "does not exist or does not compile" || echo "does not compile") (above). Running chapter(s) $ok."
 fi
 
 # 4. Warnings: errors under STRICT=1; otherwise a reminder each run.
@@ -200,7 +231,7 @@ run)
     exit $rc ;;
 list)
     "$bin" --list
-    for n in $broken; do tests_of "$n" | sed "s/^/ch$n /; s/\$/ (does not compile yet)/"; done ;;
+    for n in $broken; do tests_of "$n" | sed "s/^/ch$n /; s/\$/ (does not compile yet, or a file it needs is missing)/"; done ;;
 progress)
     # A race the last race pass found in this same code counts: its tests
     # are failed in the bars, whatever the ordinary build says.

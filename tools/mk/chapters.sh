@@ -28,7 +28,9 @@
 #              |NL| (make's $(shell) joins lines); if the table is wrong,
 #              one $(error ...) naming the problem instead
 #   check      validate the table and the files it names; print the
-#              first problem in one line and exit 1
+#              first problem in one line and exit 1 (mk does the same,
+#              but a missing starter/ file is no problem for it: see
+#              need_starter below)
 #
 # The kit is the folder two above this script's: its table is
 # KIT/chapters/chapters.tsv, and check looks for the files there.
@@ -70,8 +72,16 @@ function exists(path,    line, r) {
     close(kit "/" path)
     return r >= 0
 }
+# A file of the kit itself (the prose, tests/, solutions/, given/) that is
+# missing is the kit broken: every make stops. A file of the student in
+# starter/ that is missing is not: make reset CH=N brings back its stubs,
+# and make test runs the chapters that do not need it (tools/loop/test.sh
+# names it); only check (make check) stops on it.
 function need_file(n, path) {
-    if (!exists(path)) bad("chapter " n " needs " path ", which does not exist")
+    if (!exists(path)) bad("chapter " n " needs " path ", which does not exist: the kit itself is incomplete; in a git clone, git checkout -- " path " restores it")
+}
+function need_starter(n, path) {
+    if (!exists(path) && cmd == "check") bad("chapter " n " needs " path ", which does not exist: make reset CH=" n " brings back its stubs")
 }
 # "a b c" and "-": the words, into w[1..]; returns how many.
 function words(s, w,    k) { if (s == "-") return 0; k = split(s, w, / +/); return k }
@@ -143,7 +153,7 @@ END {
             need_file(n, "tests/hints/ch" n ".txt")
             need_file(n, "tests/mutants/ch" n ".tsv")
             ko = words(own[n], o)
-            for (j = 1; j <= ko; j++) { need_file(n, "starter/" o[j] ".c"); need_file(n, "solutions/" o[j] ".c") }
+            for (j = 1; j <= ko; j++) { need_file(n, "solutions/" o[j] ".c"); need_starter(n, "starter/" o[j] ".c") }
             ko = words(given[n], o)
             for (j = 1; j <= ko; j++) need_file(n, "given/" o[j] ".c")
         }
