@@ -4,8 +4,14 @@
 #   IMPL=starter|solutions  whose code the tests run against (default starter)
 #   CH=N                    one chapter only
 #   TEST=name               one test only
-#   SAN=1                   build with AddressSanitizer and UBSan
+#   SAN=1                   build with AddressSanitizer and UBSan (1 or
+#                           nothing: any other value stops make)
 #   TIMEOUT=seconds         per-test time limit (default 5, 30 with SAN=1)
+#   MEM_LIMIT=bytes         a test process's address space (default 4 GiB,
+#                           grading's; none under SAN=1 and the race pass,
+#                           whose sanitizers reserve terabytes of it)
+#   OUTPUT_CAP=bytes        a test's output (default 1 MiB, grading's): a
+#                           test that prints more is stopped and fails
 #   STRICT=1                warnings in starter/ are errors (the default for
 #                           solutions/, and what make check asks of both)
 #   EDITION=student|instructor  which book `make book` renders
@@ -60,6 +66,9 @@ $(eval $(subst |NL|,$(KIT_NL),$(shell sh tools/mk/chapters.sh mk)))
 ifneq ($(filter-out starter solutions,$(IMPL)),)
 $(error IMPL must be starter or solutions, not '$(IMPL)')
 endif
+ifneq ($(filter-out 1,$(SAN)),)
+$(error SAN must be 1 (AddressSanitizer and UBSan) or not given, not '$(SAN)': make test SAN=1)
+endif
 
 CC       ?= cc
 PKG_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
@@ -93,7 +102,21 @@ TIMEOUT  ?= 5
 VARIANT  := $(IMPL)$(if $(DEBUG),-debug)
 endif
 
+# The build folder, build/ unless B=dir is given. B from the environment
+# (the checks' B=build/<dir>) must name a folder below the kit: a B set
+# there for something else, or by accident (B=.), stops every make here
+# rather than build into, or make clean empty, the wrong folder. A build
+# folder the kit makes holds the mark .kit-build, without which make
+# clean deletes nothing (tools/loop/clean.sh).
 B        ?= build
+ifeq ($(origin B),environment)
+ifeq ($(filter $(CURDIR)/%,$(abspath $(B))),)
+$(error B=$(B) is set in your environment, and is not a folder below the kit: the kit builds only into a folder of its own. Unset B (unset B), or give it on make's command line: make test B=build/other)
+endif
+endif
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+$(shell [ -d '$(B)' ] || { mkdir -p '$(B)' && : >'$(B)/.kit-build'; } 2>/dev/null)
+endif
 OUT      := $(B)/$(VARIANT)
 LIB_SRC  := $(wildcard given/*.c)
 # The given code that stands on a chapter's files or data is that
@@ -126,7 +149,16 @@ ch_objs  = $(OUT)/tests/test_ch$(1).o $(patsubst %,$(OUT)/$(IMPL)/%.o,$(CH_FILES
 set_objs = $(RUNNER_OBJ) $(OUT)/tests/check.o \
            $(sort $(foreach n,$(1),$(call ch_objs,$(n)))) $(LIBTOOLS)
 
+# A test's output and memory, as grading limits them (tools/grade/build.sh:
+# OUTPUT_CAP, and ulimit -v of 4 GiB): the runner stops a test that prints
+# more, and a test's allocation past the limit fails it, naming the limit.
+# No memory limit under SAN=1 or the race pass: AddressSanitizer and
+# ThreadSanitizer reserve terabytes of address space for their shadow
+# memory (grading's race pass runs without it too).
+OUTPUT_CAP ?= 1048576
+MEM_LIMIT  ?= 4294967296
 RUN_ARGS = --impl $(IMPL) --timeout $(TIMEOUT) --junit $(OUT)/junit.xml \
+           --output-cap $(OUTPUT_CAP) $(if $(SAN)$(RACE),,--mem-limit $(MEM_LIMIT)) \
            --exercises $(EXERCISES) $(if $(SAN)$(RACE),--san-log $(OUT)/sanitizer.log) \
            --state $(OUT)/progress --book $(B)/book.html \
            $(if $(CH),--chapter $(CH)) $(if $(TEST),--test $(TEST))
@@ -408,9 +440,9 @@ valgrind:
 # Every C file but the generated golden values (tests/golden/).
 C_FILES = $(filter-out tests/golden/%,$(shell git ls-files '*.c' '*.h'))
 
-## format: reformat every C file with the committed .clang-format
+## format: reformat every C file with the committed .clang-format (your starter/ files saved to build/backups/ first)
 format:
-	clang-format -i $(C_FILES)
+	@sh tools/loop/format.sh $(C_FILES)
 
 ## format-check: fail if any C file is not formatted
 format-check:
@@ -435,9 +467,7 @@ reset:
 
 ## clean: remove build/, except your backups in build/backups/ and the corpus in build/corpus/
 clean:
-	@if [ -d $(B) ]; then find $(B) -mindepth 1 -maxdepth 1 ! -name backups ! -name corpus \
-	  -exec rm -rf {} +; fi
-	@echo "removed $(B)/ (kept $(B)/backups/ and the downloaded corpus $(B)/corpus/ if any)"
+	@sh tools/loop/clean.sh "$(B)"
 
 ## help: list the targets
 help:
@@ -445,4 +475,8 @@ help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /' | sed 's/: /\t/' | \
 	  awk -F'\t' '{printf "  %-14s %s\n", substr($$1,3), $$2}'
 
+# (Not for make clean alone, which must make nothing, in B or elsewhere,
+# before tools/loop/clean.sh has checked B.)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
 include $(filter-out tools/mk/flags.mk,$(sort $(wildcard tools/mk/*.mk)))
+endif

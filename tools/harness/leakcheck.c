@@ -27,7 +27,24 @@ void kit_leak_set_reporter(kit_leak_reporter fail)
     reporter = fail;
 }
 
+static kit_leak_refusal refusal;
+
+void kit_leak_set_refusal(kit_leak_refusal refused)
+{
+    refusal = refused;
+}
+
 #ifndef KIT_LEAK_REPORT_ONLY
+
+/* The system refused an allocation of size bytes: say so, once per call. */
+static void refused(size_t size, const char *how, const char *file, int line,
+                    const char *func)
+{
+    if (refusal && size > 0) {
+#pragma omp critical(kit_leak_refused)
+        refusal(size, how, file, line, func);
+    }
+}
 
 #define MAX_BLOCKS 4096
 
@@ -128,6 +145,8 @@ void *kit_leak_malloc(size_t n, const char *file, int line, const char *func)
     if (must_fail(file, line, func, "malloc"))
         return NULL;
     void *p = malloc(n);
+    if (!p)
+        refused(n, "malloc", file, line, func);
 #pragma omp critical(kit_leak_table)
     remember(p, n, file, line, func, "malloc");
     return p;
@@ -139,6 +158,9 @@ void *kit_leak_calloc(size_t n, size_t size, const char *file, int line,
     if (must_fail(file, line, func, "calloc"))
         return NULL;
     void *p = calloc(n, size);
+    if (!p)
+        refused(size && n > (size_t)-1 / size ? (size_t)-1 : n * size, "calloc",
+                file, line, func);
 #pragma omp critical(kit_leak_table)
     remember(p, n * size, file, line, func, "calloc");
     return p;
@@ -159,6 +181,8 @@ void *kit_leak_realloc(void *p, size_t n, const char *file, int line,
             remember(q, n, file, line, func, "realloc");
         }
     }
+    if (!q)
+        refused(n, "realloc", file, line, func);
     return q;
 }
 

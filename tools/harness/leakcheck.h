@@ -35,6 +35,14 @@ void kit_leak_free(void *p);
 typedef void (*kit_leak_reporter)(const char *file, int line, const char *msg);
 void kit_leak_set_reporter(kit_leak_reporter fail);
 
+/* An allocation the system refused (one of the student's that returned
+ * NULL without being made to fail): refused(size, how, file, line, func)
+ * is called, so that the runner can fail the test naming its memory
+ * limit (make test's MEM_LIMIT). Without one, nothing is said. */
+typedef void (*kit_leak_refusal)(size_t size, const char *how, const char *file,
+                                 int line, const char *func);
+void kit_leak_set_refusal(kit_leak_refusal refused);
+
 /* Forget every block: called before each test body. */
 void kit_leak_reset(void);
 

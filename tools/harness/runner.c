@@ -127,8 +127,10 @@ static struct {
     const char *book;        /* build/book.html: the rendered book */
     int cpu;                 /* the timeout counts CPU time (grading) */
     const char *race_failed; /* tests the last race pass failed, or NULL */
-} opt = {0,    NULL, 1, 5.0,  NULL, NULL, "starter", 1,
-         NULL, NULL, 0, NULL, NULL, 0,    NULL};
+    long long output_cap;    /* bytes a test may print; 0: no cap */
+    long long mem_limit;     /* a test process's address space; 0: none */
+} opt = {0,    NULL, 1,    5.0,  NULL, NULL, "starter", 1, NULL,
+         NULL, 0,    NULL, NULL, 0,    NULL, 0,         0};
 
 /* Chapters that did not compile, so are not in this binary (--broken
  * "N|title|file|test test ..."): the progress view still shows them,
@@ -296,8 +298,65 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Read exactly n bytes unless the deadline passes or the pipe closes.
- * Returns 1 on success, 0 on EOF, -1 on timeout. */
+/* --output-cap (make test): the test process's stdout (and stderr, but
+ * under a sanitizer) is a pipe this process reads while it waits for the
+ * records, passing on at most opt.output_cap bytes of each test; a test
+ * that prints more is stopped and fails (grading keeps no more of it). */
+static struct {
+    int fd;           /* the read end, or -1 */
+    long long kept;   /* bytes passed on for this test */
+    int over;         /* it printed more than the cap */
+    int ends_in_line; /* the last byte passed on was a newline */
+} relay = {-1, 0, 0, 1};
+
+/* Pass on what is in the pipe. 0 at its end (or on error), 1 else. */
+static int relay_some(void)
+{
+    char buf[65536];
+    ssize_t k = read(relay.fd, buf, sizeof buf);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return 1;
+    if (k <= 0)
+        return 0;
+    long long keep = opt.output_cap - relay.kept;
+    if (keep > k)
+        keep = k;
+    if (keep > 0) {
+        for (const char *p = buf; p < buf + keep;) {
+            ssize_t w = write(STDOUT_FILENO, p, (size_t)(buf + keep - p));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            p += w;
+        }
+        relay.kept += keep;
+        relay.ends_in_line = buf[keep - 1] == '\n';
+    }
+    if (keep < k)
+        relay.over = 1;
+    return 1;
+}
+
+/* Pass on the rest, until the pipe's end or the deadline. */
+static void relay_rest(double deadline)
+{
+    while (relay.fd >= 0 && !relay.over) {
+        double left = deadline - now_seconds();
+        if (left <= 0)
+            return;
+        struct pollfd pfd = {relay.fd, POLLIN, 0};
+        int r = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+        if (r < 0 && errno != EINTR)
+            return;
+        if (r > 0 && !relay_some())
+            return;
+    }
+}
+
+/* Read exactly n bytes unless the deadline passes or the pipe closes,
+ * passing on the test's output meanwhile. Returns 1 on success, 0 on
+ * EOF, -1 on timeout, -2 when the output went past its cap. */
 static int read_until(int fd, void *buf, size_t n, double deadline)
 {
     char *p = buf;
@@ -305,13 +364,24 @@ static int read_until(int fd, void *buf, size_t n, double deadline)
         double left = deadline - now_seconds();
         if (left <= 0)
             return -1;
-        struct pollfd pfd = {fd, POLLIN, 0};
+        struct pollfd pfd[2] = {{fd, POLLIN, 0}, {relay.fd, POLLIN, 0}};
         double ms = left * 1000 + 1;
-        int r = poll(&pfd, 1, ms > 60000 ? 60000 : (int)ms); /* loop on */
+        int r = poll(pfd, relay.fd >= 0 ? 2 : 1,
+                     ms > 60000 ? 60000 : (int)ms); /* loop on */
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
             continue; /* the loop sees the deadline */
+        if (relay.fd >= 0 && pfd[1].revents) {
+            if (!relay_some()) {
+                close(relay.fd); /* its end: the records' pipe says more */
+                relay.fd = -1;
+            }
+            if (relay.over)
+                return -2;
+        }
+        if (!pfd[0].revents)
+            continue;
         ssize_t k = read(fd, p, n);
         if (k < 0 && errno == EINTR)
             continue;
@@ -694,12 +764,48 @@ static int san_explain(off_t from, char *why, size_t size, int *n)
     return 1;
 }
 
+/* --mem-limit: the limit, in words ("4 GiB"). */
+static const char *mem_words(long long bytes)
+{
+    static char w[64];
+    if (bytes >= 1LL << 30 && bytes % (1LL << 30) == 0)
+        snprintf(w, sizeof w, "%lld GiB", bytes >> 30);
+    else if (bytes >= 1LL << 20 && bytes % (1LL << 20) == 0)
+        snprintf(w, sizeof w, "%lld MiB", bytes >> 20);
+    else
+        snprintf(w, sizeof w, "%lld bytes", bytes);
+    return w;
+}
+
+/* --mem-limit: an allocation of the student's that the limit refused
+ * (leakcheck.c) fails the test, naming the limit, before the NULL it
+ * returned can crash the code. */
+static void mem_refused(size_t size, const char *how, const char *file,
+                        int line, const char *func)
+{
+    int gib = size >= (size_t)1 << 30;
+    kit_check(0, file, line,
+              "%s() in %s() asked for %.1f %s and got NULL: make test "
+              "limits a test's process to %s of memory (MEM_LIMIT, as "
+              "grading does). Is the size the product of the right "
+              "dimensions, and is each block freed when it is no longer "
+              "needed?",
+              how, func, (double)size / (gib ? 1 << 30 : 1 << 20),
+              gib ? "GiB" : "MiB", mem_words(opt.mem_limit));
+}
+
 static void run_forked(const struct kit_test *t)
 {
-    int fds[2];
+    int fds[2], out[2] = {-1, -1};
     off_t san_from = san_fd >= 0 ? lseek(san_fd, 0, SEEK_END) : 0;
     cur_name = t->name;
     if (pipe(fds) != 0) {
+        assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
+        return;
+    }
+    if (opt.output_cap > 0 && pipe(out) != 0) {
+        close(fds[0]);
+        close(fds[1]);
         assert_in_parent(0, "runner.c", __LINE__, "runner: pipe() failed");
         return;
     }
@@ -711,16 +817,32 @@ static void run_forked(const struct kit_test *t)
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        if (out[0] >= 0) {
+            close(out[0]);
+            close(out[1]);
+        }
         assert_in_parent(0, "runner.c", __LINE__, "runner: fork() failed");
         return;
     }
     if (pid == 0) {
         close(fds[0]);
         record_fd = fds[1];
+        if (out[1] >= 0) {
+            close(out[0]);
+            dup2(out[1], STDOUT_FILENO);
+            dup2(out[1], STDERR_FILENO); /* (the log's, below, under SAN) */
+            close(out[1]);
+        }
         if (san_fd >= 0) {
             /* The sanitizers' reports go to the log, not the screen. */
             dprintf(san_fd, "\n==== test %s ====\n", t->name);
             dup2(san_fd, STDERR_FILENO);
+        }
+        if (opt.mem_limit > 0) {
+            struct rlimit r = {(rlim_t)opt.mem_limit, (rlim_t)opt.mem_limit};
+            if (setrlimit(RLIMIT_AS, &r) != 0)
+                _exit(126);
+            kit_leak_set_refusal(mem_refused);
         }
         unsigned long long cpu = 0; /* the limit set here, for the hook */
         if (opt.cpu) {
@@ -747,11 +869,16 @@ static void run_forked(const struct kit_test *t)
             race_check(race_from);
         if (hooks && hooks->on_test_end)
             hooks->on_test_end();
+        fflush(stdout); /* all its output is in the pipe before the end */
         send_record(REC_END, 1, "", 0, "");
-        fflush(stdout);
         _exit(0);
     }
     close(fds[1]);
+    relay.fd = out[0], relay.kept = 0, relay.over = 0, relay.ends_in_line = 1;
+    if (out[1] >= 0) {
+        close(out[1]);
+        fcntl(relay.fd, F_SETFL, O_NONBLOCK);
+    }
 
     double deadline =
         now_seconds() + (opt.cpu ? WALL_FACTOR * ceil(limit) : limit);
@@ -759,6 +886,8 @@ static void run_forked(const struct kit_test *t)
     for (;;) {
         struct rec_header h;
         int r = read_until(fds[0], &h, sizeof h, deadline);
+        if (r == -2)
+            break; /* past the output's cap */
         if (r < 0) {
             timed_out = 1;
             break;
@@ -779,7 +908,7 @@ static void run_forked(const struct kit_test *t)
         char file[4097], msg[MSG_MAX];
         if (read_until(fds[0], file, (size_t)h.file_len, deadline) != 1 ||
             read_until(fds[0], msg, (size_t)h.msg_len, deadline) != 1) {
-            timed_out = now_seconds() >= deadline;
+            timed_out = !relay.over && now_seconds() >= deadline;
             break;
         }
         file[h.file_len] = '\0';
@@ -795,12 +924,25 @@ static void run_forked(const struct kit_test *t)
             assert_in_parent(h.ok, file, h.line, msg);
     }
     close(fds[0]);
+    /* The rest of its output: what it printed last, and flushed at its
+     * end (a second at most, for a process it started that holds the
+     * pipe). */
+    if (got_end && !relay.over)
+        relay_rest(now_seconds() + 1.0);
 
-    /* A child that timed out, or whose records stopped making sense, may
-     * still be running: stop it before waiting for it. (Killing a child
-     * that has already exited does nothing.) */
-    if (timed_out || !got_end)
+    /* A child that timed out, printed past the cap, or whose records
+     * stopped making sense, may still be running: stop it before waiting
+     * for it. (Killing a child that has already exited does nothing.) */
+    if (timed_out || !got_end || relay.over)
         kill(pid, SIGKILL);
+    if (relay.fd >= 0) {
+        close(relay.fd);
+        relay.fd = -1;
+    }
+    if (!relay.ends_in_line) { /* the kit's next line on a line of its own */
+        ssize_t w = write(STDOUT_FILENO, "\n", 1);
+        (void)w;
+    }
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
@@ -818,6 +960,19 @@ static void run_forked(const struct kit_test *t)
 
     char why[1024];
     int n = 0;
+    if (relay.over) {
+        n = snprintf(why, sizeof why,
+                     "printed more than %s, so it was stopped there: make "
+                     "test passes on at most that much of a test's output "
+                     "(OUTPUT_CAP, as grading does). Is a printf() left in "
+                     "a loop?",
+                     mem_words(opt.output_cap));
+        if (*cur.last_call && (size_t)n < sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n, " It happened inside %s.",
+                     cur.last_call);
+        assert_in_parent(0, t->name, 0, why);
+        return;
+    }
     if (!timed_out && !cpu_out && (WIFSIGNALED(status) || !got_end) &&
         san_explain(san_from, why, sizeof why, &n)) {
         /* A sanitizer stopped it: its one line says what and where. */
@@ -997,7 +1152,8 @@ static void usage(FILE *f)
             "                 [--broken 'N|title|file|tests'] [--progress]\n"
             "                 [--state DIR] [--book FILE.html] [--cpu-time]\n"
             "                 [--race-failed FILE] [--results-fd N] [--san-fd "
-            "N]\n");
+            "N]\n"
+            "                 [--output-cap BYTES] [--mem-limit BYTES]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list)
@@ -1055,6 +1211,23 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(a, "--broken") == 0 && v) {
             if (n_broken < (int)(sizeof broken / sizeof broken[0]))
                 broken[n_broken++] = v;
+            i++;
+        } else if ((strcmp(a, "--output-cap") == 0 ||
+                    strcmp(a, "--mem-limit") == 0) &&
+                   v) {
+            char *end;
+            long long b = strtoll(v, &end, 10);
+            if (*end || b < 0 || (b > 0 && b < 4096)) {
+                fprintf(stderr,
+                        "kit_tests: %s takes a number of bytes, 4096 or "
+                        "more (0: none), not '%s'\n",
+                        a, v);
+                return 0;
+            }
+            if (a[2] == 'o')
+                opt.output_cap = b;
+            else
+                opt.mem_limit = b;
             i++;
         } else if (strcmp(a, "--state") == 0 && v) {
             opt.state = v;
