@@ -24,7 +24,14 @@
 #   - make watch without inotifywait and make debug without gdb say how
 #     to install them; on another system than Linux (KIT_UNAME=Darwin),
 #     make test stops in one line naming the dev container; make watch on a terminal leaves with status 0 on
-#     Ctrl-C and keeps its header in sight on a run taller than the screen.
+#     Ctrl-C and keeps its header in sight on a run taller than the screen;
+#   - every target recovers (issue 53): without starter/ch3_mha.c, make
+#     help works, make test runs what does not need it and names the file
+#     and make reset CH=3, which brings it back; make clean with B=. (from
+#     the environment), B=.. or B=starter deletes nothing; make format
+#     keeps a copy of the starter/ file it changes; a test that prints
+#     1 GB is stopped at 1 MiB, one that allocates 6 GiB is refused with
+#     the 4 GiB limit named (both fail, the others run); SAN=yes is refused.
 set -u
 . tools/checks/lib.sh
 has() { printf '%s\n' "$1" | grep -qF -- "$2"; }
@@ -213,6 +220,94 @@ if command -v inotifywait >/dev/null 2>&1 && command -v script >/dev/null 2>&1; 
 else
     echo "  (make watch's Ctrl-C and screen: not checked, inotifywait or script is missing)"
 fi
+# 8. Every target recovers, and none deletes or floods (issue 53). The
+#    copy becomes a git clone of its starter/ (the committed stubs make
+#    reset restores; the C files make format formats).
+cp starter/*.c "$kit/starter/"
+(cd "$kit" && git init -q && git add starter &&
+    git -c user.name=check -c user.email=check@example.invalid commit -q -m stubs) ||
+    fail "could not make the copy a git clone"
+rm "$kit/starter/ch3_mha.c"
+out=$(m help); rc=$?
+[ $rc -eq 0 ] && has "$out" "reset" && ok "make help works without starter/ch3_mha.c" ||
+    fail "make help without starter/ch3_mha.c (status $rc): $(printf '%s\n' "$out" | head -n 2)"
+out=$(m test CH=1)
+if [ "$(summary "$out")" = "0 passed, $(count 1) failed" ] &&
+   has "$out" "starter/ch3_mha.c does not exist: chapter(s) $skip cannot run until it is back. make reset CH=3 brings back its stubs."; then
+    ok "without starter/ch3_mha.c, make test CH=1 runs chapter 1 and names the file and make reset CH=3"
+else fail "make test CH=1 without starter/ch3_mha.c: $(printf '%s\n' "$out" | grep -v '^  ' | head -n 3)"; fi
+out=$(m test)
+if has "$out" "error: starter/ch3_mha.c does not exist, so chapter(s) $skip cannot run (their tests count as failed). make reset CH=3 brings back its stubs." &&
+   [ "$(summary "$out")" = "0 passed, $run failed, $not_run not run (their chapters do not compile)" ]; then
+    ok "make test without starter/ch3_mha.c: chapters $skip counted failed, named with make reset CH=3"
+else fail "make test without starter/ch3_mha.c: $(printf '%s\n' "$out" | grep -v '^  ' | head -n 3)"; fi
+out=$(m reset CH=3); rc=$?
+if [ $rc -eq 0 ] && cmp -s starter/ch3_mha.c "$kit/starter/ch3_mha.c"; then
+    ok "make reset CH=3 brings back a deleted starter/ch3_mha.c: $out"
+else fail "make reset CH=3 without starter/ch3_mha.c (status $rc): $out"; fi
+cp starter/ch3_mha.c "$kit/starter/ch3_mha.c"
+
+# 8b. make clean deletes only the kit's own build folder: B=. from the
+#     environment, B=.. and B=starter on the command line delete nothing.
+mkdir -p "$kit/build/probe" && : >"$kit/build/probe/x"
+: >"$work/outside"
+tree() { find "$work" -path "$kit/build" -prune -o -print | sort | cksum; }
+before=$(tree)
+out1=$(cd "$kit" && B=. make --no-print-directory -s clean 2>&1); rc1=$?
+out2=$(m clean B=..); rc2=$?
+out3=$(m clean B=starter); rc3=$?
+if [ "$(tree)" = "$before" ] && [ -e "$kit/build/probe/x" ] && [ $rc1 -ne 0 ] && [ $rc2 -ne 0 ] && [ $rc3 -ne 0 ]; then
+    ok "B=. make clean, make clean B=.. and B=starter delete nothing: $(printf '%s\n' "$out2" | head -n 1)"
+else fail "make clean with a B that is no build folder deleted something (status $rc1 $rc2 $rc3): $out1 / $out2 / $out3"; fi
+out=$(m clean)
+if [ ! -e "$kit/build/probe" ] && [ -d "$kit/build/backups" ]; then ok "make clean empties build/, keeping build/backups/"
+else fail "make clean: $out"; fi
+
+# 8c. make format keeps a copy of a starter/ file it changes.
+if command -v clang-format >/dev/null 2>&1; then
+    printf 'int   format_probe ;\n' >>"$kit/starter/ch1_attention.c"
+    out=$(m format)
+    kept=$(grep -l 'int   format_probe ;' "$kit"/build/backups/format-*/ch1_attention.c 2>/dev/null | wc -l)
+    if [ "$kept" = 1 ] && grep -q '^int format_probe;$' "$kit/starter/ch1_attention.c" && has "$out" "build/backups/format-"; then
+        ok "make format reformats starter/ after saving the file it changes: $out"
+    else fail "make format kept $kept copy of the file it changed: $out"; fi
+    cp starter/ch1_attention.c "$kit/starter/ch1_attention.c"
+else
+    echo "  (make format's copy: not checked, clang-format is missing)"
+fi
+
+# 8d. A test that prints 1 GB (in matmul, for matmul_by_hand's 2x3 times
+#     3x2 only) is stopped at the cap and fails; the others run. (At most
+#     20 MB are read: a runner without the cap is cut off there.)
+plant() { # plant CODE: CODE at the start of the solutions' matmul()
+    cp solutions/ch1_attention.c "$kit/solutions/ch1_attention.c"
+    sed -i -e '1i #include <stdio.h>' -e "/^int matmul(const float \*A, const float \*B, float \*C, int m, int n, int p)\$/{n;s|^{\$|{ if (m == 2 \&\& n == 3 \&\& p == 2) { $1 }|}" \
+        "$kit/solutions/ch1_attention.c"
+}
+plant 'for (long i = 0; i < (1L << 24); i++) fputs("0123456789012345678901234567890123456789012345678901234567890\\n", stdout);'
+m test CH=1 IMPL=solutions STRICT= | head -c 20000000 >"$work/flood.out"
+out=$(grep -av '^0123' "$work/flood.out")
+bytes=$(wc -c <"$work/flood.out")
+if [ "$bytes" -lt 4000000 ] && has "$out" "FAIL  ch1 matmul_by_hand" && has "$out" "printed more than 1 MiB, so it was stopped there" &&
+   [ "$(summary "$out")" = "$(($(count 1) - 1)) passed, 1 failed" ]; then
+    ok "a test that prints 1 GB is stopped at 1 MiB and fails, the others run ($bytes bytes in all)"
+else fail "a test that prints 1 GB: $bytes bytes, $(printf '%s\n' "$out" | grep -a -E 'FAIL|printed|passed,' | head -n 3)"; fi
+
+# 8e. A test that allocates 6 GiB: the limit refuses it, named.
+plant 'float *big = malloc((size_t)6 << 30); big[0] = 1; free(big);'
+out=$(m test CH=1 IMPL=solutions STRICT=)
+if has "$out" "FAIL  ch1 matmul_by_hand" && has "$out" "asked for 6.0 GiB and got NULL: make test limits a test's process to 4 GiB of memory" &&
+   [ "$(summary "$out")" = "$(($(count 1) - 1)) passed, 1 failed" ]; then
+    ok "a test that allocates 6 GiB fails, naming the 4 GiB limit; the others run"
+else fail "a test that allocates 6 GiB: $(printf '%s\n' "$out" | grep -a -A1 -E 'FAIL' | head -n 3)"; fi
+cp solutions/ch1_attention.c "$kit/solutions/ch1_attention.c"
+
+# 8f. An unknown SAN value is refused in one line.
+out=$(m test SAN=yes CH=1); rc=$?
+if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | grep -vc '^make: \*\*\*')" -eq 1 ] && has "$out" "SAN must be 1"; then
+    ok "SAN=yes is refused: $(printf '%s\n' "$out" | head -n 1)"
+else fail "make test SAN=yes (status $rc): $(printf '%s\n' "$out" | tail -n 2)"; fi
+
 # 7. Chapter 7's race pass, on the solutions' code as the student's, then
 #    with the shared loop variable of tests/mutants/ch7.tsv planted.
 for f in $(sh tools/mk/chapters.sh files 7); do cp "solutions/$f.c" "$kit/starter/$f.c"; done
