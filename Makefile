@@ -18,7 +18,9 @@
 #
 # The chapters are the lines of chapters/chapters.tsv, read through
 # tools/mk/chapters.sh, which checks the table first: a wrong line, or a
-# file it names that is missing, stops every make with one line saying so.
+# file it names that is missing, stops every make with one line saying so
+# (but a student's file in starter/: make test names it and runs the
+# chapters that do not need it, and make reset CH=N brings it back).
 #
 # How the student's loop builds (tools/loop/test.sh): each chapter's tests
 # link only the student files that the table lists for it, so
