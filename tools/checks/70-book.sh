@@ -366,4 +366,117 @@ for f in "$B/plots/data/ch5.values" "$B/plots/data/ch6_kv.values"; do
 done
 echo "  chapters 5 and 6: $n_val values from the runs, every one a number"
 
+# ---------------------------------------------------------------------
+# 11. Every chapter ends with a summary, and every figure is named by the
+#     text around it (issue 49).
+#     A chapter's last section is "## Summary": it names, in code font,
+#     every exercise function that the registry
+#     (tools/harness/exercises.def) lists for the chapter, and quotes at
+#     least one value from the runs ([]{.value key=...}). The chapters in
+#     SUMMARY_LATER have none yet (chapter 8's comes with its rewrite); one
+#     of them that has a "## Summary" is checked all the same.
+#     Every figure is referred to (@fig:x, a link to it in the HTML) from
+#     its own chapter of the student edition, outside its own caption.
+#     Each check is first shown to fail on a planted case.
+# ---------------------------------------------------------------------
+SUMMARY_LATER="8"
+registry_functions() { # registry_functions N: chapter N's exercise functions, one a line
+    sed -n 's/^KIT_EXERCISE( *[0-9][0-9]* *, *\([0-9][0-9]*\) *, *\([A-Za-z_][A-Za-z_0-9]*\) *,.*/\1 \2/p' \
+        tools/harness/exercises.def | awk -v n="$1" '$1 == n { print $2 }'
+}
+summary_problems() { # summary_problems FILE N: what FILE's summary lacks, a line each
+    awk -v f="$1" -v fns="$(registry_functions "$2" | tr '\n' ' ')" '
+        /^(```|~~~)/ { fence = !fence }
+        fence { next }
+        /^##? / { last = $0; insum = 0 }
+        /^## Summary *(\{[^}]*\})? *$/ { insum = 1; found = 1; next }
+        insum { text = text " " $0 }
+        END {
+            if (!found) { print f ": no section \"## Summary\" at the end of the chapter"; exit }
+            if (last !~ /^## Summary/)
+                print f ": \"## Summary\" is not the last section of the chapter (\"" last "\" comes after it)"
+            n = split(fns, fn, " ")
+            for (i = 1; i <= n; i++)
+                if (index(text, "`" fn[i] "()`") == 0 && index(text, "`" fn[i] "`") == 0)
+                    print f ": its Summary does not name `" fn[i] "()`, an exercise of the chapter in tools/harness/exercises.def"
+            if (text !~ /\{\.value key=/)
+                print f ": its Summary quotes no value from the runs ([]{.value key=...})"
+        }' "$1"
+}
+unnamed_figures() { # unnamed_figures HTML: the figures no text of their chapter refers to
+    awk '
+        /<h1[ >]/ { ch++ }
+        match($0, /<figure id="fig:[^"]*"/) {
+            cur = substr($0, RSTART + 12, RLENGTH - 13); at[cur] = ch; figs[++n] = cur }
+        { line = $0
+          while (match(line, /href="#fig:[^"]*"/)) {
+              id = substr(line, RSTART + 7, RLENGTH - 8)
+              if (id != cur) named[id, ch] = 1
+              line = substr(line, RSTART + RLENGTH) } }
+        /<\/figure>/ { cur = "" }
+        END { for (i = 1; i <= n; i++) if (!((figs[i], at[figs[i]]) in named)) print figs[i] }' "$1"
+}
+
+# The planted cases: chapter 1 with one function left out of its
+# Summary, and with its values typed in; a chapter whose second figure
+# is named only by its own caption.
+ch1=$(sh tools/mk/chapters.sh mds | head -n 1)
+fn1=$(registry_functions 1 | head -n 1)
+if [ -n "$fn1" ] && [ -e "$ch1" ]; then
+    sed "/^## Summary/,\$ s/\`$fn1()\`/the first function/" "$ch1" >"$work/sum-nofn.md"
+    got=$(summary_problems "$work/sum-nofn.md" 1)
+    case "$got" in
+        *"does not name \`$fn1()\`"*) echo "  a Summary that leaves out $fn1() fails: $(printf '%s\n' "$got" | sed "s|$work/||" | head -n 1)" ;;
+        *) fail "the summary check passed chapter 1 with $fn1() left out of its Summary: '$got'" ;;
+    esac
+    sed '/^## Summary/,$ s/\[\]{\.value key="[^"]*"}/17/g' "$ch1" >"$work/sum-novalue.md"
+    got=$(summary_problems "$work/sum-novalue.md" 1)
+    case "$got" in
+        *"quotes no value"*) echo "  a Summary whose numbers are typed, not values from the runs, fails" ;;
+        *) fail "the summary check passed chapter 1's Summary with its values typed in: '$got'" ;;
+    esac
+else
+    fail "no chapter 1, or no exercise of it in tools/harness/exercises.def, to plant a mistake in"
+fi
+printf '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>\n' >"$work/build/demo.svg"
+printf '%s\n' '# Figures {#ch:figs}' '' '![The first.](demo.svg){#fig:demo-one}' '' \
+    'As @fig:demo-one shows, the first is named.' '' \
+    '![The second, which only @fig:demo-two itself names.](demo.svg){#fig:demo-two}' >"$work/04-figs.md"
+if ! render "$work/04-figs.md"; then
+    cat "$work/err.txt"
+    fail "the filter failed on the chapter of the planted figures"
+elif [ "$(unnamed_figures "$work/out.html" | tr '\n' ' ')" != "fig:demo-two " ]; then
+    fail "the figure check did not find exactly the planted unnamed figure (fig:demo-two): '$(unnamed_figures "$work/out.html" | tr '\n' ' ')'"
+else
+    echo "  a figure no sentence names fails: fig:demo-two (its own caption does not count)"
+fi
+
+# The book.
+n_sum=0
+for ch in $(sh tools/mk/chapters.sh mds); do
+    [ -e "$ch" ] || continue
+    num=$(basename "$ch" | sed 's/^0*\([0-9][0-9]*\)-.*/\1/')
+    case " $SUMMARY_LATER " in
+        *" $num "*) grep -q '^## Summary' "$ch" || continue ;;
+    esac
+    bad=$(summary_problems "$ch" "$num")
+    if [ -n "$bad" ]; then
+        fail "$bad"
+        continue
+    fi
+    for html in "$html_s" "$html_i"; do
+        grep -Eq "<h2 data-number=\"$num\\.[0-9]+\" id=\"summary(-[0-9]+)?\">(<span[^>]*>[0-9.]+</span> )?Summary</h2>" "$html" ||
+            fail "$ch: its Summary is not a section of chapter $num in $html"
+    done
+    n_sum=$((n_sum + 1))
+done
+echo "  summaries: $n_sum chapter(s) end with one that names every exercise of the chapter and quotes the runs (not yet: chapter(s) $SUMMARY_LATER)"
+unnamed=$(unnamed_figures "$html_s")
+n_fig=$(grep -c '<figure id="fig:' "$html_s" || true)
+if [ -n "$unnamed" ]; then
+    fail "figures no sentence of their chapter refers to (write @fig:x where the text says what to see in it): $(echo $unnamed)"
+else
+    echo "  figures: all $n_fig are referred to from the text of their chapter"
+fi
+
 exit $status
