@@ -1,7 +1,9 @@
 #!/bin/sh
 # The book: both editions build as HTML and PDF; every chapter and every
-# figure is in them; the HTML refers to nothing outside itself; the
-# student edition holds none of the solutions' code; and the filter's
+# figure is in them, and every figure is referred to from its chapter's
+# text; every chapter (8's later) ends with a Summary that names its
+# exercises and quotes the runs; the HTML refers to nothing outside
+# itself; the student edition holds none of the solutions' code; and the filter's
 # failure path works (a misspelt listing marker, a missing generated
 # file, an unknown value key or reference stops pandoc).
 # B=build/<dir> builds elsewhere (default build).
@@ -474,7 +476,7 @@ echo "  summaries: $n_sum chapter(s) end with one that names every exercise of t
 unnamed=$(unnamed_figures "$html_s")
 n_fig=$(grep -c '<figure id="fig:' "$html_s" || true)
 if [ -n "$unnamed" ]; then
-    fail "figures no sentence of their chapter refers to (write @fig:x where the text says what to see in it): $(echo $unnamed)"
+    fail "figures no sentence of their chapter refers to (write @fig:x where the text says what to see in it): $(printf '%s\n' "$unnamed" | tr '\n' ' ')"
 else
     echo "  figures: all $n_fig are referred to from the text of their chapter"
 fi
