@@ -13,6 +13,7 @@
 #include "corpus.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -855,6 +856,7 @@ double corpus_coverage(const struct corpus_data *d, int s)
  *   V x (u16 length, bytes), n_tags x (u16 length, bytes, u8 class),
  *   n_texts x (8 bytes id, u8 split, u32 first, u32 n_tokens),
  *   N x u16 token, N x u16 tag, and nothing after.
+ * Beside it, PATH.sum: the checksum of every byte (SUM_FORMAT).
  * ------------------------------------------------------------------- */
 
 static void put_u16(FILE *f, unsigned v)
@@ -892,6 +894,51 @@ static void put_header(FILE *f, const struct corpus_data *d)
         put_u32(f, (uint32_t)d->split_n[s]);
 }
 
+/* The checksum beside the file: PATH.sum, one line "fnv1a64 HASH BYTES"
+ * (FNV-1a, 64 bits, over every byte of the file), written by
+ * corpus_save() and checked by corpus_load(), so that a file damaged in
+ * place (bytes overwritten with ids still in range) is not read as a
+ * corpus. */
+#define SUM_FORMAT "fnv1a64 %016" PRIx64 " %ld\n"
+
+static void fnv64(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ b[i]) * UINT64_C(1099511628211);
+}
+#define FNV64_START UINT64_C(14695981039346656037)
+
+static void sum_path(char *buf, size_t n, const char *path)
+{
+    snprintf(buf, n, "%s.sum", path);
+}
+
+/* Hash the file just written and write PATH.sum. */
+static int save_sum(const char *path, char *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(err, KIT_E_INPUT, "%s: cannot be read back", path);
+    uint64_t h = FNV64_START;
+    long size = 0;
+    char buf[1 << 16];
+    for (size_t got; (got = fread(buf, 1, sizeof buf, f)) > 0;)
+        fnv64(&h, buf, got), size += (long)got;
+    fclose(f);
+    char sp[4096];
+    sum_path(sp, sizeof sp, path);
+    FILE *o = fopen(sp, "w");
+    if (!o)
+        return fail(err, KIT_E_INPUT, "%s: cannot be written", sp);
+    fprintf(o, SUM_FORMAT, h, size);
+    int bad = ferror(o);
+    if (fclose(o) != 0 || bad)
+        return fail(err, KIT_E_INPUT, "%s: cannot be written (a full disk?)",
+                    sp);
+    return KIT_OK;
+}
+
 int corpus_save(const struct corpus_data *d, const char *path, char *err)
 {
     if (!d || !path)
@@ -922,7 +969,7 @@ int corpus_save(const struct corpus_data *d, const char *path, char *err)
     if (fclose(f) != 0 || bad)
         return fail(err, KIT_E_INPUT, "%s: cannot be written (a full disk?)",
                     path);
-    return KIT_OK;
+    return save_sum(path, err);
 }
 
 /* A reader that stops at the first problem, keeping its message. */
@@ -930,8 +977,9 @@ struct reader {
     FILE *f;
     const char *path;
     char *err;
-    int rc;   /* KIT_OK until something is wrong */
-    long off; /* bytes read so far */
+    int rc;     /* KIT_OK until something is wrong */
+    long off;   /* bytes read so far */
+    uint64_t h; /* their FNV-1a hash (SUM_FORMAT) */
 };
 
 /* n bytes into p; on a short read, the reader fails as truncated. */
@@ -944,6 +992,8 @@ static void get_bytes(struct reader *r, void *p, size_t n, const char *what)
                      "%s: truncated at byte %ld (reading %s): make it again "
                      "with make corpus",
                      r->path, r->off, what);
+    else
+        fnv64(&r->h, p, n);
     r->off += (long)n;
 }
 
@@ -1092,12 +1142,38 @@ static void load_tokens(struct reader *r, struct corpus_data *d)
         bad(r, "bytes after the end at byte %ld", r->off);
 }
 
+/* The whole file read, its hash and size against PATH.sum's. */
+static void check_sum(struct reader *r)
+{
+    if (r->rc != KIT_OK)
+        return;
+    char sp[4096], line[128], want[128];
+    sum_path(sp, sizeof sp, r->path);
+    FILE *f = fopen(sp, "r");
+    int ok = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    if (!ok) {
+        r->rc = fail(r->err, KIT_E_INPUT,
+                     "%s: its checksum %s is missing: make it again with "
+                     "make corpus",
+                     r->path, sp);
+        return;
+    }
+    snprintf(want, sizeof want, SUM_FORMAT, r->h, r->off);
+    if (strcmp(line, want) != 0)
+        r->rc = fail(r->err, KIT_E_INPUT,
+                     "%s: damaged (its bytes differ from the checksum %s "
+                     "written with it): make it again with make corpus",
+                     r->path, sp);
+}
+
 int corpus_load(struct corpus_data *d, const char *path, char *err)
 {
     if (!d || !path)
         return fail(err, KIT_E_NULL, "corpus_load: a NULL argument");
     memset(d, 0, sizeof *d);
-    struct reader r = {fopen(path, "rb"), path, err, KIT_OK, 0};
+    struct reader r = {fopen(path, "rb"), path, err, KIT_OK, 0, FNV64_START};
     if (!r.f)
         return fail(err, KIT_E_INPUT,
                     "%s: missing: make it with make corpus (after make deps)",
@@ -1107,6 +1183,7 @@ int corpus_load(struct corpus_data *d, const char *path, char *err)
     load_texts(&r, d);
     load_tokens(&r, d);
     fclose(r.f);
+    check_sum(&r);
     if (r.rc != KIT_OK)
         corpus_data_free(d);
     return r.rc;

@@ -180,13 +180,16 @@ double corpus_coverage(const struct corpus_data *d, int s);
 
 /* Write d to path: the magic CORPUS_BIN_MAGIC, the version, the sizes,
  * the vocabulary, the tags with their classes, the texts, the tokens
- * (16-bit ids), little-endian. KIT_E_INPUT when path cannot be written. */
+ * (16-bit ids), little-endian; and beside it path.sum, the file's
+ * checksum (FNV-1a, 64 bits) and size in one line. KIT_E_INPUT when
+ * either cannot be written. */
 int corpus_save(const struct corpus_data *d, const char *path, char *err);
 
 /* Load what corpus_save() wrote. A missing file, a wrong magic or
- * version, a truncated file, trailing bytes, or any size, id or text
- * range out of place is KIT_E_INPUT, in one line. On an error d is
- * left empty (corpus_data_free() is safe on it). */
+ * version, a truncated file, trailing bytes, any size, id or text range
+ * out of place, or bytes that differ from path.sum's checksum (or no
+ * path.sum) is KIT_E_INPUT, in one line. On an error d is left empty
+ * (corpus_data_free() is safe on it). */
 int corpus_load(struct corpus_data *d, const char *path, char *err);
 
 #endif

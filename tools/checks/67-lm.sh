@@ -269,7 +269,7 @@ fi
 kit=$(mktemp -d)
 git ls-files -z | xargs -0 cp --parents -t "$kit"
 mkdir -p "$kit/$B/ch8" "$kit/$B/lm"
-cp "$B/ch8/brown.bin" "$kit/$B/ch8/"
+cp "$B/ch8/brown.bin" "$B/ch8/brown.bin.sum" "$kit/$B/ch8/"
 cp -r "$out" "$kit/$B/lm/smoke"
 cp solutions/*.c "$kit/starter/"
 if (cd "$kit" && make --no-print-directory -s lm-experiment IMPL=starter LM_SIZE=smoke B="$B") >"$log" 2>&1 &&

@@ -4,17 +4,23 @@
  * writes the tokenised corpus to one binary file, and prints the counts.
  *
  *   prepare DIR OUT [V]    DIR: the folder of ca01 ... cr09
- *                          OUT: the file to write (build/ch8/brown.bin)
+ *                          OUT: the file to write (build/ch8/brown.bin),
+ *                               and its checksum OUT.sum beside it
  *                          V:   the vocabulary size (default 8192)
+ *   prepare --check FILE   loads FILE as chapter 8's programs do
+ *                          (corpus_load: its structure and its checksum);
+ *                          exit 1 with the reason if it is damaged
  *
- * Run by `make corpus`, after tools/corpus/verify.sh has checked DIR.
- * Any error is one line on stderr and exit status 1, and OUT is not
- * written.
+ * Run by `make corpus`, after tools/corpus/verify.sh has checked DIR,
+ * and with --check on the file it made before, which it makes again when
+ * that fails. Any error is one line on stderr and exit status 1, and OUT
+ * is not written.
  */
 #include "corpus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const split_names[SPLIT_N] = {"training", "validation",
                                                  "test"};
@@ -42,8 +48,19 @@ static void print_counts(const struct corpus_raw *c,
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
-        fprintf(stderr, "usage: prepare DIR OUT [V]\n");
+        fprintf(stderr, "usage: prepare DIR OUT [V] | prepare --check FILE\n");
         return 2;
+    }
+    if (strcmp(argv[1], "--check") == 0) {
+        char err[CORPUS_ERR_LEN];
+        struct corpus_data d;
+        if (argc != 3 || corpus_load(&d, argv[2], err) != KIT_OK) {
+            fprintf(stderr, "%s\n",
+                    argc != 3 ? "usage: prepare --check FILE" : err);
+            return argc != 3 ? 2 : 1;
+        }
+        corpus_data_free(&d);
+        return 0;
     }
     int V = CORPUS_DEFAULT_VOCAB;
     if (argc == 4) {
