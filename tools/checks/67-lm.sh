@@ -10,7 +10,8 @@
 #      --resume give the run's numbers again from the networks it kept,
 #      training anew only those removed;
 #   2. bad input gets one line: a missing corpus names make corpus, a
-#      head count that does not divide d_model says so, an unknown size;
+#      head count that does not divide d_model says so, an unknown size,
+#      a head count or a rate listed twice;
 #   3. a run stopped half-way leaves the previous results whole;
 #   6. the n-gram baselines are written, each order below the last;
 #   7. make lm-roles, stopped at its first checkpoint, reproduces the
@@ -215,6 +216,8 @@ one_line "3 heads" "must divide 64" "$bin" --size smoke --heads 3 "$out/x"
 one_line "an unknown size" "SIZE must be" "$bin" --size huge "$out/x"
 one_line "3 K/V heads" "KV must list" "$bin" --size smoke --kv 3 "$out/x"
 one_line "a bad rate" "LRS must be" "$bin" --size smoke --lrs 0.1,abc "$out/x"
+one_line "4 heads twice (LM_HEADS=4,4)" "HEADS lists 4 twice" "$bin" --size smoke --heads 4,4 "$out/x"
+one_line "a rate twice" "LRS lists 5e-3 twice" "$bin" --size smoke --lrs 0.005,5e-3 "$out/x"
 one_line "--remeasure of no run" "cannot read" "$bin" --size smoke --corpus "$B/ch8/brown.bin" --remeasure "$out/none" "$out/x"
 one_line "--remeasure of more seeds than the run's" "give the run's --seeds" "$bin" --size smoke --seeds 3 --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 one_line "--remeasure at another size" "give the run's --size" "$bin" --size book --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"

@@ -19,7 +19,7 @@ CORPUS_OUT   := $(B)/ch8
 CORPUS_BIN   := $(CORPUS_OUT)/brown.bin
 CORPUS_TOOL_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O2 -Iinclude
 
-$(CORPUS_OUT)/%: tools/runs/corpus/%.c given/corpus.c given/kit.c include/corpus.h include/kit.h
+$(CORPUS_OUT)/%: tools/runs/corpus/%.c given/corpus.c given/kit.c include/corpus.h include/kit.h tools/runs/runner.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CORPUS_TOOL_CFLAGS) -o $@ $< given/corpus.c given/kit.c
 

@@ -18,7 +18,7 @@ LM_SRC  := tools/runs/lm/train.c $(wildcard solutions/*.c) $(LIB_SRC)
 lm-train: $(LM_BIN)
 	$(LM_BIN) $(LM_ARGS)
 
-$(LM_BIN): $(LM_SRC) $(wildcard include/*.h)
+$(LM_BIN): $(LM_SRC) $(wildcard include/*.h) tools/runs/runner.h
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(ATT_CFLAGS) -o $@ $(LM_SRC) -lm
 

@@ -57,10 +57,8 @@ void *run_calloc(const struct run *r, int n, size_t size)
 int run_parse_int(const struct run *r, const char *what, const char *s, int lo,
                   int hi)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+    long v = 0;
+    if (!run_read_long(s, &v) || v < lo || v > hi)
         run_fail(r, 2, "%s must be a whole number from %d to %d, not '%s'",
                  what, lo, hi, s);
     return (int)v;
@@ -77,7 +75,12 @@ int run_parse_ints(const struct run *r, const char *what, const char *s,
         if (n == max)
             run_fail(r, 2, "%s lists more than %d numbers ('%s')", what, max,
                      s);
-        out[n++] = run_parse_int(r, what, tok, lo, hi);
+        out[n] = run_parse_int(r, what, tok, lo, hi);
+        for (int j = 0; j < n; j++)
+            if (out[j] == out[n])
+                run_fail(r, 2, "%s lists %d twice ('%s'): give each once", what,
+                         out[n], s);
+        n++;
     }
     if (n == 0)
         run_fail(r, 2, "%s lists no number ('%s')", what, s);

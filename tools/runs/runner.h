@@ -19,11 +19,142 @@
 
 #include "experiment.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define RUN_FIRST_SEED 2017ULL /* seed number s is RUN_FIRST_SEED + s */
 #define RUN_MAX_SEEDS  100     /* --seeds may ask for at most this many */
+
+/* ---------------------------------------------------------------------
+ * Numbers read from text: an argument, a field of a CSV file a run wrote
+ * or the kit committed. Every reader of the runs' files uses these
+ * (tools/runs/plotdata/ includes this header for them alone): a number is
+ * the whole field or an error, never its prefix ("5.0x776" is not 5.0),
+ * and never infinite or NaN.
+ * ------------------------------------------------------------------- */
+
+/* s, the whole of it, as a finite number into *v: 1, or 0. */
+static inline int run_read_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(x))
+        return 0;
+    *v = x;
+    return 1;
+}
+
+/* s, the whole of it, as a whole number into *v: 1, or 0. */
+static inline int run_read_long(const char *s, long *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0)
+        return 0;
+    *v = x;
+    return 1;
+}
+
+/* One row of a CSV file, its fields read by types, a letter each:
+ *   's'  text, into a char buffer of the size given after it (char *, int)
+ *   'i'  a whole number into an int *;  'l'  into a long *
+ *   'f'  a finite number into a double *
+ *   'n'  a finite number, not kept;     '*'  any text, not kept
+ * and a final '+': more fields may follow, unread (without it the row
+ * has exactly as many fields as types has letters). The line's "\n" or
+ * "\r\n" ends it. Returns 1; or 0 with why (n_why chars) saying which
+ * field is wrong: "field 8 is '5.0x776', not a number". */
+static inline int run_read_row(char *why, size_t n_why, const char *line,
+                               const char *types, ...)
+{
+    char buf[4096];
+    size_t len = strcspn(line, "\r\n");
+    if (len >= sizeof buf) {
+        snprintf(why, n_why, "a row longer than %zu characters",
+                 sizeof buf - 1);
+        return 0;
+    }
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    const size_t n_types = strcspn(types, "+");
+    const int more = types[n_types] == '+';
+    va_list ap;
+    va_start(ap, types);
+    char *field = buf;
+    int ok = 1;
+    size_t k = 0;
+    for (; ok && field && k < n_types; k++) {
+        char *comma = strchr(field, ',');
+        if (comma)
+            *comma = '\0';
+        double d = 0;
+        long l = 0;
+        const char t = types[k];
+        if (t == 's') {
+            char *to = va_arg(ap, char *);
+            int size = va_arg(ap, int);
+            ok = field[0] != '\0' && (int)strlen(field) < size;
+            if (ok)
+                memcpy(to, field, strlen(field) + 1);
+        } else if (t == 'i' || t == 'l') {
+            ok = run_read_long(field, &l) &&
+                 (t == 'l' || (l >= INT_MIN && l <= INT_MAX));
+            if (t == 'i') {
+                int *to = va_arg(ap, int *);
+                if (ok)
+                    *to = (int)l;
+            } else {
+                long *to = va_arg(ap, long *);
+                if (ok)
+                    *to = l;
+            }
+        } else if (t == 'f' || t == 'n') {
+            ok = run_read_double(field, &d);
+            if (t == 'f') {
+                double *to = va_arg(ap, double *);
+                if (ok)
+                    *to = d;
+            }
+        }
+        if (!ok)
+            snprintf(why, n_why, "field %zu is '%.40s', not %s", k + 1, field,
+                     t == 's'               ? "a name"
+                     : t == 'f' || t == 'n' ? "a number"
+                                            : "a whole number");
+        field = comma ? comma + 1 : NULL;
+    }
+    va_end(ap);
+    if (ok && (k < n_types || (field && !more))) {
+        size_t n = k;
+        for (; field; n++) {
+            char *comma = strchr(field, ',');
+            field = comma ? comma + 1 : NULL;
+        }
+        snprintf(why, n_why, "%zu fields, not %s%zu", n,
+                 more ? "at least " : "", n_types);
+        ok = 0;
+    }
+    return ok;
+}
+
+/* Print "PROG: PATH, line LINE: WHY" (and " (HINT)" unless hint is
+ * NULL) on stderr and exit(1): a row of a file a run wrote or the kit
+ * committed is not what run_read_row() or its reader wants. */
+static inline void run_bad_row(const char *prog, const char *path, int line,
+                               const char *why, const char *hint)
+{
+    fprintf(stderr, "%s: %s, line %d: %s%s%s%s\n", prog, path, line, why,
+            hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+    exit(1);
+}
 
 /* ---------------------------------------------------------------------
  * The program and its options
@@ -65,7 +196,8 @@ int run_parse_int(const struct run *r, const char *what, const char *s, int lo,
                   int hi);
 
 /* s as a list of whole numbers lo .. hi separated by commas or spaces,
- * at most max of them, into out; returns how many (at least 1). */
+ * at most max of them, none twice, into out; returns how many (at
+ * least 1). */
 int run_parse_ints(const struct run *r, const char *what, const char *s,
                    int *out, int max, int lo, int hi);
 

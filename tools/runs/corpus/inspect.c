@@ -10,6 +10,7 @@
  * every split; every token of the kit's sentence in the vocabulary.
  * One line per check, "ok ..." or "FAIL ..."; exit 1 if any failed.
  */
+#include "../runner.h" /* run_read_long() */
 #include "corpus.h"
 
 #include <stdio.h>
@@ -75,15 +76,21 @@ int main(int argc, char **argv)
         return 2;
     }
     char err[CORPUS_ERR_LEN], what[256];
+    long want_texts = 0, want_tokens = 0;
+    if (!run_read_long(argv[2], &want_texts) ||
+        !run_read_long(argv[3], &want_tokens)) {
+        fprintf(stderr, "inspect: TEXTS and TOKENS are whole numbers\n");
+        return 2;
+    }
     struct corpus_data d;
     if (corpus_load(&d, argv[1], err) != KIT_OK) {
         fprintf(stderr, "inspect: %s\n", err);
         return 1;
     }
     snprintf(what, sizeof what, "%d texts (want %s)", d.n_texts, argv[2]);
-    report(d.n_texts == atoi(argv[2]), what);
+    report(d.n_texts == want_texts, what);
     snprintf(what, sizeof what, "%d tokens (want %s)", d.n_tokens, argv[3]);
-    report(d.n_tokens == atoi(argv[3]), what);
+    report(d.n_tokens == want_tokens, what);
     report(splits_disjoint(&d), "no text in two splits");
     report(genres_everywhere(&d), "each of the 15 genres in every split");
     report(sentence_known(&d),

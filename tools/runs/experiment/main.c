@@ -350,24 +350,37 @@ static int read_csv(const char *dir, const char *name, int R,
         fclose(f);
         return -1;
     }
-    while (fgets(line, sizeof line, f)) {
-        /* impl,heads,scale,seed,params,mean,acc_1..acc_R,final_loss */
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
+        /* impl,heads,scale,seed,params,mean,acc_1..acc_R,final_loss,...:
+         * every number whole (run_read_row), or the program stops */
         double v[EXP_R + 2];
         int heads, params;
         double scale;
-        char *p = strchr(line, ',');
-        if (!p || sscanf(p, ",%d,%lf,%*u,%d,%lf", &heads, &scale, &params,
-                         &v[R]) != 4)
-            continue;
-        for (int skip = 0; skip < 5 && p; skip++)
-            p = strchr(p + 1, ',');
-        for (int r = 0; r < R && p; r++) {
-            v[r] = strtod(p + 1, NULL);
-            p = strchr(p + 1, ',');
+        char why[128];
+        int ok = run_read_row(why, sizeof why, line, "*ifnif+", &heads, &scale,
+                              &params, &v[R]);
+        char *p = line;
+        for (int skip = 0; ok && skip < 6; skip++) {
+            p = strchr(p, ',');
+            if (!p) {
+                snprintf(why, sizeof why, "fewer than %d fields", 8 + R);
+                ok = 0;
+            } else
+                p++;
         }
-        if (!p)
-            continue;
-        v[R + 1] = strtod(p + 1, NULL);
+        for (int r = 0; ok && r <= R; r++) { /* acc_1..acc_R, final_loss */
+            char field[64];
+            size_t len = strcspn(p, ",\r\n");
+            snprintf(field, sizeof field, "%.*s", (int)len, p);
+            ok = len < sizeof field &&
+                 run_read_double(field, &v[r < R ? r : R + 1]);
+            if (!ok)
+                snprintf(why, sizeof why, "field %d is '%s', not a number",
+                         7 + r, field);
+            p += len + (p[len] == ',');
+        }
+        if (!ok)
+            run_bad_row(PROG, path, row, why, NULL);
         int k = 0;
         while (k < n &&
                !(sum[k].heads == heads && fabs(sum[k].scale - scale) < 1e-6))

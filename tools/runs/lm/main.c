@@ -563,11 +563,23 @@ static int load_record(const struct lm *lm, struct result *r, const char *path)
         return KIT_E_INPUT;
     int ok = fgets(line, sizeof line, f) != NULL;
     line[strcspn(line, "\n")] = 0;
-    ok = ok && strcmp(line, key) == 0 &&
-         fscanf(f, "train_s %lf points %d", &r->train_s, &r->n_points) == 2 &&
-         r->n_points >= 1 && r->n_points <= MAX_POINTS;
-    for (int p = 0; ok && p < r->n_points; p++)
-        ok = fscanf(f, "%d %f", &r->curve_tokens[p], &r->val_curve[p]) == 2;
+    ok = ok && strcmp(line, key) == 0 && fgets(line, sizeof line, f);
+    char *w[4] = {NULL};
+    for (int k = 0; ok && k < 4; k++)
+        ok = (w[k] = strtok(k ? NULL : line, " \n")) != NULL;
+    long n = 0, tokens = 0;
+    double x = 0;
+    ok = ok && !strcmp(w[0], "train_s") && !strcmp(w[2], "points") &&
+         run_read_double(w[1], &r->train_s) && run_read_long(w[3], &n) &&
+         n >= 1 && n <= MAX_POINTS && !strtok(NULL, " \n");
+    r->n_points = ok ? (int)n : 0;
+    for (int p = 0; ok && p < r->n_points; p++) { /* "tokens loss" */
+        char *a = fgets(line, sizeof line, f) ? strtok(line, " \n") : NULL;
+        char *b = a ? strtok(NULL, " \n") : NULL;
+        ok = b && !strtok(NULL, " \n") && run_read_long(a, &tokens) &&
+             run_read_double(b, &x) && tokens >= 0 && tokens <= INT_MAX;
+        r->curve_tokens[p] = (int)tokens, r->val_curve[p] = (float)x;
+    }
     fclose(f);
     if (!ok)
         return KIT_E_INPUT;
@@ -1546,17 +1558,23 @@ static int compare_reference(FILE *out, const struct lm *lm,
     const int S = lm->sz.seeds;
     struct run_sum sums[MAX_CFG];
     memset(sums, 0, sizeof sums);
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        char impl[64];
+    char line[512], why[128];
+    for (int row = 0; fgets(line, sizeof line, f); row++) {
         int h, g;
-        double lr, seed, params, tokens, val, test;
-        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf", impl, &h, &g,
-                   &lr, &seed, &params, &tokens, &val, &test) != 9)
+        long tokens;
+        double test;
+        if (row == 0)
             continue; /* the header */
+        if (!run_read_row(why, sizeof why, line, "*ii***l*f+", &h, &g, &tokens,
+                          &test)) {
+            fprintf(out, "\n(the reference run's %s, line %d: %s)\n", path,
+                    row + 1, why);
+            fclose(f);
+            return -1;
+        }
         for (int hc = 0; hc < lm->n_cfg; hc++)
             if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g &&
-                (int)tokens == fin[0].tokens)
+                tokens == fin[0].tokens)
                 run_sum_add(&sums[hc], test);
     }
     fclose(f);
@@ -2332,15 +2350,17 @@ static int parse_lrs(const struct run *run, const char *s, float *out)
         run_fail(run, 2, "LRS is too long ('%.40s...')", s);
     int n = 0;
     for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
-        char *end;
-        errno = 0;
-        double v = strtod(tok, &end);
-        if (*end != '\0' || errno != 0 || !(v >= 1e-5 && v <= 1))
+        double v = 0;
+        if (!run_read_double(tok, &v) || !(v >= 1e-5 && v <= 1))
             run_fail(run, 2,
                      "LRS must be learning rates from 1e-5 to 1, not '%s'",
                      tok);
         if (n == MAX_LR)
             run_fail(run, 2, "LRS lists more than %d rates ('%s')", MAX_LR, s);
+        for (int j = 0; j < n; j++)
+            if (out[j] == (float)v)
+                run_fail(run, 2, "LRS lists %s twice ('%s'): give each once",
+                         tok, s);
         out[n++] = (float)v;
     }
     if (n == 0)
@@ -2596,7 +2616,9 @@ static void roles_write_run(const struct lm *lm, const char *dir, int argc,
     double load = 0; /* how busy the machine was at the end */
     FILE *la = fopen("/proc/loadavg", "r");
     if (la) {
-        if (fscanf(la, "%lf", &load) != 1)
+        char buf[128];
+        char *w = fgets(buf, sizeof buf, la) ? strtok(buf, " ") : NULL;
+        if (!w || !run_read_double(w, &load))
             load = 0;
         fclose(la);
     }
@@ -2749,15 +2771,20 @@ static void remeasure_read(const struct run *run, struct lm *lm,
     if (!f)
         run_fail(run, 1, "--remeasure: cannot read %s (a finished run's)",
                  path);
-    while (fgets(line, sizeof line, f)) {
-        char impl[64];
+    char why[128];
+    for (int row = 0; fgets(line, sizeof line, f); row++) {
         int h, g, chosen;
-        double lr, seed, params, tokens, val;
-        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%d", impl, &h, &g,
-                   &lr, &seed, &params, &tokens, &val, &chosen) != 9 ||
-            !chosen)
-            continue; /* the header, or a rate not chosen */
-        if ((int)tokens != lm->sz.tokens)
+        long tokens;
+        double lr;
+        if (row == 0)
+            continue; /* the header */
+        if (!run_read_row(why, sizeof why, line, "*iif**l*i", &h, &g, &lr,
+                          &tokens, &chosen))
+            run_fail(run, 1, "--remeasure: %s, line %d: %s", path, row + 1,
+                     why);
+        if (!chosen)
+            continue; /* a rate not chosen */
+        if (tokens != lm->sz.tokens)
             run_fail(run, 1,
                      "--remeasure: %s trained %d tokens a network, this "
                      "size %d: give the run's --size",
@@ -2781,14 +2808,17 @@ static void remeasure_read(const struct run *run, struct lm *lm,
     snprintf(path, sizeof path, "%s/results.csv", from);
     if (!(f = fopen(path, "r")))
         run_fail(run, 1, "--remeasure: cannot read %s", path);
-    while (fgets(line, sizeof line, f)) {
-        char impl[64];
+    for (int row = 0; fgets(line, sizeof line, f); row++) {
         int h, g;
-        double lr, seed, params, tokens, val, test;
-        if (sscanf(line, "%63[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf", impl, &h, &g,
-                   &lr, &seed, &params, &tokens, &val, &test) != 9)
-            continue;
-        const long s = (long)seed - (long)RUN_FIRST_SEED;
+        long seed;
+        double test;
+        if (row == 0)
+            continue; /* the header */
+        if (!run_read_row(why, sizeof why, line, "*ii*l***f+", &h, &g, &seed,
+                          &test))
+            run_fail(run, 1, "--remeasure: %s, line %d: %s", path, row + 1,
+                     why);
+        const long s = seed - (long)RUN_FIRST_SEED;
         for (int hc = 0; hc < lm->n_cfg; hc++)
             if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g && s >= 0 && s < S)
                 want[hc * S + s] = (float)test;

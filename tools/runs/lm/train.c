@@ -27,6 +27,7 @@
  * Dimension letters (see gpt.h): V = vocabulary, C = d_model, L = blocks,
  * T = context, B = sequences per batch, h = heads.
  */
+#include "../runner.h" /* run_read_long() */
 #include "fast.h"
 #include "gpt.h"
 #include "rng.h"
@@ -142,8 +143,17 @@ int main(int argc, char **argv)
     /* V C L T B h steps: the chapter's sizes unless given */
     const struct gpt_config d = gpt_default_config();
     int a[7] = {d.V, d.C, d.L, d.T, d.B, d.n_heads, 20};
-    for (int i = 1; i < argc && i <= 7; i++)
-        a[i - 1] = atoi(argv[i]);
+    for (int i = 1; i < argc && i <= 7; i++) {
+        long v = 0;
+        if (!run_read_long(argv[i], &v) || v < 1 || v > 1 << 24) {
+            fprintf(stderr,
+                    "train: LM_ARGS are whole numbers \"V C L T B h steps\", "
+                    "each from 1 to %d, not '%s'\n",
+                    1 << 24, argv[i]);
+            return 2;
+        }
+        a[i - 1] = (int)v;
+    }
     struct gpt_config c = {a[0], a[3], a[1], a[2], a[5], a[4]};
     const int steps = a[6];
     char why[160];

@@ -40,6 +40,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "../runner.h" /* run_read_row(): every number whole, or an error */
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
@@ -66,6 +67,13 @@ static void die(const char *what, const char *path)
 {
     fprintf(stderr, PROG ": %s: %s\n", path, what);
     exit(1);
+}
+
+/* PATH's line LINE (1 is the header) is not what it should be: WHY */
+static void die_row(const char *path, int line, const char *why)
+{
+    run_bad_row(PROG, path, line, why,
+                "if the kit committed it, git checkout restores it");
 }
 
 static FILE *open_ref(const char *ref, const char *name, char *path, size_t n)
@@ -197,14 +205,16 @@ static void read_ablation(const char *dir, struct net *nets, int *n_net)
     char path[600], line[1024];
     FILE *f = open_ref(dir, "ablation.csv", path, sizeof path);
     header(f, path, "class,heads,block,head,targets,base,ablated,increase");
-    while (fgets(line, sizeof line, f)) {
+    char why[128];
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
         char cls[32];
         int heads, block, head;
         double inc;
-        if (sscanf(line, "%31[^,],%d,%d,%d,%*d,%*f,%*f,%lf", cls, &heads,
-                   &block, &head, &inc) != 5 ||
-            block < 0 || block > 1)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "siiinnnf", cls,
+                          (int)sizeof cls, &heads, &block, &head, &inc))
+            die_row(path, row, why);
+        if (block < 0 || block > 1)
+            die_row(path, row, "a block other than 0 or 1");
         struct net *x = net_of(nets, n_net, heads, path);
         if (!strcmp(cls, "all") && inc > x->abl[block])
             x->abl[block] = inc;
@@ -240,14 +250,14 @@ static int read_results(const char *dir, struct cfg *cfgs, long *run_tokens)
     header(f, path,
            "impl,heads,kv_heads,lr,seed,params,tokens,val_loss,"
            "test_loss");
-    while (fgets(line, sizeof line, f)) {
+    char why[128];
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
         int heads, kv, seed;
         double lr, val, test;
         long params, tokens;
-        if (sscanf(line, "%*[^,],%d,%d,%lf,%d,%ld,%ld,%lf,%lf", &heads, &kv,
-                   &lr, &seed, &params, &tokens, &val, &test) != 8 ||
-            !isfinite(test))
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "*iifillff***", &heads, &kv,
+                          &lr, &seed, &params, &tokens, &val, &test))
+            die_row(path, row, why);
         int c = 0;
         while (c < n_cfg && (cfgs[c].heads != heads || cfgs[c].kv != kv))
             c++;
@@ -277,14 +287,16 @@ static int read_seeds(const char *dir, struct seeds *sh)
     header(f, path,
            "heads,kv_heads,lr,seed,test_loss,positional_voita,"
            "positional_weak,top_share,margin_noun_det");
-    while (fgets(line, sizeof line, f)) {
+    char why[128];
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
         int heads, kv, voita, weak;
         double m[R];
-        if (sscanf(line, "%d,%d,%*f,%*d,%*f,%d,%d,%*f,%lf,%lf,%lf,%lf,%lf",
-                   &heads, &kv, &voita, &weak, &m[0], &m[1], &m[2], &m[3],
-                   &m[4]) != 9 ||
-            heads < 1 || kv < 1 || heads % kv != 0)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "iinnniinfffff*****", &heads,
+                          &kv, &voita, &weak, &m[0], &m[1], &m[2], &m[3],
+                          &m[4]))
+            die_row(path, row, why);
+        if (heads < 1 || kv < 1 || heads % kv != 0)
+            die_row(path, row, "heads not a multiple of its K/V heads");
         int c = 0;
         while (c < n_sh && (sh[c].heads != heads || sh[c].kv != kv))
             c++;
@@ -385,13 +397,15 @@ int main(int argc, char **argv)
     double bi_test = NAN, tri_test = NAN;
     f = open_ref(ref, "baselines.csv", path, sizeof path);
     header(f, path, "model,order,train_tokens,val_loss,test_loss");
-    while (fgets(line, sizeof line, f)) {
+    char why[128];
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
         char model[32];
         double v, t;
-        if (sscanf(line, "%31[^,],%*d,%ld,%lf,%lf", model, &train_tokens, &v,
-                   &t) != 4 ||
-            train_tokens <= 0)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "snlff*", model,
+                          (int)sizeof model, &train_tokens, &v, &t))
+            die_row(path, row, why);
+        if (train_tokens <= 0)
+            die_row(path, row, "train_tokens not positive");
         if (!strcmp(model, "bigram"))
             bi_test = t;
         if (!strcmp(model, "trigram"))
@@ -406,18 +420,23 @@ int main(int argc, char **argv)
     int n_net = 0;
     f = open_ref(ref, "offsets.csv", path, sizeof path);
     header(f, path, "heads,block,head,mean_w_0");
-    while (fgets(line, sizeof line, f)) {
-        /* the last three fields: best_offset, best_share, positional */
-        char *c3 = strrchr(line, ',');
-        if (!c3 || c3 == line)
-            die("has a malformed row", path);
-        *c3 = 0;
-        char *c2 = strrchr(line, ',');
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
+        /* every field a number; of the last three (best_offset,
+         * best_share, positional) the share */
         int heads;
         double share;
-        if (!c2 || sscanf(line, "%d", &heads) != 1 ||
-            sscanf(c2 + 1, "%lf", &share) != 1)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "i+", &heads))
+            die_row(path, row, why);
+        char *c3 = strrchr(line, ',');
+        if (!c3 || c3 == line)
+            die_row(path, row, "too few fields");
+        *c3 = 0;
+        char *c2 = strrchr(line, ',');
+        if (!c2 || !run_read_double(c2 + 1, &share))
+            die_row(path, row, "best_share is not a number");
+        for (char *p = strtok(line, ","); p; p = strtok(NULL, ","))
+            if (!run_read_double(p, &(double){0}))
+                die_row(path, row, "a field that is not a number");
         struct net *x = net_of(nets, &n_net, heads, path);
         x->n_heads++;
         x->voita += share >= HEADS_POSITIONAL;
@@ -433,14 +452,14 @@ int main(int argc, char **argv)
     header(f, path,
            "relation,heads,block,head,cases,score,baseline,best_k,"
            "margin,hard_cases,hard_score,hard_baseline,hard_margin");
-    while (fgets(line, sizeof line, f)) {
+    for (int row = 2; fgets(line, sizeof line, f); row++) {
         char key[32];
         int heads, block, head, n, bk, hn;
         double score, base, margin, hs, hb, hm;
-        if (sscanf(line, "%31[^,],%d,%d,%d,%d,%lf,%lf,%d,%lf,%d,%lf,%lf,%lf",
-                   key, &heads, &block, &head, &n, &score, &base, &bk, &margin,
-                   &hn, &hs, &hb, &hm) != 13)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "siiiiffififff", key,
+                          (int)sizeof key, &heads, &block, &head, &n, &score,
+                          &base, &bk, &margin, &hn, &hs, &hb, &hm))
+            die_row(path, row, why);
         int q = 0;
         while (q < R && strcmp(key, rel_key[q]))
             q++;
@@ -648,10 +667,12 @@ int main(int argc, char **argv)
     f = open_ref(book, "results.csv", path, sizeof path);
     header(f, path, "impl,heads,kv_heads,lr,seed,params,tokens");
     long book_tokens = 0;
-    if (!fgets(line, sizeof line, f) ||
-        sscanf(line, "%*[^,],%*d,%*d,%*f,%*d,%*d,%ld", &book_tokens) != 1 ||
-        book_tokens <= 0)
+    if (!fgets(line, sizeof line, f))
         die("has no row", path);
+    if (!run_read_row(why, sizeof why, line, "*nnnnnl*****", &book_tokens))
+        die_row(path, 2, why);
+    if (book_tokens <= 0)
+        die_row(path, 2, "tokens not positive");
     fclose(f);
     fprintf(v, "ch8long.book_abl_b1_max=%.4f\nch8long.book_tokens=%ld\n",
             book_b1, book_tokens);

@@ -25,6 +25,7 @@
  * each relation's number of cases.
  * Dimension letters: H = heads, P = checkpoints, R = relations.
  */
+#include "../runner.h" /* run_read_row(): every number whole, or an error */
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
@@ -54,6 +55,13 @@ static void die(const char *what, const char *path)
     exit(1);
 }
 
+/* PATH's line LINE (1 is the header) is not what it should be: WHY */
+static void die_row(const char *path, int line, const char *why)
+{
+    run_bad_row(PROG, path, line, why,
+                "if the kit committed it, git checkout restores it");
+}
+
 /* roles.csv as lm-experiment --roles writes it; checks the header */
 static int read_roles(const char *path, struct row *rows)
 {
@@ -68,16 +76,17 @@ static int read_roles(const char *path, struct row *rows)
     if (!fgets(line, sizeof line, f) || strncmp(line, want, strlen(want)))
         die("its header is not lm-experiment --roles's", path);
     int n = 0;
+    char why[128];
     while (fgets(line, sizeof line, f)) {
         if (n == MAX_ROWS)
             die("has too many rows", path);
         struct row *r = &rows[n];
-        if (sscanf(line, "%d,%d,%lf,%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
-                   &r->heads, &r->tokens, &r->val, &r->voita, &r->weak,
-                   &r->top_share, &r->off1, &r->margin[0], &r->margin[1],
-                   &r->margin[2], &r->margin[3], &r->margin[4],
-                   &r->train_s) != 13)
-            die("has a malformed row", path);
+        if (!run_read_row(why, sizeof why, line, "iifiiffffffff", &r->heads,
+                          &r->tokens, &r->val, &r->voita, &r->weak,
+                          &r->top_share, &r->off1, &r->margin[0], &r->margin[1],
+                          &r->margin[2], &r->margin[3], &r->margin[4],
+                          &r->train_s))
+            die_row(path, n + 2, why);
         n++;
     }
     fclose(f);
@@ -93,15 +102,18 @@ static void read_baseline(const char *path, const char *name, double *val,
     FILE *f = fopen(path, "r");
     if (!f)
         die("cannot be read (it is committed with the kit)", path);
-    char line[256], model[32];
+    char line[256], model[32], why[128];
     int found = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (int row = 1; fgets(line, sizeof line, f); row++) {
         int order;
         long tokens;
         double v, t;
-        if (sscanf(line, "%31[^,],%d,%ld,%lf,%lf", model, &order, &tokens, &v,
-                   &t) == 5 &&
-            !strcmp(model, name))
+        if (row == 1)
+            continue; /* the header */
+        if (!run_read_row(why, sizeof why, line, "silff*", model,
+                          (int)sizeof model, &order, &tokens, &v, &t))
+            die_row(path, row, why);
+        if (!strcmp(model, name))
             *val = v, *test = t, found = 1;
     }
     fclose(f);
@@ -219,15 +231,18 @@ int main(int argc, char **argv)
     FILE *rel = fopen(path, "r");
     if (!rel)
         die("cannot be read (it is committed with the kit)", path);
-    char rline[256];
+    char rline[256], why[128];
     int seen[R] = {0};
-    while (fgets(rline, sizeof rline, rel)) {
+    for (int row = 1; fgets(rline, sizeof rline, rel); row++) {
         char key[32];
         int heads, block, head, cases;
         double score, base;
-        if (sscanf(rline, "%31[^,],%d,%d,%d,%d,%lf,%lf", key, &heads, &block,
-                   &head, &cases, &score, &base) != 7)
+        if (row == 1)
             continue; /* the header */
+        if (!run_read_row(why, sizeof why, rline, "siiiiff+", key,
+                          (int)sizeof key, &heads, &block, &head, &cases,
+                          &score, &base))
+            die_row(path, row, why);
         for (int q = 0; q < R; q++)
             if (!strcmp(key, rel_key[q]) && !seen[q] && cases > 0) {
                 seen[q] = 1;
@@ -289,7 +304,17 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, in)) {
         if (line[0] != '#' && strncmp(line, "ch8roles.", 9) != 0)
             die("holds a line that is not a ch8roles. key", path);
-        sscanf(line, "ch8roles.train_tokens=%ld", &train);
+        const char *key = "ch8roles.train_tokens=";
+        if (!strncmp(line, key, strlen(key))) {
+            char num[64];
+            snprintf(num, sizeof num, "%.*s",
+                     (int)strcspn(line + strlen(key), "\n"),
+                     line + strlen(key));
+            if (!run_read_long(num, &train))
+                die("holds a ch8roles.train_tokens that is not a whole "
+                    "number",
+                    path);
+        }
         fputs(line, rv);
     }
     fclose(in);
