@@ -25,6 +25,21 @@ BOOK_ENGINE   ?= pdflatex
 
 BOOK_RUN := $(B)/plots/data/book_first_run.md
 
+# The committed runs the book's data are made from
+# (tools/runs/plotdata/ch8_*.c read tools/runs/lm/reference/) are checked
+# against their manifests (SHA256SUMS, tools/runs/sums.sh) before the
+# data are made, first of all (before the data writers are built and the
+# benchmarks run): a damaged or cut-short file stops the build, naming
+# it.
+REF_RUNS       := tools/runs/lm/reference
+REF_SUMS_STAMP := $(B)/plots/data/.reference-sums
+$(REF_SUMS_STAMP): tools/runs/sums.sh $(filter-out %/README.md,$(shell find $(REF_RUNS) -type f 2>/dev/null))
+	@mkdir -p $(dir $@)
+	@sh tools/runs/sums.sh check $(REF_RUNS)
+	@touch $@
+$(DATA_STAMP): $(REF_SUMS_STAMP)
+$(PLOT_BINS): | $(REF_SUMS_STAMP)
+
 # The files a listing may come from: the filter indexes their
 # /* @listing NAME */ markers (each NAME in one file only) and a chapter
 # names the marker alone.

@@ -166,6 +166,15 @@ else
 	sh tools/runs/lm/curves_compare.sh $(LM_LONG_OUT)/stopped $(LM_LONG_REF) $(LM_LONG_TOL)
 endif
 
+# make lm-reference-sums: the manifests of the committed runs in
+# tools/runs/lm/reference/ and its run folders (SHA256SUMS, written by
+# tools/runs/sums.sh), which the book's data step checks: run it after
+# committing a new run there, never to make a damaged file pass.
+.PHONY: lm-reference-sums
+## lm-reference-sums: write the manifests (SHA256SUMS) of the committed runs in tools/runs/lm/reference/, after committing a new run there
+lm-reference-sums:
+	@sh tools/runs/sums.sh write tools/runs/lm/reference
+
 # make lm-remeasure: the heads of every final network of the long run in
 # $(LM_LONG_OUT)/ (every configuration, all 3 seeds): seed 1's networks
 # reloaded from its models/, the other seeds' where kept and trained

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The committed runs the book prints (tools/runs/lm/reference/ and its
+# run folders, tools/runs/sums.sh):
+#   1. every file is as its folder's manifest (SHA256SUMS) says;
+#   2. on a scratch copy of the kit, a value garbled ("5.03776" written
+#      "5.0x776" in long/results.csv) or a committed table cut short (its
+#      last row dropped) stops the book's data step, before anything is
+#      built, with one line naming the file;
+#   3. the data writers themselves (tools/runs/plotdata/ch8_long.c and
+#      ch8_roles.c, on copies of the runs) refuse a value that is not a
+#      number, or a row without its last field, naming the file and line,
+#      never reading a number's prefix.
+set -eu
+. tools/checks/lib.sh
+B=${B:-build}
+ref=tools/runs/lm/reference
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# 1. the committed runs as their manifests say
+if sh tools/runs/sums.sh check "$ref" >"$T/out" 2>&1; then
+    ok "every run folder under $ref matches its SHA256SUMS"
+else
+    cat "$T/out"
+    fail "the committed runs under $ref differ from their manifests"
+fi
+
+# one_line WHAT WANT... -- COMMAND...: the command fails with one line
+# holding every WANT
+one_line() {
+    what=$1
+    shift
+    wants=""
+    while [ "$1" != "--" ]; do wants="$wants$1
+"; shift; done
+    shift
+    if "$@" >"$T/out" 2>&1; then
+        fail "$what: it succeeded"
+        return
+    fi
+    grep -v -e '^make\(\[[0-9]*\]\)\?: \*\*\*' -e '^  cc  ' "$T/out" >"$T/msg" || true
+    missing=$(printf '%s' "$wants" | while IFS= read -r w; do grep -qF -- "$w" "$T/msg" || echo "$w"; done)
+    if [ "$(wc -l <"$T/msg")" -eq 1 ] && [ -z "$missing" ]; then
+        ok "$what: $(cat "$T/msg")"
+    else
+        cat "$T/out"
+        fail "$what: not one line naming $(printf '%s' "$wants" | tr '\n' ' ')"
+    fi
+}
+
+# 2. the book's data step on a scratch copy of the kit: make's check of
+#    the manifests, the prerequisite of the data writers and their data
+kit=$T/kit
+mkdir "$kit"
+git ls-files -z | xargs -0 cp -p --parents -t "$kit"
+# the reference code already built (kept older than its sources), so
+# that the data step has nothing to build before its check
+[ -d "$B/solutions" ] && mkdir -p "$T/build" && cp -rp "$B/solutions" "$T/build/"
+sed -i 's/5\.03776/5.0x776/' "$kit/$ref/long/results.csv"
+one_line "a garbled value in long/results.csv" "$ref/long/results.csv" "sha256" -- \
+    make -C "$kit" --no-print-directory -s B="$T/build" "$T/build/plots/data/.stamp"
+cp "$ref/long/results.csv" "$kit/$ref/long/results.csv"
+sed -i '$d' "$kit/$ref/long-4m/seed_heads.csv"
+one_line "long-4m/seed_heads.csv cut short" "$ref/long-4m/seed_heads.csv" "sha256" -- \
+    make -C "$kit" --no-print-directory -s B="$T/build" "$T/build/plots/data/.stamp"
+[ -e "$T/build/plotdata" ] && fail "the data writers were built before the manifests were checked"
+
+# 3. the data writers, strict: on copies of the runs (no manifest read)
+make --no-print-directory -s B="$B" "$B/plotdata/ch8_long" "$B/plotdata/ch8_roles"
+cp -r "$ref" "$T/ref"
+mkdir "$T/out-dir"
+sed -i 's/5\.03776/5.0x776/' "$T/ref/long/results.csv"
+one_line "ch8_long on a garbled value" "$T/ref/long/results.csv, line" "'5.0x776', not a number" -- \
+    "$B/plotdata/ch8_long" "$T/out-dir" "$T/ref/long" "$T/ref/book" "$T/ref/long-4m"
+cp "$ref/long/results.csv" "$T/ref/long/results.csv"
+sed -i '$ s/,[^,]*$//' "$T/ref/long-4m/seed_heads.csv"
+one_line "ch8_long on a row without its last field" "$T/ref/long-4m/seed_heads.csv, line" "17 fields, not 18" -- \
+    "$B/plotdata/ch8_long" "$T/out-dir" "$T/ref/long" "$T/ref/book" "$T/ref/long-4m"
+sed -i '2 s/,\([0-9.]*\),/,\1x,/' "$T/ref/roles.csv"
+one_line "ch8_roles on a garbled value" "$T/ref/roles.csv, line 2" "not a" -- \
+    "$B/plotdata/ch8_roles" "$T/out-dir" "$T/ref"
+exit $status
