@@ -44,6 +44,7 @@
  * allocated and touched, to the end: the memory the method itself
  * needs, chapter 3's (h, T, T) weights output included.
  */
+#include "../runner.h" /* run_read_long() */
 #include "attention.h"
 #include "fast.h"
 #include "mha.h"
@@ -242,10 +243,15 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *impl = argv[1];
-    const int T = atoi(argv[2]), threads = atoi(argv[3]), reps = atoi(argv[4]);
-    if (T < (strcmp(impl, "peak") == 0 ? 0 : 1) || threads <= 0 || reps <= 0 ||
-        reps > 100) {
-        fprintf(stderr, "bench: T, THREADS, REPS must be positive\n");
+    long t = -1, th = 0, rp = 0;
+    const int whole = run_read_long(argv[2], &t) &&
+                      run_read_long(argv[3], &th) &&
+                      run_read_long(argv[4], &rp) && t <= 1 << 20 && th <= 1024;
+    const int T = (int)t, threads = (int)th, reps = (int)rp;
+    if (!whole || T < (strcmp(impl, "peak") == 0 ? 0 : 1) || threads <= 0 ||
+        reps <= 0 || reps > 100) {
+        fprintf(stderr,
+                "bench: T, THREADS, REPS must be positive whole numbers\n");
         return 2;
     }
     if (strcmp(impl, "scratch") == 0) {

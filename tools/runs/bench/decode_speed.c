@@ -28,6 +28,7 @@
  * gives both the sizes).
  */
 #define _POSIX_C_SOURCE 199309L
+#include "../runner.h" /* run_read_double() */
 #include "attention.h"
 #include "datafile.h"
 #include "decode_sizes.h"
@@ -81,7 +82,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
-    const double budget = argc == 3 ? atof(argv[2]) : 0.2;
+    double budget = 0.2;
+    if (argc == 3 && !run_read_double(argv[2], &budget))
+        budget = 0; /* not a number: refused below */
     if (!(budget > 0)) {
         fprintf(stderr, "decode_speed: the time budget must be > 0\n");
         return 2;
