@@ -41,6 +41,7 @@ enum variant {
     SCALE_DV,   /* divided by sqrt(d_v) instead of sqrt(d_k)       */
     WT_V,       /* out = weights^T V instead of weights V          */
     NO_SCORES,  /* every score 0: the dot products never summed    */
+    SCALE_MUL,  /* multiplied by sqrt(d_k) instead of divided      */
     N_VARIANTS
 };
 
@@ -55,6 +56,7 @@ static const char *const variant_name[N_VARIANTS] = {
     "scaling by sqrt(d_v) instead of sqrt(d_k)",
     "out computed as weights^T V instead of weights V",
     "every score 0, as when matmul_bt() never adds up its products",
+    "the scores multiplied by sqrt(d_k) instead of divided by it",
 };
 
 static const char *const variant_advice[N_VARIANTS] = {
@@ -78,6 +80,9 @@ static const char *const variant_advice[N_VARIANTS] = {
     "Every weight is 1/T, which is what scores that are all 0 give: check "
     "that matmul_bt() adds each product into its sum (sum += a_i[k] * "
     "b_j[k]) and writes the sum to C.",
+    "The weights are what scores d_k times too large give: the scale is "
+    "1/sqrt(d_k). Multiply by 1.0f / sqrtf((float)d_k), or divide by "
+    "sqrtf((float)d_k).",
 };
 
 /* weights (T, T) and out (T, d_v) as the given variant computes them. */
@@ -94,6 +99,8 @@ static void ref_attention(enum variant v, const double *Q, const double *K,
         scale = (double)(1 / d_k); /* the mistake itself */
     if (v == SCALE_DV)
         scale = 1.0 / sqrt((double)d_v);
+    if (v == SCALE_MUL)
+        scale = sqrt((double)d_k);
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++) {
             const double *a = v == K_QT ? K + i * d_k : Q + i * d_k;
@@ -715,36 +722,74 @@ KIT_TEST(softmax_shift_invariant,
     KIT_EXPECT_TENSOR(call, yh, Wh, 1, 6, TOL, mistakes, 1);
 }
 
-/* softmax in double of X (rows, cols) as float code with a missing or
- * short max computes it: shifted by 0 (short_max 0: no max subtracted)
- * or by the max of each row's first cols - 1 entries (short_max 1: the
- * max loop stopping one short); an exponential above FLT_MAX is inf, as
- * expf() makes it, and inf / inf is NaN. Y (rows, cols). */
+/* How a softmax's max can go wrong (softmax_overflowing). */
+enum max_mistake {
+    MAX_NONE,      /* no max subtracted: shifted by 0                   */
+    MAX_SHORT,     /* the max loop stopping one short                   */
+    MAX_FROM_ZERO, /* the running max started at 0, not at x_r[0]       */
+    MAX_GLOBAL,    /* one max over the whole matrix, not one per row    */
+};
+
+/* softmax in double of X (rows, cols) as float code with a max gone
+ * wrong computes it (enum max_mistake): each exponential is rounded to
+ * float as expf() makes it (above FLT_MAX inf; far below 1, 0), and
+ * inf / inf or 0 / 0 is NaN. Y (rows, cols). */
 static void softmax_overflowing(const double *X, double *Y, int rows, int cols,
-                                int short_max)
+                                enum max_mistake how)
 {
+    double global = X[0];
+    for (int k = 1; k < rows * cols; k++)
+        global = fmax(global, X[k]);
     for (int r = 0; r < rows; r++) {
         const double *x = X + r * cols;
-        double max = short_max ? x[0] : 0.0, sum = 0;
-        for (int c = 1; short_max && c < cols - 1; c++)
+        double max = how == MAX_SHORT ? x[0] : 0.0, sum = 0;
+        if (how == MAX_GLOBAL)
+            max = global;
+        /* the short loop stops at cols - 2; the one from 0 is the right
+         * loop, c = 1 .. cols-1, after the wrong start */
+        const int end = how == MAX_SHORT       ? cols - 1
+                        : how == MAX_FROM_ZERO ? cols
+                                               : 1;
+        for (int c = 1; c < end; c++)
             max = fmax(max, x[c]);
         for (int c = 0; c < cols; c++) {
             const double e = exp(x[c] - max);
-            sum += Y[r * cols + c] = e > FLT_MAX ? INFINITY : e;
+            sum += Y[r * cols + c] = e > FLT_MAX ? INFINITY : (double)(float)e;
         }
         for (int c = 0; c < cols; c++)
             Y[r * cols + c] /= sum;
     }
 }
 
+static const char MAX_FROM_ZERO_NAME[] =
+    "a running maximum started at 0 instead of at the row's first entry: "
+    "in a row whose entries are all large and negative, max stays 0, every "
+    "exp(x - 0) underflows to 0 and the row is 0/0 = NaN";
+static const char MAX_FROM_ZERO_FIX[] =
+    "Start each row's maximum at its first entry (max = x_r[0]), then "
+    "compare the others against it: the largest exponent is then exactly "
+    "exp(0) = 1 and the sum is at least 1.";
+static const char MAX_GLOBAL_NAME[] =
+    "one maximum over the whole matrix instead of one per row: a row far "
+    "below the matrix's largest entry has every exp(x - max) underflow to "
+    "0, and is 0/0 = NaN";
+static const char MAX_GLOBAL_FIX[] =
+    "Find the maximum of each row inside the loop over rows, from that "
+    "row's own entries, and subtract it from that row only.";
+
 /* softmax_rows(X, 3, 4) on huge logits (call names the call, what the
- * check), against want, naming the two mistakes by what they give (naive:
- * no max; short_max: a max that misses the last entry). The published
- * case and its hidden twin both come here. */
+ * check), against want, naming the mistakes of the max by what they give
+ * (softmax_overflowing() on X). The published case and its hidden twin
+ * both come here. */
 static void expect_huge_softmax(const char *call, const char *what, float *X,
-                                const double *want, const double *naive,
-                                const double *short_max)
+                                const double *want)
 {
+    double Xd[12], naive[12], short_max[12], from_zero[12], global[12];
+    kit_to_double(X, Xd, 12);
+    softmax_overflowing(Xd, naive, 3, 4, MAX_NONE);
+    softmax_overflowing(Xd, short_max, 3, 4, MAX_SHORT);
+    softmax_overflowing(Xd, from_zero, 3, 4, MAX_FROM_ZERO);
+    softmax_overflowing(Xd, global, 3, 4, MAX_GLOBAL);
     const struct kit_mistake mistakes[] = {
         {"no max subtraction, which overflows to inf or NaN",
          "expf(10000) is infinite and expf(-10000) is 0. Subtract the "
@@ -758,10 +803,12 @@ static void expect_huge_softmax(const char *call, const char *what, float *X,
          "(loop while c < cols), and set max = x_r[c] whenever one is "
          "larger.",
          short_max},
+        {MAX_FROM_ZERO_NAME, MAX_FROM_ZERO_FIX, from_zero},
+        {MAX_GLOBAL_NAME, MAX_GLOBAL_FIX, global},
     };
     if (!guarded_softmax(call, X, 3, 4))
         return;
-    KIT_EXPECT_TENSOR(what, X, want, 3, 4, TOL, mistakes, 2);
+    KIT_EXPECT_TENSOR(what, X, want, 3, 4, TOL, mistakes, 4);
 }
 
 /* n entries of x in a random order. */
@@ -794,21 +841,8 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
     want[5] = 1.0 / (1.0 + 3.0 * exp(-2.0));
     want[4] = want[6] = want[7] = exp(-2.0) / (1.0 + 3.0 * exp(-2.0));
     want[11] = 1.0;
-    /* what softmax without the max gives: exp() overflows (rows 0 and
-     * 2) to inf, inf/inf = NaN; it underflows (row 1) to 0, 0/0 = NaN */
-    double naive[12];
-    for (int i = 0; i < 12; i++)
-        naive[i] = NAN;
-    naive[1] = naive[2] = 0;
-    naive[8] = naive[9] = naive[10] = 0;
-    /* a max over all but the last column: rows 0 and 1 are right, row
-     * 2 overflows as without the max */
-    double short_max[12];
-    for (int i = 0; i < 12; i++)
-        short_max[i] = i < 8 ? want[i] : naive[i];
     expect_huge_softmax("softmax_rows(X, 3, 4)",
-                        "softmax_rows(X, 3, 4) with logits of +-1e4", X, want,
-                        naive, short_max);
+                        "softmax_rows(X, 3, 4) with logits of +-1e4", X, want);
     /* The published rows can be recognised and their answer returned, so
      * once they pass the same check runs on hidden rows of the same kind
      * (kit_test.h: drawn from kit_hidden_seed(), which grading draws
@@ -838,11 +872,9 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
     xh[10] = (float)(rng_int(&r, 25) - 12) / 4.0f;
     shuffle_floats(&r, xh + 8, 3);
     xh[11] = huge_logit(&r);
-    double Xh[12], wh[12], nh[12], sh[12];
+    double Xh[12], wh[12];
     kit_to_double(xh, Xh, 12);
     kit_softmax_double(Xh, wh, 3, 4);
-    softmax_overflowing(Xh, nh, 3, 4, 0);
-    softmax_overflowing(Xh, sh, 3, 4, 1);
     char call[200], what[240];
     snprintf(call, sizeof call,
              "softmax_rows(X, 3, 4), the published rows' kind on hidden "
@@ -854,7 +886,76 @@ KIT_TEST(softmax_huge_logits, "softmax_rows: logits of +-1e4 give finite "
              "hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu make test CH=1 "
              "runs it again)",
              seed, seed);
-    expect_huge_softmax(call, what, xh, wh, nh, sh);
+    expect_huge_softmax(call, what, xh, wh);
+}
+
+/* softmax_rows(X, 3, 4) of rows far apart in size (call names the call),
+ * against kit_softmax_double(), naming the mistakes of the max by what
+ * they give (softmax_overflowing() on X). The published case and its
+ * hidden twin both come here. Returns 1 when right. */
+static int expect_far_softmax(const char *call, float *X)
+{
+    double Xd[12], want[12], naive[12], from_zero[12], global[12];
+    kit_to_double(X, Xd, 12);
+    kit_softmax_double(Xd, want, 3, 4);
+    softmax_overflowing(Xd, naive, 3, 4, MAX_NONE);
+    softmax_overflowing(Xd, from_zero, 3, 4, MAX_FROM_ZERO);
+    softmax_overflowing(Xd, global, 3, 4, MAX_GLOBAL);
+    const struct kit_mistake mistakes[] = {
+        {"no max subtraction, which overflows to inf or NaN",
+         "Subtract the row's maximum before expf(): every exponent is then "
+         "<= 0, the largest is exactly exp(0) = 1, and the answer does not "
+         "change.",
+         naive},
+        {MAX_FROM_ZERO_NAME, MAX_FROM_ZERO_FIX, from_zero},
+        {MAX_GLOBAL_NAME, MAX_GLOBAL_FIX, global},
+    };
+    return guarded_softmax(call, X, 3, 4) &&
+           KIT_EXPECT_TENSOR(call, X, want, 3, 4, TOL, mistakes, 3);
+}
+
+KIT_TEST(softmax_rows_far_apart,
+         "softmax_rows: rows near +1e4, near 0 and near -1e4, each shifted "
+         "by its own maximum")
+{
+    /* row 0 near +1e4, row 1 near 0, row 2 near -1e4: one max for the
+     * whole matrix makes rows 1 and 2 underflow to 0/0, a max started at
+     * 0 row 2 only, no max at all rows 0 and 2 */
+    float X[12] = {1e4f,  1e4f - 1.0f,  1e4f - 0.5f,   1e4f - 2.0f,
+                   0.5f,  -1.0f,        2.0f,          0.0f,
+                   -1e4f, -1e4f + 1.5f, -1e4f + 0.25f, -1e4f - 1.0f};
+    if (!expect_far_softmax("softmax_rows(X, 3, 4) with rows near +1e4, 0 "
+                            "and -1e4",
+                            X))
+        return;
+    /* The published rows can be recognised and their answer returned, so
+     * once they pass the same check runs on hidden rows of the same kind
+     * (kit_test.h: drawn from kit_hidden_seed(), which grading draws
+     * anew): row 0 a huge logit H and three within 4 below it, row 1 four
+     * in [-3, 3], row 2 four within 4 above a huge negative -L, each in
+     * steps of 1/4 and in a drawn order. Every logit is exact in float,
+     * and e^(+-H) overflows or underflows as e^(+-1e4) does. */
+    const unsigned long long seed = kit_hidden_seed();
+    struct rng r;
+    rng_seed(&r, seed ^ 0x666172ULL);
+    float xh[12];
+    const float top = huge_logit(&r), low = huge_logit(&r);
+    xh[0] = top;
+    for (int c = 1; c < 4; c++)
+        xh[c] = top - (float)rng_int(&r, 17) / 4.0f;
+    for (int c = 4; c < 8; c++)
+        xh[c] = (float)(rng_int(&r, 25) - 12) / 4.0f;
+    for (int c = 8; c < 12; c++)
+        xh[c] = -low + (float)rng_int(&r, 17) / 4.0f;
+    for (int row = 0; row < 3; row++)
+        shuffle_floats(&r, xh + 4 * row, 4);
+    char call[240];
+    snprintf(call, sizeof call,
+             "softmax_rows(X, 3, 4) with rows near +%.0f, 0 and -%.0f, "
+             "hidden numbers (seed %llu; KIT_HIDDEN_SEED=%llu make test CH=1 "
+             "runs it again)",
+             (double)top, (double)low, seed, seed);
+    expect_far_softmax(call, xh);
 }
 
 /* "[x_0, x_1, ...]" of x (n), each as %g prints it, into buf (size). */
@@ -1366,6 +1467,7 @@ static const struct kit_test *const ch1_tests[] = {
     &softmax_rows_sum_to_one,
     &softmax_shift_invariant,
     &softmax_huge_logits,
+    &softmax_rows_far_apart,
     &softmax_minus_infinity,
     &softmax_bad_input,
     &attention_by_hand,

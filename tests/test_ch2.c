@@ -38,6 +38,7 @@ enum variant {
     ROW0_OPEN,     /* the mask's row loop starts at 1: row 0 unmasked */
     LASTCOL_OPEN,  /* the mask's column loop stops at T-1             */
     MASK_AFTER,    /* causal_mask() after softmax_rows(): -inf stays  */
+    RENORM,        /* full softmax, future zeroed, row renormalised   */
     N_VARIANTS
 };
 
@@ -68,6 +69,10 @@ static const char *const mistake_name[N_VARIANTS] = {
     "left unmasked (every token sees the last one)",
     "causal_mask() called after softmax_rows(): the future's weights are "
     "-INFINITY, and each row was normalised over every key",
+    "the softmax taken over the whole row, then the future zeroed and the "
+    "row renormalised: right in exact arithmetic, but where a future score "
+    "is far above every past one, each past exp(x - max) underflows to 0 "
+    "and the row is 0/0 = NaN",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -91,6 +96,9 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "Mask every key j > i up to j = T-1: loop while j < T.",
     "Mask the scores first, then call softmax_rows(): exp(-INFINITY) is "
     "then exactly 0 and each row sums to 1 over the keys it may see.",
+    "Mask before the softmax: call causal_mask() on the scaled scores, "
+    "then softmax_rows(). The max is then taken over the keys a token may "
+    "see, and exp(-INFINITY) is exactly 0, so nothing needs renormalising.",
 };
 
 /* Can query i see key j under this variant? */
@@ -105,6 +113,7 @@ static int visible(enum variant v, int i, int j, int T)
     case ROW0_OPEN: return i == 0 || j <= i;
     case LASTCOL_OPEN: return j <= i || j == T_LAST;
     case AFTER_SOFTMAX: /* masked after the softmax, below */
+    case RENORM:        /* masked after the softmax, below */
     case ZERO_FILL:     /* masked by a score of 0, below */
     case POS_INF:       /* masked by a score of +inf, below */
     case RIGHT:
@@ -129,7 +138,7 @@ static void variant_scores(enum variant v, const double *Q, const double *K,
                 s = 0.0;
             else if (v == POS_INF && j > i)
                 s = INFINITY;
-            else if (v != AFTER_SOFTMAX && v != MASK_AFTER &&
+            else if (v != AFTER_SOFTMAX && v != MASK_AFTER && v != RENORM &&
                      !visible(v, i, j, T))
                 s = -INFINITY;
             S[i * T + j] = s;
@@ -152,14 +161,27 @@ static void variant_attention(enum variant v, const double *Q, const double *K,
             max = w_i[j] > max ? w_i[j] : max;
         for (int j = 0; j < T; j++) {
             w_i[j] = isinf(max) ? NAN : exp(w_i[j] - max);
+            /* renormalised after the softmax, the float weights' own
+             * underflow shows: expf() and the division round to float */
+            if (v == RENORM)
+                w_i[j] = (double)(float)w_i[j];
             sum += w_i[j];
         }
         for (int j = 0; j < T; j++) {
             w_i[j] /= sum;
-            if (v == AFTER_SOFTMAX && j > i)
+            if (v == RENORM)
+                w_i[j] = (double)(float)w_i[j];
+            if ((v == AFTER_SOFTMAX || v == RENORM) && j > i)
                 w_i[j] = 0.0;
             if (v == MASK_AFTER && j > i)
                 w_i[j] = -INFINITY;
+        }
+        if (v == RENORM) { /* 0/0 = NaN when every past weight is 0 */
+            double past = 0;
+            for (int j = 0; j <= i; j++)
+                past += w_i[j];
+            for (int j = 0; j < T; j++)
+                w_i[j] /= past;
         }
     }
     for (int i = 0; i < T; i++)
@@ -289,8 +311,8 @@ KIT_TEST(causal_mask_hides_future,
     double *values[N_VARIANTS];
     for (int v = 0; v < N_VARIANTS; v++) {
         variant_mask((enum variant)v, orig, wrong[v], T);
-        values[v] = v == AFTER_SOFTMAX || v == MASK_AFTER || v == NO_SCALE ||
-                            v == SCALE_DK
+        values[v] = v == AFTER_SOFTMAX || v == MASK_AFTER || v == RENORM ||
+                            v == NO_SCALE || v == SCALE_DK
                         ? NULL
                         : wrong[v];
     }

@@ -51,6 +51,8 @@ enum variant {
     WEIGHTS_HEAD0, /* every head's weights written to block 0           */
     LAST_HEAD,     /* the loop over heads stopping one short            */
     FIRST_HEAD,    /* the loop over heads starting at 1                 */
+    Q_HEAD0,       /* every head's queries from head 0's columns        */
+    DIAG_HIDDEN,   /* the causal mask hiding the diagonal too (j >= t)  */
     N_VARIANTS
 };
 
@@ -85,6 +87,12 @@ static const char *const mistake_name[N_VARIANTS] = {
     "the loop over heads stopping one short, so the last head is never "
     "computed",
     "the loop over heads starting at 1, so head 0 is never computed",
+    "every head's queries taken from head 0's columns of W_q (mha_forward: "
+    "W_q sliced with head 0 instead of i; mha_forward_fused: q_t read "
+    "without the head's offset), while keys and values use head i's own",
+    "the causal mask hiding the diagonal as well (j >= t masked instead of "
+    "j > t), so a token cannot see itself and row 0 of every head has no "
+    "key left: 0/0 = NaN",
 };
 static const char *const mistake_advice[N_VARIANTS] = {
     "",
@@ -122,6 +130,12 @@ static const char *const mistake_advice[N_VARIANTS] = {
     "weights + i*T*T.",
     "Loop over every head, i = 0 .. n_heads-1: while i < n_heads.",
     "Heads are numbered from 0: loop over i = 0 .. n_heads-1.",
+    "Head i's queries are its own columns i*d_head .. (i+1)*d_head-1 of "
+    "W_q, as its keys and values are: pass i when slicing W_q, or in the "
+    "fused form add the head's offset i*d_head to Q's row as to K's and "
+    "V's.",
+    "Mask only the future, j > t: start the masking loop at j = t + 1. "
+    "Query t may always see key t itself.",
 };
 
 struct layer { /* one layer's inputs, in double */
@@ -142,6 +156,12 @@ static int fused_col(enum variant v, int i, int c, int n_heads, int d_head)
     case OFF_I: return i + c;
     default: return i * d_head + c;
     }
+}
+
+/* Column of Q that head i's column c reads: its own but for Q_HEAD0. */
+static int query_col(enum variant v, int i, int c, int n_heads, int d_head)
+{
+    return v == Q_HEAD0 ? c : fused_col(v, i, c, n_heads, d_head);
 }
 
 /* The layer as a variant computes it.
@@ -187,10 +207,12 @@ static void variant_mha(enum variant v, const struct layer *L, double *out,
                 double s = 0;
                 for (int c = 0; c < dh; c++) {
                     int col = fused_col(v, i, c, h, dh);
+                    int qcol = query_col(v, i, c, h, dh);
                     s += v == KQ_HEAD ? K[t * d + col] * Q[j * d + col]
-                                      : Q[t * d + col] * K[j * d + col];
+                                      : Q[t * d + qcol] * K[j * d + col];
                 }
-                w_i[t * T + j] = (causal && j > t) ? -INFINITY : s * scale;
+                const int hidden = v == DIAG_HIDDEN ? j >= t : j > t;
+                w_i[t * T + j] = (causal && hidden) ? -INFINITY : s * scale;
                 if (w_i[t * T + j] > max)
                     max = w_i[t * T + j];
             }

@@ -156,6 +156,20 @@ static float *grad_buffer(int n, float fill, const char *name, const char *size)
     return d;
 }
 
+/* 1 when got (n) equals want as KIT_EXPECT_TENSOR means it (NaN only
+ * NaN, within GRAD_TOL + GRAD_TOL * |want|): a diagnosis of one gradient
+ * that speaks of another looks at that one's output first. */
+static int grad_near(const float *got, const double *want, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const double g = got[i], w = want[i];
+        if (isnan(w) ? !isnan(g)
+                     : !(fabs(g - w) <= GRAD_TOL + GRAD_TOL * fabs(w)))
+            return 0;
+    }
+    return 1;
+}
+
 /* y = a * x + b, entrywise, in a new buffer (for mistakes' values). */
 static double *affine(const double *x, int n, double a, double b)
 {
@@ -183,9 +197,11 @@ static const char NO_SCALE_FIX[] =
     "step 1.";
 
 /* At d_k = 4 the missing scale's factor sqrt(d_k) is 2, which is also
- * what a gradient added twice gives: the numbers cannot tell them apart. */
-static const char TWICE[] = "every gradient doubled, as when a contribution "
-                            "is added twice";
+ * what a gradient added twice gives, but only to d_Q and d_K: named only
+ * when d_Q, d_K and d_V all are twice the right ones. */
+static const char TWICE[] = "every gradient doubled (d_Q, d_K and d_V are "
+                            "each twice what they should be), as when a "
+                            "contribution is added twice";
 static const char TWICE_FIX[] =
     "Each product goes into its sum once: look for a '+=' line run twice, "
     "or a backward call made twice.";
@@ -310,12 +326,24 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
                     s += c->A[k * n + i] * c->G[i * p + j];
                 no_tB[k * p + j] = s;
             }
+    /* d_B assigned inside the loop over i: the last row i is left */
+    double *last_B = kit_alloc((size_t)n * p * sizeof *last_B);
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < p; j++)
+            last_B[k * p + j] = c->A[(m - 1) * n + k] * c->G[(m - 1) * p + j];
     const struct kit_mistake mB[] = {
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_B : NULL},
         {"A used where A^T belongs (d_B = A d_C)",
          "d_B[k][j] sums A[i][k] * d_C[i][j] over i: A is read down its "
          "column k, which is row k of A^T.",
-         m == n ? no_tB : NULL}};
+         m == n ? no_tB : NULL},
+        {"d_B assigned inside its loop (d_B[k * p + j] = ...) instead of "
+         "added to: each row i of A and d_C overwrites the one before, so "
+         "d_B holds only the last row's A[m-1][k] * d_C[m-1][j]",
+         "d_B[k][j] is a sum over every row i: add each term into it "
+         "(d_B[k * p + j] += A[i][k] * d_C[i][j]), as the backward passes "
+         "always add.",
+         m > 1 ? last_B : NULL}};
     char what[320];
     snprintf(what, sizeof what, "%s, (%d,%d) x (%d,%d): d_A", call, m, n, n, p);
     if (KIT_EXPECT_STATUS(call, matmul_backward(A, B, G, d_A, d_B, m, n, p),
@@ -325,11 +353,12 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
         KIT_EXPECT_GUARDS(call) &&
         KIT_EXPECT_TENSOR(what, d_A, want_A, m, n, GRAD_TOL, mA, 3)) {
         what[strlen(what) - 1] = 'B';
-        ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 2);
+        ok = KIT_EXPECT_TENSOR(what, d_B, want_B, n, p, GRAD_TOL, mB, 3);
     }
     kit_output_free(A), kit_output_free(B), kit_output_free(G);
     kit_output_free(d_A), kit_output_free(d_B);
     free(want_A), free(want_B), free(no_t), free(no_tB), free(tr_A);
+    free(last_B);
     return ok;
 }
 
@@ -515,12 +544,16 @@ static int sm_check(struct sm_case *c, float fill, const char *call)
     /* the classic mistakes, from Y and d_Y in double */
     double *no_diag = kit_alloc((size_t)n * sizeof *no_diag);
     double *no_off = kit_alloc((size_t)n * sizeof *no_off);
+    double *no_y = kit_alloc((size_t)n * sizeof *no_y);
     for (int r = 0; r < R; r++) {
         const double *y = c->Y + r * C, *g = c->G + r * C;
-        double s = dot(y, g, C);
+        double s = dot(y, g, C), sum_g = 0;
+        for (int j = 0; j < C; j++)
+            sum_g += g[j];
         for (int j = 0; j < C; j++) {
             no_diag[r * C + j] = fill - y[j] * s;
             no_off[r * C + j] = fill + y[j] * g[j];
+            no_y[r * C + j] = fill + y[j] * (g[j] - sum_g);
         }
     }
     const struct kit_mistake mistakes[] = {
@@ -533,16 +566,21 @@ static int sm_check(struct sm_case *c, float fill, const char *call)
          "treated as if each output depended on one input)",
          "Every output of a row shares the row's sum, so subtract "
          "dot = sum_j d_Y_j Y_j: d_X_i = Y_i (d_Y_i - dot).",
-         no_off}};
+         no_off},
+        {"the dot product summing d_Y alone (dot = sum_j d_Y_j, with no "
+         "weight Y_j)",
+         "dot is the sum over the row of d_Y_j * Y_j: weight each d_Y_j by "
+         "its Y_j (dot += d_y_r[c] * y_r[c]).",
+         C > 1 ? no_y : NULL}};
     char what[320];
     snprintf(what, sizeof what, "%s, (%d, %d): d_X", call, R, C);
     int ok = KIT_EXPECT_STATUS(call, softmax_rows_backward(Y, G, d_X, R, C),
                                KIT_OK) &&
              KIT_EXPECT_IN_BOUNDS(call, "d_X", d_X, (size_t)n) &&
              KIT_EXPECT_GUARDS(call) &&
-             KIT_EXPECT_TENSOR(what, d_X, want, R, C, GRAD_TOL, mistakes, 3);
+             KIT_EXPECT_TENSOR(what, d_X, want, R, C, GRAD_TOL, mistakes, 4);
     kit_output_free(Y), kit_output_free(G), kit_output_free(d_X);
-    free(want), free(no_diag), free(no_off);
+    free(want), free(no_diag), free(no_off), free(no_y);
     return ok;
 }
 
@@ -780,42 +818,77 @@ static int att_check(const struct att_case *c, float fill, const char *call)
     ref_matmul(c->P, c->G, wt_V, T, T, dv);
     for (int i = 0; i < T * dv; i++)
         wt_V[i] += fill;
+    /* d_K assigned inside its loop over queries: the last query's
+     * contribution d_scores[T-1][j] q_{T-1} is left */
+    double *last_K = kit_alloc((size_t)T * dk * sizeof *last_K);
+    for (int j = 0; j < T; j++)
+        for (int k = 0; k < dk; k++)
+            last_K[j * dk + k] = dS[(T - 1) * T + j] * c->Q[(T - 1) * dk + k];
+    /* every gradient doubled: twice each, plus what was there */
+    double *tw_V = affine(c->d_V, T * dv, 2, fill);
+    const struct kit_shape shape = {0, 0, NULL, {{"d_k", dk}, {"T", T}}};
+    char what[320];
+    int len = snprintf(what, sizeof what, "%s, T=%d d_k=%d d_v=%d%s: d_Q", call,
+                       T, dk, dv, c->causal ? " causal" : "");
+    if (!KIT_EXPECT_STATUS(call,
+                           attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, T,
+                                              dk, dv, c->causal),
+                           KIT_OK) ||
+        !KIT_EXPECT_IN_BOUNDS(call, "d_Q", d_Q, (size_t)T * dk) ||
+        !KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) ||
+        !KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) ||
+        !KIT_EXPECT_GUARDS(call))
+        goto done;
+    /* d_Q is checked first; a diagnosis of d_Q that speaks of d_K and d_V
+     * too must be what their outputs show */
+    const int K_right = grad_near(d_K, want_K, T * dk);
+    const int K_unscaled = grad_near(d_K, ns_K, T * dk);
+    const int V_right = grad_near(d_V, want_V, T * dv);
+    const int all_doubled =
+        dk == 4 && K_unscaled && grad_near(d_V, tw_V, T * dv);
+    char q_only[200], k_only[200];
+    snprintf(q_only, sizeof q_only,
+             "the 1/sqrt(d_k) scale reaching d_K but not d_Q: d_Q is sqrt(d_k) "
+             "= %g times what it should be, d_K is right",
+             sqrt(dk));
+    snprintf(k_only, sizeof k_only,
+             "the 1/sqrt(d_k) scale reaching d_Q but not d_K: d_K is sqrt(d_k) "
+             "= %g times what it should be, d_Q is right",
+             sqrt(dk));
+    static const char ONE_PATH_FIX[] =
+        "d_Q and d_K both come from the same d_scores: multiply d_scores by "
+        "1/sqrt(d_k) once, before step 1, and compute both from it.";
     const struct kit_mistake mQ[] = {
-        {NO_SCALE, NO_SCALE_FIX, ns_Q},
+        {NO_SCALE, NO_SCALE_FIX, K_unscaled && V_right ? ns_Q : NULL},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_Q},
         {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_Q : NULL},
-        {TWICE, TWICE_FIX, dk == 4 ? ns_Q : NULL}};
+        {TWICE, TWICE_FIX, all_doubled ? ns_Q : NULL},
+        {q_only, ONE_PATH_FIX, dk > 1 && K_right ? ns_Q : NULL}};
+    /* d_K is checked once d_Q is right: the scale reached d_Q */
     const struct kit_mistake mK[] = {
-        {NO_SCALE, NO_SCALE_FIX, ns_K},
+        {k_only, ONE_PATH_FIX, dk > 1 ? ns_K : NULL},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_K},
         {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_K : NULL},
-        {TWICE, TWICE_FIX, dk == 4 ? ns_K : NULL},
         {"d_scores used where d_scores^T belongs (d_K = d_scores Q)",
          "score[i][j] = q_i . k_j, so key j collects from every query i: "
          "d_K[j] = sum over i of d_scores[i][j] q_i, which is d_scores^T Q.",
-         nt_K}};
+         nt_K},
+        {"d_K assigned inside its loop over queries (d_K[j * d_k + c] = ...) "
+         "instead of added to: each query i overwrites the one before, so "
+         "d_K holds only the last query's d_scores[T-1][j] * Q[T-1][c]",
+         "Key j collects from every query i: add each term into d_K "
+         "(d_K[j * d_k + c] += d_scores[i][j] * Q[i][c]).",
+         T > 1 ? last_K : NULL}};
     const struct kit_mistake mV[] = {
         {"weights used where weights^T belongs (d_V = weights d_out)",
          "out = weights V, so d_V = weights^T d_out: value j collects "
          "from every query i that looked at it, weights[i][j] d_out[i].",
          wt_V},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_V : NULL}};
-    const struct kit_shape shape = {0, 0, NULL, {{"d_k", dk}, {"T", T}}};
-    char what[320];
-    int len = snprintf(what, sizeof what, "%s, T=%d d_k=%d d_v=%d%s: d_Q", call,
-                       T, dk, dv, c->causal ? " causal" : "");
-    if (KIT_EXPECT_STATUS(call,
-                          attention_backward(Q, K, V, P, G, d_Q, d_K, d_V, T,
-                                             dk, dv, c->causal),
-                          KIT_OK) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_Q", d_Q, (size_t)T * dk) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_K", d_K, (size_t)T * dk) &&
-        KIT_EXPECT_IN_BOUNDS(call, "d_V", d_V, (size_t)T * dv) &&
-        KIT_EXPECT_GUARDS(call) &&
-        KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
-                                 5)) {
+    if (KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
+                                 6)) {
         what[len - 1] = 'K';
         if (KIT_EXPECT_TENSOR_SHAPED(what, d_K, want_K, T, dk, &shape, GRAD_TOL,
                                      mK, 6)) {
@@ -823,6 +896,7 @@ static int att_check(const struct att_case *c, float fill, const char *call)
             ok = KIT_EXPECT_TENSOR(what, d_V, want_V, T, dv, GRAD_TOL, mV, 2);
         }
     }
+done:
     kit_output_free(Q), kit_output_free(K), kit_output_free(V);
     kit_output_free(G), kit_output_free(P);
     kit_output_free(d_Q), kit_output_free(d_K), kit_output_free(d_V);
@@ -830,7 +904,7 @@ static int att_check(const struct att_case *c, float fill, const char *call)
     free(ns_K), free(wt_V);
     free(dW), free(dS), free(dS_sk), free(sk_Q), free(sk_K), free(nt_K),
         free(dk_Q);
-    free(dk_K);
+    free(dk_K), free(last_K), free(tw_V);
     return ok;
 }
 
@@ -928,6 +1002,7 @@ struct mha_case {
     double *d_X, *d_W[4]; /* by differences               */
     double *X_alt;        /* see mha_loss()               */
     int alt;              /* projection 3*i + x reads X_alt */
+    int no_wo;            /* the loss of concat, W_o skipped */
 };
 
 /* The layer in double: for head i, Q_i = X W_q^i, ..., head_i =
@@ -957,7 +1032,9 @@ static double mha_loss(void *ctx)
                       QKV + 2 * T * D + i * dh, cat + i * dh, P, T, dh, dh, D,
                       D, c->causal);
     ref_matmul(cat, c->W[3], out, T, D, D);
-    double L = dot(out, c->G, T * D);
+    /* no_wo: d_out handed to concat as it is, which is the gradient of
+     * sum(concat * G) */
+    double L = dot(c->no_wo ? cat : out, c->G, T * D);
     free(QKV), free(cat), free(out), free(P);
     return L;
 }
@@ -1021,6 +1098,25 @@ static double *mha_last_use_only(struct mha_case *c)
     return g;
 }
 
+/* The gradients of W_q, W_k, W_v (g[0..2], each (D, D)) when d_out is
+ * handed to the concatenation as it is (d_concat = d_out, W_o skipped):
+ * those of the loss sum(concat * G). */
+static void mha_without_wo(struct mha_case *c, double *g[3])
+{
+    int DD = c->D * c->D;
+    c->no_wo = 1;
+    for (int x = 0; x < 3; x++) {
+        /* nudged in a copy: a golden case's W is the header's const data */
+        double *W = c->W[x], *nudged = affine(W, DD, 1, 0);
+        g[x] = kit_alloc((size_t)DD * sizeof *g[x]);
+        c->W[x] = nudged;
+        fd_grad(mha_loss, c, nudged, g[x], DD);
+        c->W[x] = W;
+        free(nudged);
+    }
+    c->no_wo = 0;
+}
+
 static const char *const W_NAME[4] = {"d_w.W_q", "d_w.W_k", "d_w.W_v",
                                       "d_w.W_o"};
 static const char *const IN_W_NAME[4] = {"w.W_q", "w.W_k", "w.W_v", "w.W_o"};
@@ -1057,16 +1153,40 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
     /* the weights in the order the backward pass reaches them: W_o, W_v,
      * then W_q and W_k, which the 1/sqrt(d_head) scale touches */
     static const int order[4] = {3, 2, 0, 1};
+    const int dh = D / c->h;
+    double *no_wo[3];
+    mha_without_wo(c, no_wo);
+    /* W_q is checked before W_k: a missing scale is named as such only
+     * when d_w.W_k shows it too, and as reaching one path only when
+     * d_w.W_k is right */
+    double *ns_k = affine(c->d_W[1], DD, sqrt(dh), fill);
+    double *want_k = affine(c->d_W[1], DD, 1, fill);
+    const int k_unscaled = grad_near(dWf[1], ns_k, DD);
+    const int k_right = grad_near(dWf[1], want_k, DD);
+    free(ns_k), free(want_k);
+    char q_only[200], k_only[200];
+    snprintf(q_only, sizeof q_only,
+             "the 1/sqrt(d_head) scale reaching d_K but not d_Q: d_w.W_q is "
+             "sqrt(d_head) = %g times what it should be, d_w.W_k is right",
+             sqrt(dh));
+    snprintf(k_only, sizeof k_only,
+             "the 1/sqrt(d_head) scale reaching d_Q but not d_K: d_w.W_k is "
+             "sqrt(d_head) = %g times what it should be, d_w.W_q is right",
+             sqrt(dh));
+    static const char ONE_PATH_FIX[] =
+        "d_Q and d_K both come from the same d_scores in attention_backward(): "
+        "multiply d_scores by 1/sqrt(d_head) once, before step 1, and compute "
+        "both from it.";
     for (int o = 0; o < 4; o++) {
         int x = order[o];
         double *want = affine(c->d_W[x], DD, 1, fill);
-        double *ns = affine(c->d_W[x], DD, sqrt(D / c->h), fill);
+        double *ns = affine(c->d_W[x], DD, sqrt(dh), fill);
         double *none = affine(c->d_W[x], DD, 0, fill);
+        double *skip_wo = x < 3 ? affine(no_wo[x], DD, 1, fill) : NULL;
         /* from the right gradient's column blocks (one per head): all of
          * them added into block 0; block i carrying blocks 0..i */
         double *block0 = affine(c->d_W[x], DD, 0, fill);
         double *carried = affine(c->d_W[x], DD, 0, fill);
-        int dh = D / c->h;
         for (int r = 0; r < D; r++)
             for (int col = 0; col < D; col++) {
                 double g = c->d_W[x][r * D + col];
@@ -1077,8 +1197,9 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
         const struct kit_mistake mW[] = {
             {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_W[x] : NULL},
             {"the 1/sqrt(d_head) scale left out of the backward pass",
-             NO_SCALE_FIX, x < 2 ? ns : NULL},
-            {TWICE, TWICE_FIX, x < 2 && dh == 4 ? ns : NULL},
+             NO_SCALE_FIX, x == 0 && k_unscaled ? ns : NULL},
+            {x == 0 ? q_only : k_only, ONE_PATH_FIX,
+             dh > 1 && (x == 1 || (x == 0 && k_right)) ? ns : NULL},
             {"d_w.W_o left as it was (zero): d_W_o was never computed (no d_B "
              "passed to matmul_backward() for out = concat W_o), or computed "
              "from a concatenation of head outputs that is all zeros",
@@ -1094,16 +1215,27 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
              "gradient also carries heads 0..i-1",
              "Set d_Q_i, d_K_i, d_V_i and the d_W_?i to zero at the start of "
              "every head: the backward passes add into them.",
-             x < 3 && c->h > 1 ? carried : NULL}};
+             x < 3 && c->h > 1 ? carried : NULL},
+            {"d_out passed straight to the concatenation (d_concat = d_out), "
+             "skipping W_o: d_w.W_o is right, but every gradient before step "
+             "5 misses the factor W_o^T",
+             "Step 5 is out = concat W_o, so d_concat = d_out W_o^T: take "
+             "d_concat from matmul_backward(concat, w->W_o, d_out, d_concat, "
+             "d_w->W_o, ...), not from d_out itself.",
+             skip_wo}};
         const struct kit_shape shape = {
             0, x < 3 ? dh : 0, "head", {{"d_head", dh}, {"d_model", D}}};
         snprintf(what + len, sizeof what - (size_t)len, "%s", W_NAME[x]);
         int good = KIT_EXPECT_TENSOR_SHAPED(what, dWf[x], want, D, D, &shape,
-                                            GRAD_TOL, mW, 6);
+                                            GRAD_TOL, mW, 7);
         free(want), free(ns), free(none), free(block0), free(carried);
-        if (!good)
+        free(skip_wo);
+        if (!good) {
+            free(no_wo[0]), free(no_wo[1]), free(no_wo[2]);
             goto done;
+        }
     }
+    free(no_wo[0]), free(no_wo[1]), free(no_wo[2]);
     /* d_X last: X feeds all 3h projections */
     double *want_X = affine(c->d_X, TD, 1, fill);
     double *last = mha_last_use_only(c);
