@@ -566,8 +566,8 @@ static int future_case(struct rng *r, const char *label, int T, int d_k,
 
 KIT_TEST(causal_future_invariance,
          "causal_attention: changing K and V after row t leaves row t of "
-         "out and weights bit-for-bit the same (T = 6, then 300 random "
-         "seeds)")
+         "out and weights bit-for-bit the same (T = 6, rows 2 and 0, then "
+         "300 random seeds)")
 {
     enum { SEEDS = 300 };
     struct rng r;
@@ -575,6 +575,12 @@ KIT_TEST(causal_future_invariance,
      * (at T = 2, no mask and j = i+1 visible are the same thing) */
     rng_seed(&r, 2000);
     if (!future_case(&r, "fixed case", 6, 4, 3, 2))
+        return;
+    /* then row 0 of a T = 6 case: a mask that leaves row 0 alone changes
+     * no later row, and at T = 2 (the seeds below) row 0 cannot tell it
+     * from j = i+1 visible or no mask at all; at T = 6 the whole weights
+     * can */
+    if (!future_case(&r, "fixed case, row 0", 6, 4, 3, 0))
         return;
     for (int seed = 1; seed <= SEEDS; seed++) {
         rng_seed(&r, 2000 + (unsigned long long)seed);
