@@ -633,62 +633,121 @@ KIT_TEST(softmax_backward_golden,
  * causal_mask_backward
  * ------------------------------------------------------------------- */
 
+/* The classic mistakes of causal_mask_backward(), each as the values it
+ * leaves in d_scores (T, T) from d_in (T, T); m[k] (T * T each). */
+#define N_MASK_MISTAKES 7
+static void mask_backward_models(const double *d_in, int T, double *want,
+                                 double *const m[N_MASK_MISTAKES])
+{
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            const int k = i * T + j;
+            const double d = d_in[k];
+            want[k] = j > i ? 0 : d;
+            m[0][k] = d;                          /* not zeroed      */
+            m[1][k] = j >= i ? 0 : d;             /* diagonal too    */
+            m[2][k] = j < i ? 0 : d;              /* lower triangle  */
+            m[3][k] = j > i ? -INFINITY : d;      /* -INFINITY       */
+            m[4][k] = j > i && i > 0 ? 0 : d;     /* row 0 left      */
+            m[5][k] = j > i && j < T - 1 ? 0 : d; /* last column left */
+            m[6][k] = j > i + 1 ? 0 : d;          /* j = i+1 left    */
+        }
+}
+
+/* 1 when got (n) is want exactly, as the check with tolerance 0 means it
+ * (an infinity only itself). */
+static int mask_grad_equal(const float *got, const double *want, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!(isinf(want[i]) ? got[i] == want[i]
+                             : fabs((double)got[i] - want[i]) <= 0))
+            return 0;
+    return 1;
+}
+
+/* d_scores (T, T) drawn for T as causal_mask_backward_zeroes draws it. */
+static double *mask_backward_input(int T)
+{
+    struct rng r;
+    rng_seed(&r, 4300 + (unsigned long long)T);
+    return random_double(&r, T * T, -1, 1);
+}
+
 KIT_TEST(causal_mask_backward_zeroes,
          "causal_mask_backward: zero above the diagonal, the rest kept")
 {
-    for (int T = 1; T <= 6; T++) {
-        struct rng r;
-        rng_seed(&r, 4300 + (unsigned long long)T);
+    /* At T = 2 or 3 several mistakes leave the same numbers (at T = 2,
+     * row 0 left alone, j = i+1 left and nothing zeroed all keep the one
+     * entry [0][1]): a mistake is named at a small T only when the same
+     * code's output at T = 6 is that mistake's too. */
+    enum { BIG = 6 };
+    double *big_in = mask_backward_input(BIG);
+    double *big_m[N_MASK_MISTAKES], big_want[BIG * BIG];
+    for (int k = 0; k < N_MASK_MISTAKES; k++)
+        big_m[k] = kit_alloc(BIG * BIG * sizeof(double));
+    mask_backward_models(big_in, BIG, big_want, big_m);
+    float *big = kit_guarded(BIG * BIG, "d_scores", "T*T");
+    kit_to_float(big_in, big, BIG * BIG);
+    static const struct {
+        const char *name, *advice;
+    } known[N_MASK_MISTAKES] = {
+        {"the causal mask's gradient not zeroed",
+         "A masked score was replaced by -INFINITY, so it no longer "
+         "reaches the loss: set d_scores[i][j] = 0 for every j > i."},
+        {"the diagonal zeroed too (j >= i instead of j > i)",
+         "Query i may see key i itself; only j > i is the future."},
+        {"the wrong triangle zeroed (j < i)",
+         "Row i is the query, column j the key: zero j > i."},
+        {"-INFINITY written into the gradient, as the forward pass does",
+         "The backward pass writes 0: a hidden score has no influence."},
+        {"the row loop starting at 1, so row 0's future is not zeroed",
+         "Every row i but the last has a future: loop over i = 0 .. T-1."},
+        {"the column loop stopping one short, so the last column is not "
+         "zeroed",
+         "Zero every j > i up to j = T-1: loop while j < T."},
+        {"the mask's gradient off by one, leaving j = i+1 not zeroed",
+         "Zero every j > i: start the inner loop at j = i + 1."}};
+    for (int T = 1; T <= BIG; T++) {
         int n = T * T;
-        double *d_in = random_double(&r, n, -1, 1);
+        double *d_in = mask_backward_input(T);
         double *want = kit_alloc((size_t)n * sizeof *want);
-        double *kept = affine(d_in, n, 1, 0), *diag = affine(d_in, n, 1, 0);
-        double *lower = affine(d_in, n, 1, 0), *ninf = affine(d_in, n, 1, 0);
-        double *row0 = affine(d_in, n, 1, 0), *lastcol = affine(d_in, n, 1, 0);
-        double *next = affine(d_in, n, 1, 0);
-        for (int i = 0; i < T; i++)
-            for (int j = 0; j < T; j++) {
-                int k = i * T + j;
-                want[k] = j > i ? 0 : d_in[k];
-                diag[k] = j >= i ? 0 : d_in[k];
-                lower[k] = j < i ? 0 : d_in[k];
-                ninf[k] = j > i ? -INFINITY : d_in[k];
-                row0[k] = j > i && i > 0 ? 0 : d_in[k];
-                lastcol[k] = j > i && j < T - 1 ? 0 : d_in[k];
-                next[k] = j > i + 1 ? 0 : d_in[k];
-            }
-        const struct kit_mistake mistakes[] = {
-            {"the causal mask's gradient not zeroed",
-             "A masked score was replaced by -INFINITY, so it no longer "
-             "reaches the loss: set d_scores[i][j] = 0 for every j > i.",
-             kept},
-            {"the diagonal zeroed too (j >= i instead of j > i)",
-             "Query i may see key i itself; only j > i is the future.", diag},
-            {"the wrong triangle zeroed (j < i)",
-             "Row i is the query, column j the key: zero j > i.", lower},
-            {"-INFINITY written into the gradient, as the forward pass does",
-             "The backward pass writes 0: a hidden score has no influence.",
-             ninf},
-            {"the row loop starting at 1, so row 0's future is not zeroed",
-             "Every row i but the last has a future: loop over i = 0 .. T-1.",
-             row0},
-            {"the column loop stopping one short, so the last column is not "
-             "zeroed",
-             "Zero every j > i up to j = T-1: loop while j < T.", lastcol},
-            {"the mask's gradient off by one, leaving j = i+1 not zeroed",
-             "Zero every j > i: start the inner loop at j = i + 1.", next}};
+        double *m[N_MASK_MISTAKES];
+        for (int k = 0; k < N_MASK_MISTAKES; k++)
+            m[k] = kit_alloc((size_t)n * sizeof(double));
+        mask_backward_models(d_in, T, want, m);
         float *d = kit_guarded((size_t)n, "d_scores", "T*T");
         kit_to_float(d_in, d, (size_t)n);
         char call[64];
         snprintf(call, sizeof call, "causal_mask_backward(d_scores, %d)", T);
         int ok = KIT_EXPECT_STATUS(call, causal_mask_backward(d, T), KIT_OK) &&
-                 KIT_EXPECT_IN_BOUNDS(call, "d_scores", d, (size_t)n) &&
-                 KIT_EXPECT_TENSOR(call, d, want, T, T, 0, mistakes, 7);
-        free(d_in), free(want), free(kept), free(diag), free(lower);
-        free(ninf), free(row0), free(lastcol), free(next), kit_output_free(d);
+                 KIT_EXPECT_IN_BOUNDS(call, "d_scores", d, (size_t)n);
+        struct kit_mistake mistakes[N_MASK_MISTAKES];
+        for (int k = 0; k < N_MASK_MISTAKES; k++)
+            mistakes[k] =
+                (struct kit_mistake){known[k].name, known[k].advice, m[k]};
+        if (ok && T < BIG && !mask_grad_equal(d, want, n)) {
+            /* wrong at a small T: keep the mistakes the T = 6 output
+             * shows too (none, when that call fails) */
+            static const char big_call[] = "causal_mask_backward(d_scores, 6)";
+            const int big_ran =
+                KIT_EXPECT_STATUS(big_call, causal_mask_backward(big, BIG),
+                                  KIT_OK) &&
+                KIT_EXPECT_IN_BOUNDS(big_call, "d_scores", big, BIG * BIG);
+            for (int k = 0; k < N_MASK_MISTAKES; k++)
+                if (!big_ran || !mask_grad_equal(big, big_m[k], BIG * BIG))
+                    mistakes[k].value = NULL;
+        }
+        ok = ok && KIT_EXPECT_TENSOR(call, d, want, T, T, 0, mistakes,
+                                     N_MASK_MISTAKES);
+        free(d_in), free(want), kit_output_free(d);
+        for (int k = 0; k < N_MASK_MISTAKES; k++)
+            free(m[k]);
         if (!ok)
-            return;
+            break;
     }
+    free(big_in), kit_output_free(big);
+    for (int k = 0; k < N_MASK_MISTAKES; k++)
+        free(big_m[k]);
 }
 
 /* ---------------------------------------------------------------------
