@@ -196,9 +196,9 @@ static const char NO_SCALE_FIX[] =
     "backward pass must multiply d_scores by the same factor before "
     "step 1.";
 
-/* At d_k = 4 the missing scale's factor sqrt(d_k) is 2, which is also
- * what a gradient added twice gives, but only to d_Q and d_K: named only
- * when d_Q, d_K and d_V all are twice the right ones. */
+/* At d_k = 4 the missing scale's factor sqrt(d_k) is 2: d_Q and d_K come
+ * out doubled, as a gradient added twice would, but d_V stays right. So
+ * this is named only when d_Q, d_K and d_V are all twice the right ones. */
 static const char TWICE[] = "every gradient doubled (d_Q, d_K and d_V are "
                             "each twice what they should be), as when a "
                             "contribution is added twice";
