@@ -196,15 +196,23 @@ static const char NO_SCALE_FIX[] =
     "backward pass must multiply d_scores by the same factor before "
     "step 1.";
 
-/* At d_k = 4 the missing scale's factor sqrt(d_k) is 2: d_Q and d_K come
- * out doubled, as a gradient added twice would, but d_V stays right. So
- * this is named only when d_Q, d_K and d_V are all twice the right ones. */
+/* Gradients added twice, each named only when the gradients the message
+ * speaks of show it (attention_backward: d_Q, d_K, d_V). At d_k = 4 the
+ * missing scale's factor sqrt(d_k) is 2 too: then both are named. */
 static const char TWICE[] = "every gradient doubled (d_Q, d_K and d_V are "
                             "each twice what they should be), as when a "
                             "contribution is added twice";
 static const char TWICE_FIX[] =
     "Each product goes into its sum once: look for a '+=' line run twice, "
     "or a backward call made twice.";
+static const char DS_TWICE[] =
+    "d_scores added twice (softmax_rows_backward(), or the "
+    "matmul_backward() that gives d_weights, run twice): d_Q and d_K are "
+    "each twice what they should be, d_V is right";
+static const char Q_TWICE[] = "d_Q's terms added twice: d_Q is twice what it "
+                              "should be, d_K is right";
+static const char K_TWICE[] = "d_K's terms added twice: d_K is twice what it "
+                              "should be, d_Q is right";
 
 static const char SOFTMAX_SKIPPED[] =
     "the softmax's backward pass skipped (d_scores = d_weights)";
@@ -883,7 +891,9 @@ static int att_check(const struct att_case *c, float fill, const char *call)
     for (int j = 0; j < T; j++)
         for (int k = 0; k < dk; k++)
             last_K[j * dk + k] = dS[(T - 1) * T + j] * c->Q[(T - 1) * dk + k];
-    /* every gradient doubled: twice each, plus what was there */
+    /* gradients doubled: twice each, plus what was there */
+    double *tw_Q = affine(c->d_Q, T * dk, 2, fill);
+    double *tw_K = affine(c->d_K, T * dk, 2, fill);
     double *tw_V = affine(c->d_V, T * dv, 2, fill);
     const struct kit_shape shape = {0, 0, NULL, {{"d_k", dk}, {"T", T}}};
     char what[320];
@@ -902,9 +912,9 @@ static int att_check(const struct att_case *c, float fill, const char *call)
      * too must be what their outputs show */
     const int K_right = grad_near(d_K, want_K, T * dk);
     const int K_unscaled = grad_near(d_K, ns_K, T * dk);
+    const int K_doubled = grad_near(d_K, tw_K, T * dk);
     const int V_right = grad_near(d_V, want_V, T * dv);
-    const int all_doubled =
-        dk == 4 && K_unscaled && grad_near(d_V, tw_V, T * dv);
+    const int V_doubled = grad_near(d_V, tw_V, T * dv);
     char q_only[200], k_only[200];
     snprintf(q_only, sizeof q_only,
              "the 1/sqrt(d_k) scale reaching d_K but not d_Q: d_Q is sqrt(d_k) "
@@ -922,11 +932,14 @@ static int att_check(const struct att_case *c, float fill, const char *call)
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_Q : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_Q},
         {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_Q : NULL},
-        {TWICE, TWICE_FIX, all_doubled ? ns_Q : NULL},
-        {q_only, ONE_PATH_FIX, dk > 1 && K_right ? ns_Q : NULL}};
+        {TWICE, TWICE_FIX, K_doubled && V_doubled ? tw_Q : NULL},
+        {DS_TWICE, TWICE_FIX, K_doubled && V_right ? tw_Q : NULL},
+        {q_only, ONE_PATH_FIX, dk > 1 && K_right ? ns_Q : NULL},
+        {Q_TWICE, TWICE_FIX, K_right ? tw_Q : NULL}};
     /* d_K is checked once d_Q is right: the scale reached d_Q */
     const struct kit_mistake mK[] = {
         {k_only, ONE_PATH_FIX, dk > 1 ? ns_K : NULL},
+        {K_TWICE, TWICE_FIX, tw_K},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_K : NULL},
         {SOFTMAX_SKIPPED, SOFTMAX_SKIPPED_FIX, sk_K},
         {SCALE_DK, SCALE_DK_FIX, dk > 1 ? dk_K : NULL},
@@ -947,10 +960,10 @@ static int att_check(const struct att_case *c, float fill, const char *call)
          wt_V},
         {OVERWRITE, OVERWRITE_FIX, fill != 0 ? c->d_V : NULL}};
     if (KIT_EXPECT_TENSOR_SHAPED(what, d_Q, want_Q, T, dk, &shape, GRAD_TOL, mQ,
-                                 6)) {
+                                 8)) {
         what[len - 1] = 'K';
         if (KIT_EXPECT_TENSOR_SHAPED(what, d_K, want_K, T, dk, &shape, GRAD_TOL,
-                                     mK, 6)) {
+                                     mK, 7)) {
             what[len - 1] = 'V';
             ok = KIT_EXPECT_TENSOR(what, d_V, want_V, T, dv, GRAD_TOL, mV, 2);
         }
@@ -963,7 +976,7 @@ done:
     free(ns_K), free(wt_V);
     free(dW), free(dS), free(dS_sk), free(sk_Q), free(sk_K), free(nt_K),
         free(dk_Q);
-    free(dk_K), free(last_K), free(tw_V);
+    free(dk_K), free(last_K), free(tw_Q), free(tw_K), free(tw_V);
     return ok;
 }
 
@@ -1242,6 +1255,11 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
         double *ns = affine(c->d_W[x], DD, sqrt(dh), fill);
         double *none = affine(c->d_W[x], DD, 0, fill);
         double *skip_wo = x < 3 ? affine(no_wo[x], DD, 1, fill) : NULL;
+        double *twice = affine(c->d_W[x], DD, 2, fill);
+        char twice_name[160];
+        snprintf(twice_name, sizeof twice_name,
+                 "%s's gradient added twice: %s is twice what it should be",
+                 W_NAME[x], W_NAME[x]);
         /* from the right gradient's column blocks (one per head): all of
          * them added into block 0; block i carrying blocks 0..i */
         double *block0 = affine(c->d_W[x], DD, 0, fill);
@@ -1281,14 +1299,15 @@ static int mha_check(struct mha_case *c, float fill, const char *call)
              "Step 5 is out = concat W_o, so d_concat = d_out W_o^T: take "
              "d_concat from matmul_backward(concat, w->W_o, d_out, d_concat, "
              "d_w->W_o, ...), not from d_out itself.",
-             skip_wo}};
+             skip_wo},
+            {twice_name, TWICE_FIX, x < 3 ? twice : NULL}};
         const struct kit_shape shape = {
             0, x < 3 ? dh : 0, "head", {{"d_head", dh}, {"d_model", D}}};
         snprintf(what + len, sizeof what - (size_t)len, "%s", W_NAME[x]);
         int good = KIT_EXPECT_TENSOR_SHAPED(what, dWf[x], want, D, D, &shape,
-                                            GRAD_TOL, mW, 7);
+                                            GRAD_TOL, mW, 8);
         free(want), free(ns), free(none), free(block0), free(carried);
-        free(skip_wo);
+        free(skip_wo), free(twice);
         if (!good) {
             free(no_wo[0]), free(no_wo[1]), free(no_wo[2]);
             goto done;
