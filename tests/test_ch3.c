@@ -87,9 +87,10 @@ static const char *const mistake_name[N_VARIANTS] = {
     "the loop over heads stopping one short, so the last head is never "
     "computed",
     "the loop over heads starting at 1, so head 0 is never computed",
-    "every head's queries taken from head 0's columns of W_q (mha_forward: "
-    "W_q sliced with head 0 instead of i; mha_forward_fused: q_t read "
-    "without the head's offset), while keys and values use head i's own",
+    "every head's queries taken from head 0's columns of W_q (the head "
+    "index is not used for the queries: mha_forward slicing W_q with 0 "
+    "instead of i, or mha_forward_fused reading q_t with the head offset "
+    "missing), while keys and values use head i's own",
     "the causal mask hiding the diagonal as well (j >= t masked instead of "
     "j > t), so a token cannot see itself and row 0 of every head has no "
     "key left: 0/0 = NaN",

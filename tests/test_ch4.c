@@ -345,9 +345,10 @@ static int mm_check(struct mm_case *c, float fill, const char *call)
          "d_B[k][j] sums A[i][k] * d_C[i][j] over i: A is read down its "
          "column k, which is row k of A^T.",
          m == n ? no_tB : NULL},
-        {"d_B assigned inside its loop (d_B[k * p + j] = ...) instead of "
-         "added to: each row i of A and d_C overwrites the one before, so "
-         "d_B holds only the last row's A[m-1][k] * d_C[m-1][j]",
+        {"d_B overwritten instead of accumulated inside its loop "
+         "(d_B[k * p + j] = ... instead of +=): each row i of A and d_C "
+         "overwrites the one before, so d_B holds only the last row's "
+         "A[m-1][k] * d_C[m-1][j]",
          "d_B[k][j] is a sum over every row i: add each term into it "
          "(d_B[k * p + j] += A[i][k] * d_C[i][j]), as the backward passes "
          "always add.",
@@ -947,9 +948,10 @@ static int att_check(const struct att_case *c, float fill, const char *call)
          "score[i][j] = q_i . k_j, so key j collects from every query i: "
          "d_K[j] = sum over i of d_scores[i][j] q_i, which is d_scores^T Q.",
          nt_K},
-        {"d_K assigned inside its loop over queries (d_K[j * d_k + c] = ...) "
-         "instead of added to: each query i overwrites the one before, so "
-         "d_K holds only the last query's d_scores[T-1][j] * Q[T-1][c]",
+        {"d_K overwritten instead of accumulated inside its loop over queries "
+         "(d_K[j * d_k + c] = ... instead of +=): each query i overwrites "
+         "the one before, so d_K holds only the last query's "
+         "d_scores[T-1][j] * Q[T-1][c]",
          "Key j collects from every query i: add each term into d_K "
          "(d_K[j * d_k + c] += d_scores[i][j] * Q[i][c]).",
          T > 1 ? last_K : NULL}};
