@@ -6,7 +6,11 @@
 # it reads the score from /autograder/results/results.json.
 # The zip holds the kit's headers, tests, stubs, given code, runner and
 # grader, and the compiler flags (tools/mk/flags.mk), and never
-# solutions/. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
+# solutions/. Its starter/ is the committed one (git archive HEAD
+# starter), whatever the working starter/ holds, and
+# tools/grade/stubs-commit names the commit (prepare.sh takes the stubs
+# from there); a kit that is not a git checkout ships its working
+# starter/, with a warning, and prepare.sh refuses it if it passes a test. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
 # the same list as make deps. The points are the chapters' in
 # chapters/chapters.tsv, unless a POINTS table is given (it is shipped
 # as tools/grade/points.tsv).
@@ -17,8 +21,20 @@ KIT=$(cd "$here/../.." && pwd)
 : "${DEB_PACKAGES:?autograder.sh: DEB_PACKAGES is not set (run it through make autograder)}"
 stage=$(dirname "$zip")/autograder
 rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
-cp -r "$KIT/include" "$KIT/tests" "$KIT/starter" "$KIT/given" "$stage/"
+cp -r "$KIT/include" "$KIT/tests" "$KIT/given" "$stage/"
 cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
+rm -f "$stage/tools/grade/stubs-commit"
+if [ -e "$KIT/.git" ] && [ "$(git -C "$KIT" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$KIT" && pwd -P)" ]; then
+    head=$(git -C "$KIT" rev-parse HEAD)
+    git -C "$KIT" archive HEAD starter | tar -x -C "$stage" ||
+        { echo "autograder: could not take starter/ from the commit $head (git archive HEAD starter)" >&2; exit 1; }
+    echo "$head" >"$stage/tools/grade/stubs-commit"
+    changed=$(git -C "$KIT" status --porcelain -- starter | cut -c4- | sed 's|^starter/||' | tr '\n' ' ')
+    echo "autograder: starter/ in the zip is the committed stubs (commit ${head:0:12})${changed:+, not your working copies of ${changed% }}"
+else
+    cp -r "$KIT/starter" "$stage/"
+    echo "autograder: warning: $KIT is not a git checkout, so the zip's starter/ is its working starter/; it must hold the unsolved stubs (they are checked to pass no test)" >&2
+fi
 # The table of chapters and its reader (the grader's chapters and
 # points), and deps.sh, which setup.sh runs.
 mkdir -p "$stage/tools/mk" "$stage/chapters"

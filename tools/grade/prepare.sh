@@ -10,9 +10,25 @@ set -eu
 # the prepared objects are built from, kept in PREP/kit-stamp, so that
 # grade.sh rebuilds PREP when the kit has changed since.
 kit_stamp() {
-    (cd "$1" && find include tests given starter tools/harness tools/grade tools/mk/flags.mk \
+    (cd "$1" && find include tests given tools/harness tools/grade tools/mk/flags.mk \
         tools/mk/chapters.sh chapters/chapters.tsv -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
-        while read -r f; do printf '%s\n' "$f"; cat "$f"; done | cksum)
+        while read -r f; do printf '%s\n' "$f"; cat "$f"; done
+        stubs_from . && [ "$(stubs_from .)" != working ] || cat starter/*.c 2>/dev/null) | cksum
+}
+# The stubs (a missing or refused file's stand-in) are the committed
+# starter/, never the working one, which an instructor may have solved:
+# in a git checkout, HEAD's starter/ (git show HEAD:starter/F); in the
+# autograder's zip, its starter/, which make autograder took from HEAD
+# (it writes tools/grade/stubs-commit); in a kit that is neither (a
+# copy without .git), its working starter/, with a warning, and only
+# if the stubs pass no test (checked below, after their run).
+# stubs_from KIT prints where they come from: "git TREE" (HEAD's
+# starter/), "zip COMMIT" or "working".
+stubs_from() {
+    if [ -e "$1/.git" ] && [ "$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$1" && pwd -P)" ]; then
+        echo "git $(git -C "$1" rev-parse -q --verify HEAD:starter 2>/dev/null || echo none)"
+    elif [ -s "$1/tools/grade/stubs-commit" ]; then echo "zip $(head -n 1 "$1/tools/grade/stubs-commit")"
+    else echo working; fi
 }
 if [ "${1:-}" = --stamp ]; then kit_stamp "$2"; exit 0; fi
 KIT=$(cd "$1" && pwd)
@@ -29,7 +45,7 @@ STUDENT_CFLAGS="$(flag C_FLAGS) $(flag C_OPT) $OPENMP $(flag STUDENT_WARN) -incl
 [ -n "$OPENMP" ] && [ -e "$KIT/$(flag LEAKCHECK_H)" ] ||
     { echo "prepare: $KIT/tools/mk/flags.mk is missing or incomplete" >&2; exit 1; }
 CUNIT_CFLAGS=$(pkg-config --cflags cunit 2>/dev/null || true)
-rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub"
+rm -rf "$PREP" && mkdir -p "$PREP/kit" "$PREP/stub" "$PREP/starter"
 PREP=$(cd "$PREP" && pwd)
 # The chapters, from the kit's table (chapters/chapters.tsv), as the
 # Makefile compiles them: each test_chN.c with its number, title and
@@ -39,6 +55,20 @@ PREP=$(cd "$PREP" && pwd)
 # autograder has no solutions/ and no chapters' prose.)
 chapters="sh $KIT/tools/mk/chapters.sh"
 nums=$($chapters nums) || { echo "prepare: the kit's chapters/chapters.tsv is wrong (above)" >&2; exit 1; }
+files=$($chapters sources)
+# The stubs' sources, in PREP/starter/ (see stubs_from above).
+stubs=$(stubs_from "$KIT")
+for f in $files; do
+    case "$stubs" in
+    git*) git -C "$KIT" show "HEAD:starter/$f.c" >"$PREP/starter/$f.c" 2>/dev/null || {
+        echo "prepare: starter/$f.c is not committed in $KIT, and grading takes its stub from the committed" >&2
+        echo "prepare: starter/ (git show HEAD:starter/$f.c); commit the stub: git add starter/$f.c && git commit" >&2
+        exit 1; } ;;
+    *) [ -f "$KIT/starter/$f.c" ] && [ ! -L "$KIT/starter/$f.c" ] && cp "$KIT/starter/$f.c" "$PREP/starter/$f.c" ||
+        { echo "prepare: $KIT/starter/$f.c is missing or not a plain file; grading needs the kit's stub" >&2; exit 1; } ;;
+    esac
+done
+[ "$stubs" != working ] || echo "prepare: warning: $KIT is not a git checkout, so the stubs come from its working starter/ (a file solved there would be graded as solved when a submission lacks it); they are used only if they pass no test" >&2
 needs=""
 for n in $nums; do needs="$needs$n:$($chapters needs "$n");"; done
 # kit_objects DIR CC FLAGS...: the runner, the tests and given/ into DIR
@@ -74,7 +104,7 @@ if command -v "$RACE_CC" >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     kit_objects "$PREP/race" "$RACE_CC" $CFLAGS $(flag RACE_FLAGS)
     for f in $($chapters sources); do
-        $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$KIT/starter/$f.c" &
+        $RACE_CC $STUDENT_CFLAGS $(flag RACE_FLAGS) -I"$KIT/include" -c -o "$PREP/race/stub_$f.o" "$PREP/starter/$f.c" &
     done
     # shm_open() without files, for libomp in kit_jail (race_shm.c)
     $RACE_CC $CFLAGS $(flag RACE_FLAGS) -c -o "$PREP/race/race_shm.o" "$KIT/tools/harness/race_shm.c" &
@@ -117,15 +147,15 @@ $CC $CFLAGS -Dexp_forward=kit_local_exp_forward -Dexp_backward=kit_local_exp_bac
 # shellcheck disable=SC2086
 { $CC $CFLAGS -O0 -I"$KIT/include" -c -o "$PREP/judge/measure.o" "$KIT/given/exp_measure.c" &&
     objcopy --weaken-symbol=exp_measure "$PREP/judge/measure.o" "$PREP/judge/lib_exp_measure.o"; } &
-# The student's files: every chapter's own files (the table's files).
-files=$($chapters sources)
+# The student's files: every chapter's own files (the table's files),
+# as their stubs (PREP/starter/).
 for f in $files; do
-    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$f.o" "$KIT/starter/$f.c" &
+    $CC $STUDENT_CFLAGS -I"$KIT/include" -c -o "$PREP/stub/$f.o" "$PREP/starter/$f.c" &
 done
 echo "$STUDENT_CFLAGS" >"$PREP/student-cflags"
 echo "$OPENMP" >"$PREP/ldflags" # build.sh links with these
 wait_all() { local s=0; for p in $(jobs -p); do wait "$p" || s=1; done; return $s; }
-wait_all || { echo "prepare: the kit itself does not compile" >&2; exit 1; }
+wait_all || { echo "prepare: the kit itself does not compile (its $(case "$stubs" in git*) echo "committed stubs, HEAD:starter/" ;; *) echo "stubs, starter/" ;; esac), tests, given/ or tools/harness/)" >&2; exit 1; }
 (cd "$PREP" && ls kit/lib_*.o | grep -vxE 'kit/lib_(gpt|experiment|exp_measure)\.o' &&
     printf '%s\n' judge/lib_gpt.o judge/lib_experiment.o judge/lib_exp_measure.o) >"$PREP/judge-libs.txt"
 printf '%s.c\n' $files >"$PREP/files.txt"
@@ -168,5 +198,12 @@ $CC $OPENMP -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }
+# Stubs that pass a test are not stubs: a submission without that file
+# would be graded as solved.
+solved=$(awk -F'\t' 'NR > 1 && $4 == "passed" { print $2 }' "$PREP/tests.tsv" | sort -u | tr '\n' ' ')
+[ -z "$solved" ] || [ "$stubs" != working ] || {
+    echo "prepare: the working starter/ files ${solved% } pass tests, and $KIT is not a git checkout; grading would give their points to a submission without them" >&2
+    echo "prepare: restore the unsolved starter/ files (make reset, or git checkout starter/) or grade from a git checkout of the kit" >&2
+    exit 1; }
 kit_stamp "$KIT" >"$PREP/kit-stamp"
 echo "prepare: $(( $(wc -l <"$PREP/tests.tsv") - 1 )) tests, $(ls "$PREP"/kit | wc -l) kit objects, $(wc -l <"$PREP/files.txt") student files, $(wc -l <"$PREP/allowed.txt") callable symbols"
