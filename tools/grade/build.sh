@@ -31,15 +31,30 @@ mkdir -p "$OUT/src" "$OUT/obj" "$OUT/log"
 : >"$OUT/files.tsv"
 echo "not run" >"$OUT/status.txt"
 taken=""
-one_line() { tr '\t\r\n' '   ' | cut -c1-600; }
+# one line of plain ASCII, at most 300 characters (a binary file's
+# bytes, quoted by the compiler, are never passed on as they are)
+one_line() { LC_ALL=C tr '\t\r\n' '   ' | LC_ALL=C tr -c '\40-\176' '?' | cut -c1-300 | sed 's/ *$//'; }
 
 # 1. Collect: each expected file, uploaded flat or in the kit's folders
-#    (starter/F is preferred; otherwise the shallowest match).
+#    (starter/F is preferred; otherwise the shallowest match). Only a
+#    plain file is taken: a symbolic link (which could lead to any file
+#    the grader can read) or anything else of that name counts as
+#    missing, and says so; nothing of it is read.
 while read -r f; do
     found=$(cd "$SUB" && find . -type f -name "$f" 2>/dev/null | sed 's|^\./||' |
         awk -F/ '{ print (($0 == "starter/" f0) ? 0 : NF) "\t" $0 }' f0="$f" | sort -n | head -n 1 | cut -f2)
     if [ -z "$found" ]; then
-        printf '%s\tmissing\t\t%s\n' "$f" "$f was not in the submission" >>"$OUT/files.tsv"
+        other=$(cd "$SUB" && find . -name "$f" ! -type f 2>/dev/null | sed 's|^\./||' |
+            awk -F/ '{ print NF "\t" $0 }' | sort -n | head -n 1 | cut -f2)
+        why="$f was not in the submission"
+        if [ -n "$other" ]; then
+            what="not a plain file"
+            [ -L "$SUB/$other" ] && what="a symbolic link"
+            [ -d "$SUB/$other" ] && [ ! -L "$SUB/$other" ] && what="a folder"
+            why="$f was not in the submission as a plain file ($(printf '%s' "$other" | LC_ALL=C tr -c '[:print:]' '?' | cut -c1-120) is $what, which is not read)"
+        fi
+        # (where: "-", as read splits at a run of tabs)
+        printf '%s\tmissing\t-\t%s\n' "$f" "$why" >>"$OUT/files.tsv"
         continue
     fi
     cp "$SUB/$found" "$OUT/src/$f"
@@ -58,8 +73,19 @@ gate() { # gate FILE: prints nothing and succeeds, or prints why not
     if ! timeout 60 $CC $CFLAGS -I"$KIT/include" -fmacro-prefix-map="$OUT/src/=starter/" \
         -H -c -o "$obj" "$src" >"$OUT/log/$base.cc" 2>&1; then
         echo "compile"
-        grep -m1 -E 'error|fatal' "$OUT/log/$base.cc" | sed "s|$OUT/src/||g" | one_line
-        [ -s "$OUT/log/$base.cc" ] || echo "the compiler stopped after 60 s"
+        # The compiler's first error, with its file and line, if it is in
+        # the student's file, a kit header or a system header; an error in
+        # any other file (one the submission tried to include) is not
+        # quoted, as it would show that file's text.
+        local first
+        first=$(grep -a -m1 -E '^[^ ]+:[0-9]+(:[0-9]+)?: (fatal )?error' "$OUT/log/$base.cc" | sed "s|^$OUT/src/||")
+        case "$first" in
+        "$f":*) printf '%s\n' "$first" | one_line ;;
+        "$KIT/include/"* | /usr/include/* | /usr/lib/*) printf '%s\n' "${first#"$KIT/"}" | one_line ;;
+        "") if grep -a -q 'error' "$OUT/log/$base.cc"; then echo "(the compiler's message is not shown: it does not name a line of $f)"
+            else echo "the compiler stopped after 60 s"; fi ;;
+        *) echo "(the first error is in a file it includes that is not one of the kit's headers (include/) or the C library's; it is not shown)" ;;
+        esac
         return 1
     fi
     # Every header comes from the kit's include/ or the system.

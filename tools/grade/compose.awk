@@ -73,7 +73,7 @@ END {
     for (i = 1; i <= nf; i++) {
         f = forder[i]
         if (fstat[f] == "ok") { graded = graded (graded ? ", " : "") f (fwhere[f] != f ? " (from " fwhere[f] ")" : ""); continue }
-        if (fstat[f] == "missing") note[f] = f " was not in the submission, so its tests ran against the kit's empty stub."
+        if (fstat[f] == "missing") note[f] = (fwhy[f] != "" ? fwhy[f] : f " was not in the submission") ", so its tests ran against the kit's empty stub."
         else if (fstat[f] == "compile") note[f] = f " does not compile, so its tests ran against the kit's empty stub. The compiler's first error: " fwhy[f]
         else note[f] = f " was not graded: " fwhy[f] ". Its tests ran against the kit's empty stub."
         head = head note[f] "\n"
