@@ -4,7 +4,9 @@
 # sandbox, and write OUT/gradebook.csv and the class report
 # (OUT/report.md, OUT/mistakes.png and .svg). A submission that does not
 # compile, crashes or hangs gets its row with the reason; none stops the
-# batch. Refuses to run at all when the sandbox cannot start.
+# batch. Refuses to run at all when the sandbox cannot start. Every other
+# entry of SUBMISSIONS (a file, a zip, a hidden entry, a symbolic link) is
+# listed with why it was not graded (see below).
 set -u
 BWRAP=${BWRAP:-bwrap}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,9 +27,44 @@ if ! why=$(sandbox_ready); then
     exit 1
 fi
 
-students=$(cd "$SUBS" && find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sed 's|^\./||' | sort)
-[ -n "$students" ] || { echo "grade-all: $SUBS has no subfolders (one per student)" >&2; exit 2; }
-n=$(printf '%s\n' "$students" | wc -l)
+# Every entry of SUBMISSIONS is accounted for: a plain folder is a
+# student's submission and is graded; anything else is listed with why
+# it was not (OUT/skipped.tsv, and the class report). A Gradescope
+# export holds one folder per submission (uploaded zips already unpacked)
+# and submission_metadata.yml, so a zip or another file here is not a
+# submission: grade-all does not unpack it (unpacking untrusted archives
+# outside the sandbox is a risk of its own), and says how to.
+rm -f "$OUT/skipped.tsv"
+students="" nent=0
+while IFS= read -r -d '' e; do
+    e=${e#./}
+    nent=$((nent + 1))
+    show=$(printf '%s' "$e" | LC_ALL=C tr -c '[:print:]' '?')
+    why=""
+    case "$e" in
+    *$'\n'* | *$'\t'*) why="its name holds a line break or a tab; rename it" ;;
+    .*) why="a hidden entry (its name starts with '.'); rename it (mv '$show' '${show#.}') to grade it" ;;
+    esac
+    if [ -z "$why" ]; then
+        if [ -L "$SUBS/$e" ]; then why="a symbolic link (to $(readlink "$SUBS/$e" | LC_ALL=C tr -c '[:print:]' '?' | cut -c1-100)), not followed; copy the folder in to grade it"
+        elif [ -d "$SUBS/$e" ]; then students="$students$e"$'\n'
+        else
+            case "$e" in
+            *.zip | *.ZIP) why="a zip file, not unpacked; unpack it into a folder of its own (unzip '$show' -d '${show%.*}') to grade it" ;;
+            *.tar | *.tar.gz | *.tgz) why="an archive, not unpacked; unpack it into a folder of its own to grade it" ;;
+            *) why="not a folder (one folder per student is graded)" ;;
+            esac
+        fi
+    fi
+    [ -z "$why" ] || printf '%s\t%s\n' "$show" "$why" >>"$OUT/skipped.tsv"
+done < <(cd "$SUBS" && find . -mindepth 1 -maxdepth 1 -print0 | LC_ALL=C sort -z)
+students=${students%$'\n'}
+nskip=$(cat "$OUT/skipped.tsv" 2>/dev/null | wc -l)
+n=0
+[ -z "$students" ] || n=$(printf '%s\n' "$students" | wc -l)
+echo "grade-all: $nent entries in $SUBS: $n to grade, $nskip skipped"
+[ "$nskip" -eq 0 ] || awk -F'\t' '{ printf "  %-24s skipped: %s\n", $1, $2 }' "$OUT/skipped.tsv"
+[ -n "$students" ] || { echo "grade-all: $SUBS has no subfolders to grade (one per student)" >&2; exit 2; }
 jobs=${JOBS:-$(nproc)}
 rm -rf "$OUT/students" "$OUT/prep" && mkdir -p "$OUT/students"
 echo "grade-all: preparing the kit's objects"
@@ -84,6 +121,8 @@ done | sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, ""); split($0, f, "\t")
 {
     echo "# Class report"
     echo
+    echo "$nent entries in the submissions folder: $n graded, $nskip skipped (listed below)."
+    echo
     echo "$n submissions graded. Mean score $(awk -F, 'NR > 1 { s += $(NF - 3); m = $(NF - 2); k++ } END { printf "%.1f of %s", s / k, m }' "$OUT/gradebook.csv")."
     echo
     echo "## The named mistakes, by how many students made them"
@@ -105,6 +144,14 @@ done | sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, ""); split($0, f, "\t")
         [ -f "$OUT/students/$s/summary.tsv" ] || why="the grader failed on this submission"
         [ -z "$why" ] || echo "- **$s**: $why"
     done
+    echo
+    echo "## Entries not graded"
+    echo
+    if [ "$nskip" -gt 0 ]; then
+        awk -F'\t' '{ printf "- **%s**: %s\n", $1, $2 }' "$OUT/skipped.tsv"
+    else
+        echo "None: every entry was a folder, and graded."
+    fi
     echo
     echo "The reasons are in gradebook.csv; each student's Gradescope-style results are in students/NAME/results.json."
 } >"$OUT/report.md"
