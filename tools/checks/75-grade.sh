@@ -4,7 +4,9 @@
 # for /autograder (full marks for the solutions, 0 for the stubs, a crash
 # and a hang named, a compile error and a missing file explained, and
 # every hostile trick gaining nothing); the sandbox really isolating; and
-# make grade-all on a generated class of 7.
+# make grade-all on a generated class of 7. Before these, issue 53's
+# cases (the committed stubs, a half-finished tree, every entry of a
+# class's folder): ONLY=issue53 runs them alone, with section 1.
 # B=build/<dir> builds elsewhere (default build).
 set -u
 B=${B:-build}
@@ -49,6 +51,75 @@ if [ "$(head -n 1 "$work/sel.tsv")" = "$(printf 'chapter\tfile\ttest\tstatus\tse
 else
     fail "--results table is wrong:"; head -n 5 "$work/sel.tsv"
 fi
+
+# ---------------------------------------------------------------------
+# 1b. Issue 53: grading from the committed stubs, a half-finished tree
+#     still graded, every entry of a class's folder accounted for. In a
+#     throwaway copy of the kit (its commit, and the working changes to
+#     its tracked files) whose working starter/ holds the solutions, as
+#     an instructor's who worked the exercises there.
+#     ONLY=issue53 runs this part alone.
+# ---------------------------------------------------------------------
+k53="$work/kit53"
+git clone -q "$KIT" "$k53" && git -C "$k53" config user.email k@k && git -C "$k53" config user.name k ||
+    { fail "issue 53: could not clone the kit"; exit 1; }
+if [ -n "$(git diff HEAD --stat)" ]; then git diff HEAD --binary | git -C "$k53" apply || fail "issue 53: could not copy the working changes"; fi
+cp solutions/*.c "$k53/starter/"
+# (a) make autograder packages the committed stubs, and says so.
+ag53=$(cd "$k53" && make --no-print-directory -s B=build autograder 2>&1) || fail "issue 53: make autograder: $ag53"
+bad=""
+for f in $(sh tools/mk/chapters.sh sources); do
+    unzip -p "$k53/build/autograder.zip" "starter/$f.c" | cmp -s - <(git -C "$k53" show "HEAD:starter/$f.c") || bad="$bad $f.c"
+done
+todo=$(unzip -p "$k53/build/autograder.zip" starter/ch1_attention.c | grep -c KIT_E_TODO)
+if [ -z "$bad" ] && [ "$todo" -gt 0 ] && printf '%s\n' "$ag53" | grep -q 'committed stubs'; then
+    ok "issue 53: with the solutions in the working starter/, make autograder packages the committed stubs ($todo KIT_E_TODO in ch1_attention.c) and says so"
+else fail "issue 53: the autograder zip's starter/ differs from the committed stubs in:${bad:- (none)}; KIT_E_TODO in ch1_attention.c: $todo; make autograder said: $(printf '%s' "$ag53" | head -c 300)"; fi
+# (b) make grade on a half-finished tree: one file that does not compile
+#     (the issue's line 57 of ch3_mha.c), a binary file and a symbolic
+#     link to a file of secrets. The other chapters are graded, the
+#     feedback names the file and the line, and nothing of the binary or
+#     the linked file is printed.
+printf 'TRICK53-SECRET\n' >"$work/secret53"
+sed -i '57s/$/ oops/' "$k53/starter/ch3_mha.c"
+{ head -c 20000 "$(command -v cc)"; printf '\nTRICK53-BINARY\n'; } >"$k53/starter/ch6_decode.c"
+ln -sf "$work/secret53" "$k53/starter/ch8_lm.c"
+out53=$(cd "$k53" && make --no-print-directory -s B=build grade 2>&1)
+rc53=$?
+json53="$k53/build/grade/results.json"
+sum53="$k53/build/grade/summary.tsv"
+full() { awk -F'\t' -v k="ch$1" '$1 == k { exit !($2 == $3 && $3 > 0) } END { if (!NR) exit 1 }' "$sum53" 2>/dev/null; }
+leak=$({ printf '%s\n' "$out53"; cat "$json53" 2>/dev/null; } | grep -a -c -e TRICK53-SECRET -e TRICK53-BINARY)
+if [ $rc53 -eq 0 ] && ! printf '%s' "$out53" | grep -q 'kit itself' && full 1 && full 2 &&
+    awk -F'\t' '$1 == "ch3" { exit !($2 == 0) }' "$sum53" &&
+    jq -e '.output | test("ch3_mha.c does not compile.*first error: ch3_mha.c:5[78]:[0-9]+: error")' "$json53" >/dev/null &&
+    jq -e '.output | test("ch8_lm.c was not in the submission as a plain file \\(.*ch8_lm.c is a symbolic link")' "$json53" >/dev/null &&
+    [ "$leak" -eq 0 ] && [ "$(printf '%s\n' "$out53" | wc -l)" -le 20 ] && [ "$(jq -r .output "$json53" | wc -c)" -le 3000 ]; then
+    ok "issue 53: make grade with ch3_mha.c not compiling, ch6_decode.c binary and ch8_lm.c a link to a file of secrets: rc 0, chapters 1 and 2 full, $(jq -r .output "$json53" | grep -o 'ch3_mha.c does not compile.*' | cut -c1-140); the link refused, nothing of either file printed ($(printf '%s\n' "$out53" | wc -l) lines)"
+else fail "issue 53: make grade on a half-finished tree: rc $rc53; $(printf '%s\n' "$out53" | wc -l) lines of output (secrets or binary shown: $leak): $(printf '%s' "$out53" | head -c 300 | LC_ALL=C tr -c '\n[:print:]' '?'); summary: $(tr '\t\n' ' ;' <"$sum53" 2>/dev/null | head -c 200)"; fi
+# (c) make grade-all over a folder of four entries: an empty submission
+#     (graded, 0: its files are the committed stubs, not the working
+#     starter/'s solutions), a zip, a hidden folder and a symbolic link to
+#     a folder, each accounted for.
+s53="$work/subs53"
+mkdir -p "$s53/empty" "$s53/.carol" "$work/elsewhere53"
+cp solutions/*.c "$s53/.carol/" && cp solutions/*.c "$work/elsewhere53/"
+(cd "$work/elsewhere53" && zip -q "$s53/bob.zip" ./*.c)
+ln -s "$work/elsewhere53" "$s53/linked"
+ga53=$(cd "$k53" && make --no-print-directory -s B=build grade-all SUBMISSIONS="$s53" 2>&1)
+rc53=$?
+gb53="$k53/build/grade-all/gradebook.csv"
+empty53=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "total") t = i } $1 == "empty" { print $t }' "$gb53" 2>/dev/null)
+said=0
+for e in empty bob.zip .carol linked; do printf '%s\n' "$ga53" | grep -q "^  $e " && said=$((said + 1)); done
+if [ $rc53 -eq 0 ] && [ "$empty53" = 0.00 ] && [ "$said" -eq 4 ] &&
+    grep -q '^4 entries in the submissions folder: 1 graded, 3 skipped' "$k53/build/grade-all/report.md" &&
+    printf '%s\n' "$ga53" | grep -q "bob.zip *skipped: a zip file" && printf '%s\n' "$ga53" | grep -q "linked *skipped: a symbolic link" &&
+    printf '%s\n' "$ga53" | grep -q "\.carol *skipped: a hidden"; then
+    ok "issue 53: grade-all over an empty folder, bob.zip, .carol and a linked folder: 4 of 4 entries accounted for, the empty one 0.00 with the solutions in the working starter/"
+else fail "issue 53: grade-all: rc $rc53, the empty submission '${empty53}' (not 0.00?), $said of 4 entries named; it said: $(printf '%s' "$ga53" | head -c 600)"; fi
+rm -rf "$k53" "$s53" "$work/elsewhere53"
+[ "${ONLY:-}" != issue53 ] || exit $status
 
 # ---------------------------------------------------------------------
 # 2. The autograder: built, unpacked and run as Gradescope would.
