@@ -24,7 +24,7 @@ rm -rf "$stage" "$zip" && mkdir -p "$stage/tools"
 cp -r "$KIT/include" "$KIT/tests" "$KIT/given" "$stage/"
 cp -r "$KIT/tools/harness" "$KIT/tools/grade" "$stage/tools/"
 rm -f "$stage/tools/grade/stubs-commit"
-if [ -e "$KIT/.git" ] && [ "$(git -C "$KIT" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$KIT" && pwd -P)" ]; then
+if [ "$(bash "$here/prepare.sh" --stubs-from "$KIT" | cut -d' ' -f1)" = git ]; then
     head=$(git -C "$KIT" rev-parse HEAD)
     git -C "$KIT" archive HEAD starter | tar -x -C "$stage" ||
         { echo "autograder: could not take starter/ from the commit $head (git archive HEAD starter)" >&2; exit 1; }

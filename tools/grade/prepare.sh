@@ -22,8 +22,8 @@ kit_stamp() {
 # (it writes tools/grade/stubs-commit); in a kit that is neither (a
 # copy without .git), its working starter/, with a warning, and only
 # if the stubs pass no test (checked below, after their run).
-# stubs_from KIT prints where they come from: "git TREE" (HEAD's
-# starter/), "zip COMMIT" or "working".
+# stubs_from KIT (prepare.sh --stubs-from KIT) prints where they come
+# from: "git TREE" (HEAD's starter/), "zip COMMIT" or "working".
 stubs_from() {
     if [ -e "$1/.git" ] && [ "$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$1" && pwd -P)" ]; then
         echo "git $(git -C "$1" rev-parse -q --verify HEAD:starter 2>/dev/null || echo none)"
@@ -31,6 +31,7 @@ stubs_from() {
     else echo working; fi
 }
 if [ "${1:-}" = --stamp ]; then kit_stamp "$2"; exit 0; fi
+if [ "${1:-}" = --stubs-from ]; then stubs_from "$2"; exit 0; fi
 KIT=$(cd "$1" && pwd)
 PREP=$2
 CC=${CC:-cc}
@@ -198,12 +199,17 @@ $CC $OPENMP -o "$PREP/stub_tests" "$PREP"/kit/*.o "$PREP"/stub/*.o \
     $(pkg-config --libs cunit 2>/dev/null || echo -lcunit) -lm
 "$PREP/stub_tests" --quiet --results "$PREP/tests.tsv" >/dev/null 2>&1 || true
 [ "$(wc -l <"$PREP/tests.tsv")" -gt 1 ] || { echo "prepare: the stubs' test run wrote no results" >&2; exit 1; }
-# Stubs that pass a test are not stubs: a submission without that file
-# would be graded as solved.
+# Stubs that pass a test are not stubs, wherever they come from: a
+# submission without that file would be graded as solved.
 solved=$(awk -F'\t' 'NR > 1 && $4 == "passed" { print $2 }' "$PREP/tests.tsv" | sort -u | tr '\n' ' ')
-[ -z "$solved" ] || [ "$stubs" != working ] || {
-    echo "prepare: the working starter/ files ${solved% } pass tests, and $KIT is not a git checkout; grading would give their points to a submission without them" >&2
-    echo "prepare: restore the unsolved starter/ files (make reset, or git checkout starter/) or grade from a git checkout of the kit" >&2
+[ -z "$solved" ] || {
+    case "$stubs" in
+    git*) echo "prepare: the committed starter/ files ${solved% } pass tests (HEAD:starter/ holds solved work); grading would give their points to a submission without them" >&2
+        echo "prepare: commit the unsolved stubs back (git checkout <a commit with the stubs> -- starter/ && git commit)" >&2 ;;
+    zip*) echo "prepare: the autograder's starter/ files ${solved% } pass tests; rebuild it with make autograder from a kit whose committed starter/ holds the stubs" >&2 ;;
+    *) echo "prepare: the working starter/ files ${solved% } pass tests, and $KIT is not a git checkout; grading would give their points to a submission without them" >&2
+        echo "prepare: restore the unsolved starter/ files or grade from a git checkout of the kit" >&2 ;;
+    esac
     exit 1; }
 kit_stamp "$KIT" >"$PREP/kit-stamp"
 echo "prepare: $(( $(wc -l <"$PREP/tests.tsv") - 1 )) tests, $(ls "$PREP"/kit | wc -l) kit objects, $(wc -l <"$PREP/files.txt") student files, $(wc -l <"$PREP/allowed.txt") callable symbols"
