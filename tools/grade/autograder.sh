@@ -10,7 +10,8 @@
 # starter), whatever the working starter/ holds, and
 # tools/grade/stubs-commit names the commit (prepare.sh takes the stubs
 # from there); a kit that is not a git checkout ships its working
-# starter/, with a warning, and prepare.sh refuses it if it passes a test. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
+# starter/, with a warning, and prepare.sh refuses it if it passes a
+# test. DEB_PACKAGES (from the Makefile) is what setup.sh installs:
 # the same list as make deps. The points are the chapters' in
 # chapters/chapters.tsv, unless a POINTS table is given (it is shipped
 # as tools/grade/points.tsv).
