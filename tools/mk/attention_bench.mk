@@ -5,7 +5,8 @@
 #                 T = 1024), mha_forward_flash() with and without the
 #                 mask, and PyTorch (both ways) when /usr/bin/python3 can
 #                 import torch; the steps of matmul_fast() in GFLOP/s,
-#                 and what each step bought. Writes build/bench/attention.csv,
+#                 and what each step bought, timed in alternating
+#                 rounds. Writes build/bench/attention.csv, rounds.csv,
 #                 factors.csv and summary.txt, prints the table, the
 #                 ratios, the factors and the goals, and draws
 #                 build/bench/ch7_time.{png,svg} and ch7_memory.{png,svg}.
@@ -23,7 +24,11 @@
 # benchmark (T = 256, 512, 1024, fewer repetitions, well under a minute
 # on an idle machine) while it is built, into $(B)/bench-book/, and
 # tools/runs/bench/book_data.sh turns that run into $(B)/plots/data/ch7*.
-# So every number chapter 7 prints comes from a run made on the machine
+# Every ratio it prints comes from alternating rounds (bench.sh), and is
+# this machine's when the rounds agreed; when they did not, the chapter
+# prints the kit's reference run's ratio (tools/runs/bench/reference/,
+# kept by tools/runs/bench/reference.sh), marked as the reference
+# machine's. Every time it prints comes from a run made on the machine
 # that built the book, with or without PyTorch.
 #
 # The benchmark is compiled on its own, one program per IMPL,
@@ -74,7 +79,7 @@ endif
 	@for f in png svg; do for p in ch7_time ch7_memory; do \
 	  gnuplot -e "fmt='$$f'; outfile='$(ATT_DIR)/$$p.$$f'; datadir='$(ATT_DIR)'; csv='$(ATT_DIR)/attention.csv'" plots/$$p.gp; \
 	done; done
-	@echo "(written: $(ATT_DIR)/attention.csv, factors.csv, summary.txt, ch7_time.png/.svg, ch7_memory.png/.svg)"
+	@echo "(written: $(ATT_DIR)/attention.csv, rounds.csv, factors.csv, summary.txt, ch7_time.png/.svg, ch7_memory.png/.svg)"
 
 define att_bin_rule
 $(ATT_DIR)/$(1)/attention: $(ATT_SRC) $(call ATT_IMPL_SRC,$(1)) $(wildcard include/*.h)
@@ -95,7 +100,9 @@ $(ATT_BOOK)/attention.csv: $(ATT_BIN) $(ATT_LIBM) tools/runs/bench/bench.sh tool
 	  BENCH_LIBM_EXP=$(ATT_LIBM) \
 	  bash tools/runs/bench/bench.sh $(ATT_BIN) $(ATT_BOOK) >/dev/null
 
-$(B)/plots/data/ch7.values: $(ATT_BOOK)/attention.csv tools/runs/bench/book_data.sh
-	@sh tools/runs/bench/book_data.sh $(ATT_BOOK) $(B)/plots/data
+ATT_REF    := tools/runs/bench/reference
+$(B)/plots/data/ch7.values: $(ATT_BOOK)/attention.csv tools/runs/bench/book_data.sh \
+  $(ATT_REF)/factors.csv $(ATT_REF)/run.values
+	@sh tools/runs/bench/book_data.sh $(ATT_BOOK) $(B)/plots/data $(ATT_REF)
 
 $(DATA_STAMP): $(B)/plots/data/ch7.values

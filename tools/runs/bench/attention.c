@@ -2,7 +2,11 @@
  * bench/attention.c: time one configuration of chapter 7's benchmark
  * in a fresh process, so that its peak memory is its own.
  *
- *   usage: attention IMPL T THREADS REPS
+ *   usage: attention IMPL T THREADS REPS [WARMUP]
+ *
+ * WARMUP (1 by default) is the number of untimed calls before the timed
+ * ones: 0 for chapter 3's form in bench.sh's alternating rounds, whose
+ * one call takes seconds.
  *
  * IMPL is one of
  *   ch3_fused        mha_forward_fused() of chapter 3, causal (1 thread)
@@ -34,7 +38,8 @@
  * The layer is d_model 512 with 8 heads, weights from
  * mha_weights_randomize(), X uniform in [-1, 1].
  *
- * Prints one CSV line: impl,T,threads,ms,gflops,peak_bytes where ms is
+ * Prints one CSV line: impl,T,threads,ms,gflops,peak_bytes,cpu_share
+ * where ms is
  * the median of REPS timed calls after one untimed warm-up call,
  * threads the number of threads the code ran on (1 for code without
  * threads), gflops the useful work divided by the median time (for the
@@ -42,7 +47,11 @@
  * and peak_bytes the growth of this process's peak resident memory
  * (VmHWM) from just before the first call, with inputs and outputs
  * allocated and touched, to the end: the memory the method itself
- * needs, chapter 3's (h, T, T) weights output included.
+ * needs, chapter 3's (h, T, T) weights output included. cpu_share is
+ * the CPU time the process got during the timed calls over their wall
+ * time times the threads: near 1 when it had its cores to itself (idle
+ * OpenMP threads wait spinning), lower when other programs took turns
+ * on them, which a load average cannot say of the moment itself.
  */
 #include "../runner.h" /* run_read_long() */
 #include "attention.h"
@@ -52,6 +61,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -78,6 +88,16 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The CPU time this process has used so far, user and system, in ms. */
+static double cpu_ms(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0;
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+           (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -238,20 +258,22 @@ static int part_att(const float *H, float *out, int T, float *scratch,
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s IMPL T THREADS REPS\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s IMPL T THREADS REPS [WARMUP]\n", argv[0]);
         return 2;
     }
     const char *impl = argv[1];
-    long t = -1, th = 0, rp = 0;
+    long t = -1, th = 0, rp = 0, wu = 1;
     const int whole = run_read_long(argv[2], &t) &&
                       run_read_long(argv[3], &th) &&
-                      run_read_long(argv[4], &rp) && t <= 1 << 20 && th <= 1024;
-    const int T = (int)t, threads = (int)th, reps = (int)rp;
+                      run_read_long(argv[4], &rp) &&
+                      (argc != 6 || run_read_long(argv[5], &wu)) &&
+                      t <= 1 << 20 && th <= 1024;
+    const int T = (int)t, threads = (int)th, reps = (int)rp, warmup = (int)wu;
     if (!whole || T < (strcmp(impl, "peak") == 0 ? 0 : 1) || threads <= 0 ||
-        reps <= 0 || reps > 100) {
-        fprintf(stderr,
-                "bench: T, THREADS, REPS must be positive whole numbers\n");
+        reps <= 0 || reps > 100 || warmup < 0 || warmup > 10) {
+        fprintf(stderr, "bench: T, THREADS, REPS must be positive whole "
+                        "numbers, REPS at most 100, WARMUP 0 to 10\n");
         return 2;
     }
     if (strcmp(impl, "scratch") == 0) {
@@ -336,10 +358,13 @@ int main(int argc, char **argv)
             fail("malloc", KIT_E_NOMEM);
         rng_fill(&r, H, (int)(3 * n), -1.0f, 1.0f);
     }
-    double *ms = malloc((size_t)(reps + 1) * sizeof *ms);
+    double *ms = malloc((size_t)(reps + warmup) * sizeof *ms);
     if (!ms)
         fail("malloc", KIT_E_NOMEM);
-    for (int k = 0; k <= reps; k++) { /* k = 0: the warm-up */
+    double cpu0 = 0, wall = 0;
+    for (int k = 0; k < reps + warmup; k++) { /* k < warmup: untimed */
+        if (k == warmup)
+            cpu0 = cpu_ms();
         const double t0 = now_ms();
         int rc = product ? product(X, w.W_q, out, T, D_MODEL, D_MODEL)
                  : fused ? mha_forward_fused(&cfg, &w, X, out, weights, T)
@@ -349,13 +374,19 @@ int main(int argc, char **argv)
         if (rc != KIT_OK)
             fail(impl, rc);
         ms[k] = now_ms() - t0;
+        if (k >= warmup)
+            wall += ms[k];
     }
+    const double share =
+        wall > 0 ? (cpu_ms() - cpu0) / (wall * used_threads) : 0;
     const long long peak = peak_rss() - base;
-    qsort(ms + 1, (size_t)reps, sizeof *ms, cmp_double);
-    const double median =
-        reps % 2 ? ms[1 + reps / 2] : (ms[reps / 2] + ms[1 + reps / 2]) / 2;
-    printf("%s,%d,%d,%.3f,%.2f,%lld\n", impl, T, used_threads, median,
-           flops(impl, T) / (median * 1e6), peak > 0 ? peak : 0);
+    const double *timed = ms + warmup;
+    qsort(ms + warmup, (size_t)reps, sizeof *ms, cmp_double);
+    const double median = reps % 2
+                              ? timed[reps / 2]
+                              : (timed[reps / 2 - 1] + timed[reps / 2]) / 2;
+    printf("%s,%d,%d,%.3f,%.2f,%lld,%.2f\n", impl, T, used_threads, median,
+           flops(impl, T) / (median * 1e6), peak > 0 ? peak : 0, share);
     free(ms), free(weights), free(X), free(out), free(H), free(scratch);
     mha_weights_free(&w);
     return 0;

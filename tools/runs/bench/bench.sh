@@ -19,6 +19,26 @@
 # median of BENCH_REPS timed calls after a warm-up, and the growth of
 # its own peak resident memory.
 #
+# Every ratio the book prints is measured again by alternating rounds
+# (alternate() below): the sides of a comparison run one after the other,
+# each in a fresh process, in one order in odd rounds and the reverse
+# in even ones, BENCH_ROUNDS times (chapter 3's form, whose one call
+# takes seconds, BENCH_CH3_ROUNDS times, one call without warm-up). Each
+# round gives one ratio, the slower side's time over the faster's; the
+# comparison's ratio is their median, and it "agreed" when every
+# round's ratio is within BENCH_AGREE (a fraction) of that median and
+# every process of it had its cores: its cpu_share (attention.c: CPU
+# time over wall time times threads) at least BENCH_SHARE. A load that
+# comes and goes makes the rounds disagree, where one sample of each side
+# would have printed whatever the load made of it; a load that stays (a
+# busy loop beside the run) lowers every process's cpu_share. The comparisons:
+# the matmul steps (loop, blocks, tile, pack, threads and all of the
+# product), skipping the masked tiles (flash against flash_noncausal),
+# the faster exp (against flash_libm_exp) and chapter 3's form (ch3,
+# against flash), into OUTDIR/rounds.csv (every process's line),
+# factors.csv and factors.values (ch7.factor_KEY and its _agreed, _lo,
+# _hi, _rounds, _fast_ms, _slow_ms).
+#
 # With BENCH_MINE (a build of attention.c on the student's code), the
 # rows mine_flash, mine_flash_noncausal, mine_flash_proj, mine_flash_att
 # and mine_matmul_* time the student's code beside the reference's, and
@@ -35,10 +55,13 @@
 #     empty: not) BENCH_FACTOR_T=1024 (the T of the table of factors'
 #     two flash rows; the largest of BENCH_T when it is not one of them)
 #     BENCH_MINE= BENCH_LIBM_EXP= (empty: no such rows)
+#     BENCH_ROUNDS=5 BENCH_CH3_ROUNDS=3 BENCH_ROUND_REPS=3 (the timed
+#     calls of each side in a round, the median taken; matmul_ch1 and
+#     chapter 3 one) BENCH_AGREE=0.10 BENCH_SHARE=0.8
 #
 # Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes),
-# OUTDIR/factors.csv and factors.values (what each step bought, see
-# factors() below) and OUTDIR/summary.txt (the table, the ratios, the
+# OUTDIR/rounds.csv, factors.csv and factors.values (what each step
+# bought, from the rounds) and OUTDIR/summary.txt (the table, the ratios, the
 # load, the factors, the chapter's goals, the student's rows), and
 # prints the summary; on stderr, each step with the time so far and left.
 set -eu
@@ -53,11 +76,18 @@ mm_big=${BENCH_MATMUL_BIG-4096}
 mine=${BENCH_MINE:-}
 libm=${BENCH_LIBM_EXP:-}
 fT=${BENCH_FACTOR_T:-1024}
+rounds=${BENCH_ROUNDS:-5}
+ch3_rounds=${BENCH_CH3_ROUNDS:-3}
+rreps=${BENCH_ROUND_REPS:-3}
+agree=${BENCH_AGREE:-0.10}
+share=${BENCH_SHARE:-0.8}
 case " $Ts " in *" $fT "*) ;; *) for fT in $Ts; do :; done ;; esac
 mkdir -p "$out"
 csv=$out/attention.csv
 tmp=$csv.tmp
-echo "impl,T,threads,ms,gflops,peak_bytes" >"$tmp"
+echo "impl,T,threads,ms,gflops,peak_bytes,cpu_share" >"$tmp"
+rtmp=$out/rounds.csv.tmp
+echo "group,round,name,impl,T,threads,ms,gflops,peak_bytes,cpu_share" >"$rtmp"
 
 torch=no
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then torch=yes; fi
@@ -166,11 +196,104 @@ for T in $mm_T $mm_big; do
         [ "$threads" -ne 1 ] || break
     done
 done
+rounds_all
 peaks
+}
+# to_rounds GROUP ROUND NAME command...: the command's line, prefixed,
+# into the rounds
+to_rounds() {
+    local pre=$1,$2,$3 line
+    shift 3
+    line=$("$@")
+    echo "$pre,$line" >>"$rtmp"
+}
+# alternate GROUP N SIDE...: N rounds of every SIDE, in the order given
+# in odd rounds and reversed in even ones (a drift of the machine then
+# weighs on both sides alike). A SIDE is NAME:IMPL:T:THREADS:REPS:WARMUP
+# or NAME:IMPL:T:THREADS:REPS:WARMUP:BIN (another build of attention.c).
+alternate() {
+    local group=$1 n=$2 r k i name impl T th rp wu sb
+    shift 2
+    for ((r = 1; r <= n; r++)); do
+        for ((k = 1; k <= $#; k++)); do
+            i=$k
+            [ $((r % 2)) = 1 ] || i=$(($# + 1 - k))
+            IFS=: read -r name impl T th rp wu sb <<<"${!i}"
+            step "$impl" "$T" "$th" "$rp" to_rounds "$group" "$r" "$name" \
+                "${sb:-$bin}" "$impl" "$T" "$th" "$rp" "$wu"
+        done
+    done
+}
+rounds_all() {
+    local layer=(flash:flash:$fT:$threads:$rreps:1
+        flash_noncausal:flash_noncausal:$fT:$threads:$rreps:1)
+    [ -z "$libm" ] || layer+=("flash_libm_exp:flash:$fT:$threads:$rreps:1:$libm")
+    alternate layer "$rounds" "${layer[@]}"
+    if [ "$fT" -le "$ch3_max" ]; then
+        alternate ch3 "$ch3_rounds" "flash:flash:$fT:$threads:$rreps:1" \
+            "ch3_fused:ch3_fused:$fT:1:1:0"
+    fi
+    local mm=(matmul_ch1:matmul_ch1:$mm_T:1:1:1)
+    for impl in matmul_ikj matmul_blocked matmul_tiled; do
+        mm+=("$impl:$impl:$mm_T:1:$rreps:1")
+    done
+    [ "$threads" -eq 1 ] || mm+=("matmul_fast_1:matmul_fast:$mm_T:1:$rreps:1")
+    mm+=("matmul_fast:matmul_fast:$mm_T:$threads:$rreps:1")
+    alternate matmul "$rounds" "${mm[@]}"
 }
 measure
 dry=0 start=$SECONDS
 measure
+mv "$rtmp" "$out/rounds.csv"
+# The comparisons, from the rounds alone: factors.csv and factors.values.
+awk -F, -v agree="$agree" -v minshare="$share" -v out="$out" -v threads="$threads" -v fT="$fT" \
+    -v mmT="$mm_T" -v rounds="$rounds" -v ch3_rounds="$ch3_rounds" -v rreps="$rreps" '
+    NR > 1 { t[$1, $2, $3] = $7; sh[$1, $2, $3] = $10; th[$1, $3] = $6; if ($2 + 0 > nr[$1]) nr[$1] = $2 + 0 }
+    function median(x, n,   i, j, v) {
+        for (i = 2; i <= n; i++) { v = x[i]; for (j = i - 1; j >= 1 && x[j] > v; j--) x[j + 1] = x[j]; x[j + 1] = v }
+        return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+    }
+    # cmp KEY STEP GROUP FAST SLOW T: the rounds of GROUP where both ran
+    function cmp(key, step, group, fast, slow, T,   r, n, x, xf, xs, med, ok, low) {
+        n = 0; split("", x); split("", xf); split("", xs); low = 1
+        for (r = 1; r <= nr[group]; r++)
+            if ((group, r, fast) in t && (group, r, slow) in t && t[group, r, fast] > 0) {
+                n++; x[n] = t[group, r, slow] / t[group, r, fast]
+                xf[n] = t[group, r, fast]; xs[n] = t[group, r, slow]
+                if (sh[group, r, fast] < low) low = sh[group, r, fast] + 0
+                if (sh[group, r, slow] < low) low = sh[group, r, slow] + 0
+            }
+        if (n == 0) return
+        med = median(x, n)
+        # agreed: at least 3 rounds, each within agree of the median,
+        # and every process had at least minshare of its cores
+        ok = (n >= 3 && x[1] >= med * (1 - agree) && x[n] <= med * (1 + agree) && low >= minshare) ? "yes" : "no"
+        printf "%s,%s,%s,%s,%d,%d,%d,%d,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.2f\n", key, step, fast, slow, T,
+            th[group, fast], th[group, slow], n, med, x[1], x[n], ok, median(xf, n), median(xs, n), low > fcsv
+        printf "ch7.factor_%s_share=%.0f\n", key, 100 * low > fval
+        printf "ch7.factor_%s=%.2f\nch7.factor_%s_agreed=%s\nch7.factor_%s_lo=%.2f\nch7.factor_%s_hi=%.2f\n", \
+            key, med, key, ok, key, x[1], key, x[n] > fval
+        printf "ch7.factor_%s_rounds=%d\nch7.factor_%s_fast_ms=%.1f\nch7.factor_%s_slow_ms=%.1f\n", \
+            key, n, key, median(xf, n), key, median(xs, n) > fval
+    }
+    END {
+        fcsv = out "/factors.csv"; fval = out "/factors.values"
+        print "key,step,impl,against,T,threads,threads_against,rounds,factor,lo,hi,agreed,ms,ms_against,cpu_share" > fcsv
+        printf "" > fval
+        f1 = threads > 1 ? "matmul_fast_1" : "matmul_fast"
+        cmp("loop", "loop order", "matmul", "matmul_ikj", "matmul_ch1", mmT)
+        cmp("blocks", "cache blocks", "matmul", "matmul_blocked", "matmul_ikj", mmT)
+        cmp("tile", "register tile", "matmul", "matmul_tiled", "matmul_blocked", mmT)
+        cmp("pack", "packing and micro-kernel", "matmul", f1, "matmul_tiled", mmT)
+        if (threads > 1) cmp("threads", "threads", "matmul", "matmul_fast", f1, mmT)
+        cmp("matmul", "all of the product", "matmul", "matmul_fast", "matmul_ch1", mmT)
+        cmp("skip", "skipped masked tiles", "layer", "flash", "flash_noncausal", fT)
+        cmp("exp", "faster exp (fast_expf)", "layer", "flash", "flash_libm_exp", fT)
+        cmp("ch3", "chapter 7 against chapter 3", "ch3", "flash", "ch3_fused", fT)
+        printf "ch7.factor_T=%d\nch7.factor_mm_T=%d\nch7.factor_threads_n=%d\n", fT, mmT, threads > fval
+        printf "ch7.rounds=%d\nch7.ch3_rounds=%d\nch7.round_reps=%d\nch7.agree_pct=%.0f\nch7.share_pct=%.0f\n", \
+            rounds, ch3_rounds, rreps, 100 * agree, 100 * minshare > fval
+    }' "$out/rounds.csv"
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 # cache_bytes LEVEL TYPE: the size of cpu0's cache of that level and type
 # in bytes, read from the machine now (sysfs, else getconf), 0 if unknown
@@ -221,7 +344,8 @@ mv "$tmp" "$csv"
     column -s, -t "$csv"
     echo
     awk -F, -v torch=$torch -v threads="$threads" -v mmT="$mm_T" -v fT="$fT" \
-        -v out="$out" -v impl_name="${BENCH_MINE_NAME:-}" '
+        -v out="$out" -v impl_name="${BENCH_MINE_NAME:-}" -v rounds="$rounds" \
+        -v ch3_rounds="$ch3_rounds" -v agree="$agree" -v minshare="$share" '
         # the first row of an impl at a T is the one on BENCH_THREADS
         NR > 1 && !(($1, $2) in ms) { ms[$1, $2] = $4; peak[$1, $2] = $6; gf[$1, $2] = $5; seen[$2] = 1 }
         NR > 1 && !(($1, $2, $3) in mst) { mst[$1, $2, $3] = $4 }
@@ -301,39 +425,20 @@ mv "$tmp" "$csv"
                   ms["ch3_fused", 1024], ms["flash", 1024], 30)
             if (have_mine) mine()
         }
-        # What each step bought: the time of the step before it divided
-        # by its own, from the rows of this run, into factors.csv and
-        # factors.values (ch7.factor_KEY), which the book quotes
-        function factors() {
-            fcsv = out "/factors.csv"; fval = out "/factors.values"
-            print "key,step,impl,against,T,threads,threads_against,factor" > fcsv
-            printf "" > fval
+        # What each step bought: the comparisons of the alternating
+        # rounds, as factors.csv holds them
+        function factors(   fcsv, line, f, n) {
+            fcsv = out "/factors.csv"
             print ""
-            print "What each step bought, this run (a factor: the time before the step divided by the time after it):"
-            printf "  %-26s %-44s %-20s %s\n", "step", "compares", "threads", "factor"
-            fac("loop", "loop order", "matmul_ikj", mmT, 1, "matmul_ch1", mmT, 1)
-            fac("blocks", "cache blocks", "matmul_blocked", mmT, 1, "matmul_ikj", mmT, 1)
-            fac("tile", "register tile", "matmul_tiled", mmT, 1, "matmul_blocked", mmT, 1)
-            fac("pack", "packing and micro-kernel", "matmul_fast", mmT, 1, "matmul_tiled", mmT, 1)
-            if (threads > 1) fac("threads", "threads", "matmul_fast", mmT, threads, "matmul_fast", mmT, 1)
-            else printf "  %-26s (one thread in this run: nothing to compare)\n", "threads"
-            fac("matmul", "all of the product", "matmul_fast", mmT, threads, "matmul_ch1", mmT, 1)
-            fac("skip", "skipped masked tiles", "flash", fT, threads, "flash_noncausal", fT, threads)
-            fac("exp", "faster exp (fast_expf)", "flash", fT, threads, "flash_libm_exp", fT, threads)
-            printf "ch7.factor_T=%d\nch7.factor_mm_T=%d\nch7.factor_threads_n=%d\n", fT, mmT, threads > fval
-            close(fcsv); close(fval)
-        }
-        function fac(key, step, a, Ta, ta, b, Tb, tb,   f, what, th) {
-            what = sprintf("%s against %s, T=%d", a, b, Ta)
-            th = ta == tb ? sprintf("%d each", ta) : sprintf("%d against %d", ta, tb)
-            if (!((a, Ta, ta) in mst) || !((b, Tb, tb) in mst) || mst[a, Ta, ta] <= 0) {
-                printf "  %-26s %-44s %-20s not measured in this run\n", step, what, th
-                return
+            printf "What each step bought, from %d alternating rounds (chapter 3: %d; a factor: the time before the step divided by the time after it, the median of the rounds'"'"' ratios; agreed: every round within %.0f %% of it, and every process given at least %.0f %% of its cores):\n", rounds, ch3_rounds, 100 * agree, 100 * minshare
+            printf "  %-28s %-38s %6s %-9s %8s  %-15s %-6s %s\n", "step", "compares", "T", "threads", "factor", "range", "cores", "agreed"
+            while ((getline line < fcsv) > 0) {
+                if (++n == 1) continue
+                split(line, f, ",")
+                printf "  %-28s %-38s %6d %-9s %7.2fx  %-15s %4.0f %%  %s\n", f[2], f[3] " against " f[4], f[5],
+                    f[6] == f[7] ? f[6] " each" : f[6] " vs " f[7], f[9], sprintf("%.2f-%.2f", f[10], f[11]), 100 * f[15], f[12]
             }
-            f = mst[b, Tb, tb] / mst[a, Ta, ta]
-            printf "  %-26s %-44s %-20s %6.2fx\n", step, what, th, f
-            printf "%s,%s,%s,%s,%d,%d,%d,%.2f\n", key, step, a, b, Ta, ta, tb, f > fcsv
-            printf "ch7.factor_%s=%.2f\n", key, f > fval
+            close(fcsv)
         }
         # The student'"'"'s rows beside the reference'"'"'s, and when their
         # flash is slower, which of its two parts to look at

@@ -1,10 +1,11 @@
 #!/bin/sh
 # book_data.sh: turn a run of bench.sh into what chapter 7 quotes.
 #
-#   usage: book_data.sh RUNDIR DATADIR
+#   usage: book_data.sh RUNDIR DATADIR REFDIR
 #
-# Reads RUNDIR/attention.csv and RUNDIR/meta.values (bench.sh) and
-# writes into DATADIR:
+# Reads RUNDIR/attention.csv, RUNDIR/meta.values and RUNDIR/factors.csv
+# (bench.sh), and the kit's reference run in REFDIR (factors.csv and
+# run.values, tools/runs/bench/reference/), and writes into DATADIR:
 #   ch7_bench.csv   the run's CSV, which plots/ch7_*.gp draw
 #   ch7.values      key=value numbers the prose quotes: measured times,
 #                   ratios, GFLOP/s, peak memory, and the FLOP and byte
@@ -13,12 +14,25 @@
 #   ch7_matmul.md   the matmul steps as a table
 #   ch7_torch.md    the sentences about PyTorch, which depend on whether
 #                   the run had it
-#   ch7_factors.md  what each step bought, from RUNDIR/factors.csv (the
-#                   factors themselves reach ch7.values from
-#                   RUNDIR/factors.values, as bench.sh wrote them)
+#   ch7_factors.md  what each step bought, from RUNDIR/factors.csv,
+#                   beside the reference's (the factors themselves
+#                   reach ch7.values from RUNDIR/factors.values, as
+#                   bench.sh wrote them)
+# Every ratio the chapter prints is one of bench.sh's alternating
+# comparisons (factors.csv). For each, ch7.show_KEY is this run's ratio
+# when its rounds agreed, otherwise the reference run's, and
+# ch7.mark_KEY is empty or says that the number is the reference
+# machine's, ch7.ok_KEY is 1 when this run's rounds agreed and 0 when
+# not (for the chapter's .if tests), ch7.ref_ok_KEY the same of the
+# reference run; ch7.noisy_n and ch7.noisy_list count and name the
+# comparisons whose rounds did not agree, ch7.ref_* describe the
+# reference run.
 # Needs the rows for T = 1024 (the book's run measures 256, 512, 1024).
 set -eu
-run=$1 data=$2
+run=$1 data=$2 ref=$3
+for f in "$run/factors.csv" "$ref/factors.csv" "$ref/run.values"; do
+    [ -f "$f" ] || { echo "book_data: $f is missing (a run of tools/runs/bench/bench.sh writes factors.csv; tools/runs/bench/reference.sh keeps the reference)" >&2; exit 1; }
+done
 mkdir -p "$data"
 cp "$run/attention.csv" "$data/ch7_bench.csv"
 torch=$(sed -n 's/^ch7.torch=//p' "$run/meta.values")
@@ -93,9 +107,7 @@ END {
     printf "ch7.proj_pct=%.0f\n", (ms["flash", T] > 0 ? 100 * pms / ms["flash", T] : 0) > v
     printf "ch7.ch3_ms=%s\n", fmt(ms["ch3_fused", T]) > v
     printf "ch7.ch3_gflops=%s\n", fmt(gf["ch3_fused", T]) > v
-    printf "ch7.ratio_ch3=%.0f\n", ms["ch3_fused", T] / ms["flash", T] > v
     printf "ch7.noncausal_ms=%s\n", fmt(ms["flash_noncausal", T]) > v
-    printf "ch7.skip_ratio=%.2f\n", ms["flash_noncausal", T] / ms["flash", T] > v
     printf "ch7.flash_peak_mib=%s\n", mib(peak["flash", T]) > v
     printf "ch7.ch3_peak_mib=%s\n", mib(peak["ch3_fused", T]) > v
     best = ""; bestv = 0
@@ -105,13 +117,10 @@ END {
         if (mm[steps[k]] > bestv) { bestv = mm[steps[k]]; best = steps[k] }
     }
     printf "ch7.mm_T=%d\n", mmT > v
-    r = mm["matmul_blocked"] / mm["matmul_ikj"]
-    printf "ch7.blocked_cmp=%s\n", r < 0.95 ? "slower than" : (r > 1.05 ? "faster than" : "about as fast as") > v
     printf "ch7.B_kib=%d\n", 512 * 512 * 4 / 1024 > v
     printf "ch7.ch3_exec_gflops=%s\n", fmt(gf["ch3_fused", 1024] * (proj + attf) / (proj + attc)) > v
     printf "ch7.mm_best=%s\n", fmt(bestv) > v
     printf "ch7.mm_best_name=%s\n", best > v
-    printf "ch7.mm_speedup=%.0f\n", mm["matmul_fast"] / mm["matmul_ch1"] > v
 
     t = data "/ch7_bench.md"
     head = "| T | ch. 3 (ms) | flash (ms) | no mask (ms) |"
@@ -129,10 +138,10 @@ END {
         print line > t
     }
     m = data "/ch7_matmul.md"
-    print "| step | GFLOP/s | against chapter 1 |" > m
-    print "|:--|--:|--:|" > m
+    print "| step | GFLOP/s |" > m
+    print "|:--|--:|" > m
     for (k = 1; k <= n; k++)
-        printf "| `%s` | %s | %.1f× |\n", steps[k], fmt(mm[steps[k]]), mm[steps[k]] / mm["matmul_ch1"] > m
+        printf "| `%s` | %s |\n", steps[k], fmt(mm[steps[k]]) > m
 
     p = data "/ch7_torch.md"
     T = 1024
@@ -153,9 +162,60 @@ END {
 }
 ' threads="$(sed -n 's/^ch7.threads=//p' "$run/meta.values")" "$run/attention.csv"
 cat "$run/meta.values" "$run/factors.values" >>"$data/ch7.values"
-awk -F, 'NR > 1 {
-    th = $6 == $7 ? $6 : $6 " against " $7
-    printf "| %s | `%s` against `%s` | %s | %s | %s× |\n", $2, $3, $4, $5, th, $8 }
-    NR == 1 { print "| step | compares | $T$ | threads | factor |"; print "|:--|:--|--:|--:|--:|" }' \
-    "$run/factors.csv" >"$data/ch7_factors.md"
+# The comparisons: this run's where its rounds agreed, else the
+# reference's, marked
+awk -F, -v data="$data" -v refcsv="$ref/factors.csv" '
+function fmt(x) { return x >= 10 ? sprintf("%.0f", x) : sprintf("%.2f", x) }
+BEGIN {
+    # a mark starts with a no-break space: the book trims plain spaces
+    # from the ends of a value
+    nb = "\302\240"
+    while ((getline line < refcsv) > 0) {
+        if (++nr == 1) continue
+        split(line, f, ",")
+        rf[f[1]] = f[9]; rok[f[1]] = f[12]
+    }
+    v = data "/ch7.values"; t = data "/ch7_factors.md"
+    print "| step | compares | $T$ | threads | this machine | its rounds | its cores | agreed | reference machine |" > t
+    print "|:--|:--|--:|--:|--:|--:|--:|:--|--:|" > t
+}
+NR > 1 {
+    key = $1; th = $6 == $7 ? $6 : $6 " against " $7
+    sub(/_1$/, "", $3); sub(/_1$/, "", $4)  # matmul_fast_1: matmul_fast on 1 thread
+    ref = key in rf ? fmt(rf[key]) "×" : "not measured"
+    printf "| %s | `%s` against `%s` | %s | %s | %s× | %s to %s | %.0f\\ %% | %s | %s |\n", $2, $3, $4, $5, th, fmt($9),
+        fmt($10), fmt($11), 100 * $15, $12, ref > t
+    seen[key] = 1
+    if ($12 == "yes") { show = $9; mark = "" }
+    else {
+        noisy_n++; noisy = noisy (noisy == "" ? "" : ", ") $2
+        if (key in rf) {
+            show = rf[key]
+            mark = rok[key] == "yes" ? nb "(on the kit’s reference machine)" \
+                : nb "(on the kit’s reference machine, whose rounds did not agree either)"
+        } else { show = $9; mark = nb "(this machine’s rounds, which did not agree; the reference has no such row)" }
+    }
+    printf "ch7.show_%s=%s\nch7.mark_%s=%s\n", key, fmt(show), key, mark >> v
+    printf "ch7.ok_%s=%d\n", key, $12 == "yes" >> v
+    printf "ch7.ref_factor_%s=%s\n", key, (key in rf) ? fmt(rf[key]) : "not measured" >> v
+    printf "ch7.ref_ok_%s=%d\n", key, rok[key] == "yes" >> v
+    if (key == "blocks")
+        printf "ch7.blocked_cmp=%s\n", show < 0.95 ? "slower than" : (show > 1.05 ? "faster than" : "about as fast as") >> v
+}
+END {
+    printf "ch7.noisy_n=%d\nch7.noisy_list=%s\n", noisy_n, noisy_n ? noisy : "none" >> v
+    # every key the chapter quotes, even when this run lacked the row
+    n = split("loop blocks tile pack threads matmul skip exp ch3", keys, " ")
+    for (k = 1; k <= n; k++)
+        if (!(keys[k] in seen)) {
+            printf "ch7.show_%s=%s\nch7.mark_%s=%s\n", keys[k], keys[k] in rf ? fmt(rf[keys[k]]) : "(not measured)", keys[k], \
+                keys[k] in rf ? nb "(on the kit’s reference machine; not measured in this run)" : "" >> v
+            printf "ch7.ref_factor_%s=%s\n", keys[k], (keys[k] in rf) ? fmt(rf[keys[k]]) : "not measured" >> v
+            printf "ch7.ok_%s=0\n", keys[k] >> v
+            printf "ch7.ref_ok_%s=%d\n", keys[k], rok[keys[k]] == "yes" >> v
+            if (keys[k] == "blocks") printf "ch7.blocked_cmp=%s\n", "(not measured)" >> v
+        }
+}' "$run/factors.csv"
+# the reference run: its machine, date and load
+sed -n 's/^\([a-z_0-9]*\)=/ch7.ref_\1=/p' "$ref/run.values" >>"$data/ch7.values"
 echo "ch7.counters=$counters" >>"$data/ch7.values"
