@@ -35,7 +35,8 @@
 # the matmul steps (loop, blocks, tile, pack, threads and all of the
 # product), skipping the masked tiles (flash against flash_noncausal),
 # the faster exp (against flash_libm_exp) and chapter 3's form (ch3,
-# against flash), into OUTDIR/rounds.csv (every process's line),
+# against flash; the round of median time is also its row at
+# BENCH_FACTOR_T, one call without warm-up), into OUTDIR/rounds.csv (every process's line),
 # factors.csv and factors.values (ch7.factor_KEY and its _agreed, _lo,
 # _hi, _rounds, _fast_ms, _slow_ms).
 #
@@ -145,7 +146,9 @@ mine_run() { # impl T threads reps: the student's code, rows mine_IMPL
 }
 measure() {
 for T in $Ts; do
-    if [ "$T" -le "$ch3_max" ]; then
+    # chapter 3 at BENCH_FACTOR_T: its row comes from its rounds
+    # (rounds_all), which time it anyway
+    if [ "$T" -le "$ch3_max" ] && { [ "$T" != "$fT" ] || [ "$ch3_rounds" -lt 1 ]; }; then
         # chapter 3 takes seconds per call at T = 1024: fewer repetitions
         r=$reps; [ "$T" -ge 1024 ] && [ "$r" -gt "$ch3_reps" ] && r=$ch3_reps
         run ch3_fused "$T" 1 "$r"
@@ -232,6 +235,9 @@ rounds_all() {
     if [ "$fT" -le "$ch3_max" ]; then
         alternate ch3 "$ch3_rounds" "flash:flash:$fT:$threads:$rreps:1" \
             "ch3_fused:ch3_fused:$fT:1:1:0"
+        # its row of the table: the round of median time
+        [ $dry = 1 ] || awk -F, -v OFS=, '$1 == "ch3" && $3 == "ch3_fused"' "$rtmp" |
+            sort -t, -k7,7g | sed -n "$(((ch3_rounds + 1) / 2))p" | cut -d, -f4- >>"$tmp"
     fi
     local mm=(matmul_ch1:matmul_ch1:$mm_T:1:1:1)
     for impl in matmul_ikj matmul_blocked matmul_tiled; do
@@ -335,7 +341,8 @@ mv "$tmp" "$csv"
 # The table, the ratios and the goals, from the CSV alone.
 {
     echo "Chapter 7 benchmark: causal MHA forward, d_model 512, 8 heads;"
-    echo "median of $reps runs after a warm-up (ch3_fused at T >= 1024: $ch3_reps);"
+    echo "median of $reps runs after a warm-up (ch3_fused at T >= 1024: $ch3_reps; at T = $fT:"
+    echo "the round of median time of its $ch3_rounds alternating rounds, one call each, no warm-up);"
     echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores;" \
          "threads $threads; load average $load_before before, $load_after after."
     [ $torch = yes ] || echo "PyTorch is not importable by /usr/bin/python3 (make deps-dev): no torch rows."
