@@ -58,7 +58,8 @@
 #     BENCH_MINE= BENCH_LIBM_EXP= (empty: no such rows)
 #     BENCH_ROUNDS=5 BENCH_CH3_ROUNDS=3 BENCH_ROUND_REPS=3 (the timed
 #     calls of each side in a round, the median taken; matmul_ch1 and
-#     chapter 3 one) BENCH_AGREE=0.10 BENCH_SHARE=0.8
+#     chapter 3, whose calls take a second or more, one call and no
+#     warm-up) BENCH_AGREE=0.10 BENCH_SHARE=0.8
 #
 # Writes OUTDIR/attention.csv (impl,T,threads,ms,gflops,peak_bytes),
 # OUTDIR/rounds.csv, factors.csv and factors.values (what each step
@@ -239,7 +240,7 @@ rounds_all() {
         [ $dry = 1 ] || awk -F, -v OFS=, '$1 == "ch3" && $3 == "ch3_fused"' "$rtmp" |
             sort -t, -k7,7g | sed -n "$(((ch3_rounds + 1) / 2))p" | cut -d, -f4- >>"$tmp"
     fi
-    local mm=(matmul_ch1:matmul_ch1:$mm_T:1:1:1)
+    local mm=(matmul_ch1:matmul_ch1:$mm_T:1:1:0)
     for impl in matmul_ikj matmul_blocked matmul_tiled; do
         mm+=("$impl:$impl:$mm_T:1:$rreps:1")
     done
