@@ -26,7 +26,9 @@
 # takes seconds, BENCH_CH3_ROUNDS times, one call without warm-up). Each
 # round gives one ratio, the slower side's time over the faster's; the
 # comparison's ratio is their median, and it "agreed" when every
-# round's ratio is within BENCH_AGREE (a fraction) of that median and
+# round's ratio is within BENCH_AGREE (a fraction) of that median (from
+# five rounds on, every round but the highest and the lowest ratio, so
+# that one round a passing program hit does not decide alone) and
 # every process of it had its cores: its cpu_share (attention.c: CPU
 # time over wall time times threads) at least BENCH_SHARE. A load that
 # comes and goes makes the rounds disagree, where one sample of each side
@@ -261,7 +263,7 @@ awk -F, -v agree="$agree" -v minshare="$share" -v out="$out" -v threads="$thread
         return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
     }
     # cmp KEY STEP GROUP FAST SLOW T: the rounds of GROUP where both ran
-    function cmp(key, step, group, fast, slow, T,   r, n, x, xf, xs, med, ok, low) {
+    function cmp(key, step, group, fast, slow, T,   r, n, x, xf, xs, med, ok, low, k) {
         n = 0; split("", x); split("", xf); split("", xs); low = 1
         for (r = 1; r <= nr[group]; r++)
             if ((group, r, fast) in t && (group, r, slow) in t && t[group, r, fast] > 0) {
@@ -272,9 +274,11 @@ awk -F, -v agree="$agree" -v minshare="$share" -v out="$out" -v threads="$thread
             }
         if (n == 0) return
         med = median(x, n)
-        # agreed: at least 3 rounds, each within agree of the median,
-        # and every process had at least minshare of its cores
-        ok = (n >= 3 && x[1] >= med * (1 - agree) && x[n] <= med * (1 + agree) && low >= minshare) ? "yes" : "no"
+        # agreed: at least 3 rounds, each within agree of the median
+        # (from 5 rounds on, all but the highest and the lowest: median()
+        # sorted x), and every process had at least minshare of its cores
+        k = n >= 5 ? 1 : 0
+        ok = (n >= 3 && x[1 + k] >= med * (1 - agree) && x[n - k] <= med * (1 + agree) && low >= minshare) ? "yes" : "no"
         printf "%s,%s,%s,%s,%d,%d,%d,%d,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.2f\n", key, step, fast, slow, T,
             th[group, fast], th[group, slow], n, med, x[1], x[n], ok, median(xf, n), median(xs, n), low > fcsv
         printf "ch7.factor_%s_share=%.0f\n", key, 100 * low > fval
@@ -438,7 +442,7 @@ mv "$tmp" "$csv"
         function factors(   fcsv, line, f, n) {
             fcsv = out "/factors.csv"
             print ""
-            printf "What each step bought, from %d alternating rounds (chapter 3: %d; a factor: the time before the step divided by the time after it, the median of the rounds'"'"' ratios; agreed: every round within %.0f %% of it, and every process given at least %.0f %% of its cores):\n", rounds, ch3_rounds, 100 * agree, 100 * minshare
+            printf "What each step bought, from %d alternating rounds (chapter 3: %d; a factor: the time before the step divided by the time after it, the median of the rounds'"'"' ratios; agreed: every round within %.0f %% of it, from 5 rounds on all but the highest and the lowest, and every process given at least %.0f %% of its cores):\n", rounds, ch3_rounds, 100 * agree, 100 * minshare
             printf "  %-28s %-38s %6s %-9s %8s  %-15s %-6s %s\n", "step", "compares", "T", "threads", "factor", "range", "cores", "agreed"
             while ((getline line < fcsv) > 0) {
                 if (++n == 1) continue
