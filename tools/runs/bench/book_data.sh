@@ -177,7 +177,7 @@ BEGIN {
     }
     v = data "/ch7.values"; t = data "/ch7_factors.md"
     print "| step | compares | $T$ | threads | this machine | its rounds | its cores | agreed | reference machine |" > t
-    print "|:-------------|:------------------------|----:|-------:|-------:|---------:|------:|:------|--------:|" > t
+    print "|:------------|:----------------------|----:|----------:|---------:|-----------:|------:|:------|---------:|" > t
 }
 NR > 1 {
     key = $1; th = $6 == $7 ? $6 : $6 " against " $7
