@@ -164,7 +164,7 @@ END {
 cat "$run/meta.values" "$run/factors.values" >>"$data/ch7.values"
 # The comparisons: this run's where its rounds agreed, else the
 # reference's, marked
-awk -F, -v data="$data" -v refcsv="$ref/factors.csv" '
+awk -F, -v data="$data" -v refcsv="$ref/factors.csv" -v factor_T="$(sed -n 's/^ch7.factor_T=//p' "$run/factors.values")" '
 function fmt(x) { return x >= 10 ? sprintf("%.0f", x) : sprintf("%.2f", x) }
 BEGIN {
     # a mark starts with a no-break space: the book trims plain spaces
@@ -176,15 +176,18 @@ BEGIN {
         rf[f[1]] = f[9]; rok[f[1]] = f[12]
     }
     v = data "/ch7.values"; t = data "/ch7_factors.md"
-    print "| step | compares | $T$ | threads | this machine | its rounds | its cores | agreed | reference machine |" > t
-    print "|:------------|:----------------------|----:|----------:|---------:|-----------:|------:|:------|---------:|" > t
+    # every comparison runs at the T of the caption (ch7.factor_T); a row at
+    # another T says so in its step
+    print "| step | compares | threads | this machine | its rounds | reference |" > t
+    print "|:-------------|:--------------------|---------:|------------:|-----------:|----------:|" > t
 }
 NR > 1 {
     key = $1; th = $6 == $7 ? $6 : $6 " against " $7
     sub(/_1$/, "", $3); sub(/_1$/, "", $4)  # matmul_fast_1: matmul_fast on 1 thread
     ref = key in rf ? fmt(rf[key]) "×" : "not measured"
-    printf "| %s | `%s` against `%s` | %s | %s | %s× | %s to %s | %.0f\\ %% | %s | %s |\n", $2, $3, $4, $5, th, fmt($9),
-        fmt($10), fmt($11), 100 * $15, $12, ref > t
+    step = $5 == factor_T ? $2 : $2 " ($T$ = " $5 ")"
+    printf "| %s | `%s` against `%s` | %s | %s×, %s | %s to %s | %s |\n", step, $3, $4, th, fmt($9),
+        $12 == "yes" ? "agreed" : "not agreed", fmt($10), fmt($11), ref > t
     seen[key] = 1
     if ($12 == "yes") { show = $9; mark = "" }
     else {
