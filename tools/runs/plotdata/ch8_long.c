@@ -370,55 +370,53 @@ static void write_half(const char *half, double tri_test, FILE *v)
     fprintf(v, "ch8half.n_below_trigram=%d\n", n_below_tri);
 }
 
-int main(int argc, char **argv)
+/* the n-gram models of baselines.csv: the bigram's and the trigram's
+ * test losses, and the tokens they were trained on */
+struct ngram {
+    double bi_test, tri_test;
+    long train_tokens;
+};
+
+/* the relations' cases, the same in every measured network: how many
+ * each relation has, how many of them are hard, and the best fixed
+ * offset's share of the hard ones */
+struct cases {
+    int all[R], hard[R];
+    double hard_base[R];
+};
+
+/* DIR/baselines.csv: the n-gram models' test losses into *NG */
+static void read_baselines(const char *dir, struct ngram *ng)
 {
-    if (argc < 2 || argc > 5) {
-        fprintf(stderr,
-                "usage: " PROG " OUTDIR [REFDIR [BOOKDIR [HALFDIR]]]\n");
-        return 2;
-    }
-    const char *out = argv[1];
-    const char *ref = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
-    const char *book = argc >= 4 ? argv[3] : "tools/runs/lm/reference/book";
-    const char *half = argc == 5 ? argv[4] : "tools/runs/lm/reference/long-4m";
-    char path[600], line[1024];
-
-    snprintf(path, sizeof path, "%s/data", ref);
-    copy_data(path, out, "");
-    snprintf(path, sizeof path, "%s/sentence", ref);
-    copy_data(path, out, "ch8_");
-
-    /* the test losses of every configuration, over its seeds */
-    static struct cfg cfgs[MAX_CFG];
-    long run_tokens = 0, train_tokens = 0;
-    const int n_cfg = read_results(ref, cfgs, &run_tokens);
-    FILE *f;
-
-    double bi_test = NAN, tri_test = NAN;
-    f = open_ref(ref, "baselines.csv", path, sizeof path);
+    char path[600], line[1024], why[128];
+    *ng = (struct ngram){NAN, NAN, 0};
+    FILE *f = open_ref(dir, "baselines.csv", path, sizeof path);
     header(f, path, "model,order,train_tokens,val_loss,test_loss");
-    char why[128];
     for (int row = 2; fgets(line, sizeof line, f); row++) {
         char model[32];
         double v, t;
         if (!run_read_row(why, sizeof why, line, "snlff*", model,
-                          (int)sizeof model, &train_tokens, &v, &t))
+                          (int)sizeof model, &ng->train_tokens, &v, &t))
             die_row(path, row, why);
-        if (train_tokens <= 0)
+        if (ng->train_tokens <= 0)
             die_row(path, row, "train_tokens not positive");
         if (!strcmp(model, "bigram"))
-            bi_test = t;
+            ng->bi_test = t;
         if (!strcmp(model, "trigram"))
-            tri_test = t;
+            ng->tri_test = t;
     }
     fclose(f);
-    if (isnan(bi_test) || isnan(tri_test))
+    if (isnan(ng->bi_test) || isnan(ng->tri_test))
         die("has no bigram or trigram row", path);
+}
 
-    /* the measured networks' heads: where they look */
-    static struct net nets[MAX_HC];
-    int n_net = 0;
-    f = open_ref(ref, "offsets.csv", path, sizeof path);
+/* DIR/offsets.csv: where the measured networks' heads look; per network
+ * its heads, how many are positional by Voita's rule and by the majority
+ * rule, and the largest share one offset takes */
+static void read_offsets(const char *dir, struct net *nets, int *n_net)
+{
+    char path[600], line[1024], why[128];
+    FILE *f = open_ref(dir, "offsets.csv", path, sizeof path);
     header(f, path, "heads,block,head,mean_w_0");
     for (int row = 2; fgets(line, sizeof line, f); row++) {
         /* every field a number; of the last three (best_offset,
@@ -437,18 +435,23 @@ int main(int argc, char **argv)
         for (char *p = strtok(line, ","); p; p = strtok(NULL, ","))
             if (!run_read_double(p, &(double){0}))
                 die_row(path, row, "a field that is not a number");
-        struct net *x = net_of(nets, &n_net, heads, path);
+        struct net *x = net_of(nets, n_net, heads, path);
         x->n_heads++;
         x->voita += share >= HEADS_POSITIONAL;
         x->weak += share >= MAJORITY;
         x->top_share = share > x->top_share ? share : x->top_share;
     }
     fclose(f);
+}
 
-    /* and what they follow, on all cases and on the hard ones */
-    int hard_cases[R] = {0}, cases[R] = {0};
-    double hard_base[R] = {0};
-    f = open_ref(ref, "relations.csv", path, sizeof path);
+/* DIR/relations.csv: what the measured networks' heads follow, on all
+ * cases and on the hard ones; per network and relation its best margin
+ * and its best head on the hard cases, and the cases into *CS */
+static void read_relations(const char *dir, struct net *nets, int *n_net,
+                           struct cases *cs)
+{
+    char path[600], line[1024], why[128];
+    FILE *f = open_ref(dir, "relations.csv", path, sizeof path);
     header(f, path,
            "relation,heads,block,head,cases,score,baseline,best_k,"
            "margin,hard_cases,hard_score,hard_baseline,hard_margin");
@@ -465,8 +468,8 @@ int main(int argc, char **argv)
             q++;
         if (q == R)
             die("names a relation heads_lm.h does not", path);
-        struct net *x = net_of(nets, &n_net, heads, path);
-        cases[q] = n, hard_cases[q] = hn, hard_base[q] = hb;
+        struct net *x = net_of(nets, n_net, heads, path);
+        cs->all[q] = n, cs->hard[q] = hn, cs->hard_base[q] = hb;
         if (margin > x->margin[q])
             x->margin[q] = margin;
         if (hn > 0 && hm > x->hard_margin[q])
@@ -474,38 +477,46 @@ int main(int argc, char **argv)
             x->hard_head[q] = block * heads + head;
     }
     fclose(f);
+}
+
+/* REF's measured networks, a struct net each into NETS: where their
+ * heads look, what they follow, and what each block is worth (its
+ * costliest head, mean-ablated, over all predicted words); the
+ * relations' cases into *CS; returns how many networks */
+static int read_nets(const char *ref, struct net *nets, struct cases *cs)
+{
+    int n_net = 0;
+    read_offsets(ref, nets, &n_net);
+    read_relations(ref, nets, &n_net, cs);
     for (int i = 0; i < n_net; i++)
         if (nets[i].n_heads == 0 || nets[i].margin[0] < -1)
             die("offsets.csv and relations.csv measure different networks",
                 ref);
-
-    /* what each block is worth: its costliest head, mean-ablated, over
-     * all predicted words */
     read_ablation(ref, nets, &n_net);
     if (gpt_default_config().L != 2)
         die("is for a model of 2 blocks", "ch8_long.c");
     for (int i = 0; i < n_net; i++)
         if (nets[i].abl[0] < -0.5 || nets[i].abl[1] < -0.5)
             die("ablation.csv and offsets.csv measure different networks", ref);
+    return n_net;
+}
 
-    /* every final network's heads, summed up (seed_heads.csv) */
-    static struct seeds sh[MAX_CFG];
-    const int n_sh = read_seeds(ref, sh);
-    if (n_sh != n_cfg)
-        die("and results.csv hold different configurations", ref);
-
-    FILE *v = data_open(PROG, out, "ch8long.values");
-    fprintf(v, "ch8long.passes=%.1f\n", run_tokens / (double)train_tokens);
-    /* the chapter's first condition, over the many-head configurations:
-     * a mean test loss below the trigram's (the second, a head that
-     * beats some relation's best fixed offset by MARGIN, is judged over
-     * every seed from seed_heads.csv, below) */
+/* Into V: the chapter's first condition, over the many-head
+ * configurations of CFGS: a mean test loss below the trigram's (the
+ * second, a head that beats some relation's best fixed offset by MARGIN,
+ * is judged over every seed by write_seed_values); and per measured
+ * network its positional heads, what its blocks are worth and its best
+ * margin on the hard cases */
+static void write_net_values(FILE *v, const struct cfg *cfgs, int n_cfg,
+                             const struct net *nets, int n_net,
+                             const struct ngram *ng)
+{
     int n_multi = 0, n_below_tri = 0, n_below_bi = 0;
     for (int c = 0; c < n_cfg; c++)
         if (cfgs[c].heads > 1) {
             const double mean = cfgs[c].sum / cfgs[c].n;
-            n_multi++, n_below_tri += mean < tri_test,
-                n_below_bi += mean < bi_test;
+            n_multi++, n_below_tri += mean < ng->tri_test,
+                n_below_bi += mean < ng->bi_test;
         }
     int n_hard_pos = 0;
     double abl_b1_min = 1e9; /* the least block 1 is worth in any network */
@@ -530,9 +541,13 @@ int main(int argc, char **argv)
             n_net);
     fprintf(v, "ch8long.majority=%.1f\n", MAJORITY);
     fprintf(v, "ch8long.abl_b1_min=%.3f\n", abl_b1_min);
-    /* the second condition over every seed: a configuration's margin is
-     * the mean over seeds of its best head's, on the relation where that
-     * mean is largest */
+}
+
+/* Into V: the second condition over every seed of SH: a configuration's
+ * margin is the mean over seeds of its best head's, on the relation
+ * where that mean is largest; and the positional heads over every seed */
+static void write_seed_values(FILE *v, const struct seeds *sh, int n_sh)
+{
     int n_seed_multi = 0, n_seed_margin = 0, seed_voita = 0, seed_weak = 0;
     double spread_max = 0; /* a many-head configuration's widest range */
     for (int c = 0; c < n_sh; c++) {
@@ -559,11 +574,14 @@ int main(int argc, char **argv)
             n_seed_multi, n_seed_margin);
     fprintf(v, "ch8long.seed_voita=%d\nch8long.seed_weak=%d\n", seed_voita,
             seed_weak);
-    for (int q = 0; q < R; q++)
-        fprintf(v, "ch8long.hard_cases_%s=%d\nch8long.cases_%s=%d\n",
-                rel_key[q], hard_cases[q], rel_key[q], cases[q]);
+}
 
-    /* the hard cases, a row per relation, a column per network */
+/* OUT/ch8_hard.md: the hard cases, a row per relation, a column per
+ * measured network: its best head's score there, and that head's margin
+ * over the best fixed offset */
+static void write_hard(const char *out, const struct net *nets, int n_net,
+                       const struct cases *cs)
+{
     FILE *t = data_open(PROG, out, "ch8_hard.md");
     fprintf(t, "| relation | hard cases | best offset |");
     for (int i = 0; i < n_net; i++)
@@ -572,8 +590,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_net; i++)
         fprintf(t, "---:|");
     for (int q = 0; q < R; q++) {
-        fprintf(t, "\n| %s | %d | %.2f |", heads_relation_name(q),
-                hard_cases[q], hard_base[q]);
+        fprintf(t, "\n| %s | %d | %.2f |", heads_relation_name(q), cs->hard[q],
+                cs->hard_base[q]);
         for (int i = 0; i < n_net; i++) {
             const struct net *x = &nets[i];
             const int k = x->hard_head[q];
@@ -590,57 +608,76 @@ int main(int argc, char **argv)
     }
     fprintf(t, "\n");
     data_close(PROG, t);
+}
 
-    /* the run in one table: the heads over every seed */
-    t = data_open(PROG, out, "ch8_close.md");
+/* One row of ch8_close.md into T: configuration X's name, its test loss
+ * (mean ± standard deviation over seeds), and from its heads over every
+ * seed (its entry of SH), its best relation, that relation's margin (the
+ * mean, and each seed's) and its positional heads by both rules */
+static void write_close_row(FILE *t, const struct cfg *x,
+                            const struct seeds *sh, int n_sh)
+{
+    const double mean = x->sum / x->n;
+    const double var =
+        x->n > 1 ? (x->sum2 - x->n * mean * mean) / (x->n - 1) : 0;
+    if (x->kv == x->heads)
+        fprintf(t, "| %d head%s |", x->heads, x->heads > 1 ? "s" : "");
+    else
+        fprintf(t, "| %d query heads on %d K/V head%s |", x->heads, x->kv,
+                x->kv > 1 ? "s" : "");
+    fprintf(t, " %.3f ± %.3f |", mean, sqrt(var > 0 ? var : 0));
+    const struct seeds *m = NULL;
+    for (int i = 0; i < n_sh; i++)
+        if (sh[i].heads == x->heads && sh[i].kv == x->kv)
+            m = &sh[i];
+    if (!m)
+        die("has a configuration seed_heads.csv lacks", "results.csv");
+    const int b = m->best;
+    fprintf(t, m->mean >= MARGIN ? " %s | **%+.3f** (" : " %s | %+.3f (",
+            heads_relation_name(b), m->mean);
+    for (int s = 0; s < m->n; s++) { /* -0.004 as 0.00, not -0.00 */
+        const double r2 = round(m->margin[s][b] * 100) / 100;
+        fprintf(t, r2 == 0 ? "%s0.00" : "%s%+.2f", s ? ", " : "", r2);
+    }
+    fprintf(t, ") |");
+    for (int rule = 0; rule < 2; rule++) { /* one number if all agree */
+        const int *c = rule ? m->weak : m->voita;
+        int same = 1;
+        for (int s = 1; s < m->n; s++)
+            same &= c[s] == c[0];
+        fprintf(t, rule ? " / " : " ");
+        for (int s = 0; s < (same ? 1 : m->n); s++)
+            fprintf(t, "%s%d", s ? ", " : "", c[s]);
+        fprintf(t, rule ? " of %d |" : "", m->n_heads);
+    }
+    fprintf(t, "\n");
+}
+
+/* OUT/ch8_close.md: the run in one table, a row per configuration of
+ * CFGS with its heads over every seed (SH), the n-gram models beneath */
+static void write_close(const char *out, const struct cfg *cfgs, int n_cfg,
+                        const struct seeds *sh, int n_sh,
+                        const struct ngram *ng)
+{
+    FILE *t = data_open(PROG, out, "ch8_close.md");
     fprintf(t, "| network | test loss (nats) | best relation | its margin: "
                "mean (each seed) | positional: Voita / majority |\n"
                "|:---|---:|:---|:---|---:|\n");
-    for (int c = 0; c < n_cfg; c++) {
-        const struct cfg *x = &cfgs[c];
-        const double mean = x->sum / x->n;
-        const double var =
-            x->n > 1 ? (x->sum2 - x->n * mean * mean) / (x->n - 1) : 0;
-        if (x->kv == x->heads)
-            fprintf(t, "| %d head%s |", x->heads, x->heads > 1 ? "s" : "");
-        else
-            fprintf(t, "| %d query heads on %d K/V head%s |", x->heads, x->kv,
-                    x->kv > 1 ? "s" : "");
-        fprintf(t, " %.3f ± %.3f |", mean, sqrt(var > 0 ? var : 0));
-        const struct seeds *m = NULL;
-        for (int i = 0; i < n_sh; i++)
-            if (sh[i].heads == x->heads && sh[i].kv == x->kv)
-                m = &sh[i];
-        if (!m)
-            die("has a configuration seed_heads.csv lacks", "results.csv");
-        const int b = m->best;
-        fprintf(t, m->mean >= MARGIN ? " %s | **%+.3f** (" : " %s | %+.3f (",
-                heads_relation_name(b), m->mean);
-        for (int s = 0; s < m->n; s++) { /* -0.004 as 0.00, not -0.00 */
-            const double r2 = round(m->margin[s][b] * 100) / 100;
-            fprintf(t, r2 == 0 ? "%s0.00" : "%s%+.2f", s ? ", " : "", r2);
-        }
-        fprintf(t, ") |");
-        for (int rule = 0; rule < 2; rule++) { /* one number if all agree */
-            const int *c = rule ? m->weak : m->voita;
-            int same = 1;
-            for (int s = 1; s < m->n; s++)
-                same &= c[s] == c[0];
-            fprintf(t, rule ? " / " : " ");
-            for (int s = 0; s < (same ? 1 : m->n); s++)
-                fprintf(t, "%s%d", s ? ", " : "", c[s]);
-            fprintf(t, rule ? " of %d |" : "", m->n_heads);
-        }
-        fprintf(t, "\n");
-    }
-    fprintf(t, "| Kneser-Ney bigram | %.3f | | | |\n", bi_test);
-    fprintf(t, "| Kneser-Ney trigram | %.3f | | | |\n", tri_test);
+    for (int c = 0; c < n_cfg; c++)
+        write_close_row(t, &cfgs[c], sh, n_sh);
+    fprintf(t, "| Kneser-Ney bigram | %.3f | | | |\n", ng->bi_test);
+    fprintf(t, "| Kneser-Ney trigram | %.3f | | | |\n", ng->tri_test);
     data_close(PROG, t);
+}
 
-    /* the trigram model's lines, sampled as the networks' are, from the
-     * same prompts: generated.txt's "trigram: " lines, as a text block */
-    f = open_ref(ref, "generated.txt", path, sizeof path);
-    t = data_open(PROG, out, "ch8_generated_ngram.md");
+/* OUT/ch8_generated_ngram.md: the trigram model's lines, sampled as the
+ * networks' are, from the same prompts: REF/generated.txt's "trigram: "
+ * lines, as a text block */
+static void write_generated(const char *ref, const char *out)
+{
+    char path[600], line[1024];
+    FILE *f = open_ref(ref, "generated.txt", path, sizeof path);
+    FILE *t = data_open(PROG, out, "ch8_generated_ngram.md");
     fprintf(t, "The Kneser-Ney trigram model:\n\n```text\n");
     int n_tri = 0;
     while (fgets(line, sizeof line, f))
@@ -651,11 +688,14 @@ int main(int argc, char **argv)
     data_close(PROG, t);
     if (n_tri == 0)
         die("has no trigram lines", path);
+}
 
-    /* the run's command, machine and wall time, as committed */
-    copy_values(ref, "run.values", out, "ch8long_run.values", "ch8long.run.");
-    /* the book-sized run's block 1: its costliest head, mean-ablated,
-     * over every network the run measured */
+/* Into V: the book-sized run (BOOK): what its block 1 is worth (its
+ * costliest head, mean-ablated, over every network the run measured),
+ * the tokens a network, and how many times as many RUN_TOKENS is */
+static void write_book(const char *book, long run_tokens, FILE *v)
+{
+    char path[600], line[1024], why[128];
     static struct net book_nets[MAX_HC];
     int n_book = 0;
     read_ablation(book, book_nets, &n_book);
@@ -664,7 +704,7 @@ int main(int argc, char **argv)
         book_b1 = book_nets[i].abl[1] > book_b1 ? book_nets[i].abl[1] : book_b1;
     if (book_b1 < -0.5)
         die("has no row for block 1", book);
-    f = open_ref(book, "results.csv", path, sizeof path);
+    FILE *f = open_ref(book, "results.csv", path, sizeof path);
     header(f, path, "impl,heads,kv_heads,lr,seed,params,tokens");
     long book_tokens = 0;
     if (!fgets(line, sizeof line, f))
@@ -677,8 +717,60 @@ int main(int argc, char **argv)
     fprintf(v, "ch8long.book_abl_b1_max=%.4f\nch8long.book_tokens=%ld\n",
             book_b1, book_tokens);
     fprintf(v, "ch8long.book_fraction=%ld\n", run_tokens / book_tokens);
+}
 
-    write_half(half, tri_test, v);
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 5) {
+        fprintf(stderr,
+                "usage: " PROG " OUTDIR [REFDIR [BOOKDIR [HALFDIR]]]\n");
+        return 2;
+    }
+    const char *out = argv[1];
+    const char *ref = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
+    const char *book = argc >= 4 ? argv[3] : "tools/runs/lm/reference/book";
+    const char *half = argc == 5 ? argv[4] : "tools/runs/lm/reference/long-4m";
+    char path[600];
+
+    /* the run's own data, as it wrote it */
+    snprintf(path, sizeof path, "%s/data", ref);
+    copy_data(path, out, "");
+    snprintf(path, sizeof path, "%s/sentence", ref);
+    copy_data(path, out, "ch8_");
+
+    /* the test losses of every configuration, over its seeds, and the
+     * n-gram models' */
+    static struct cfg cfgs[MAX_CFG];
+    long run_tokens = 0;
+    const int n_cfg = read_results(ref, cfgs, &run_tokens);
+    struct ngram ng;
+    read_baselines(ref, &ng);
+
+    /* the measured networks' heads, and every final network's, summed
+     * up (seed_heads.csv) */
+    static struct net nets[MAX_HC];
+    struct cases cs = {{0}, {0}, {0}};
+    const int n_net = read_nets(ref, nets, &cs);
+    static struct seeds sh[MAX_CFG];
+    const int n_sh = read_seeds(ref, sh);
+    if (n_sh != n_cfg)
+        die("and results.csv hold different configurations", ref);
+
+    FILE *v = data_open(PROG, out, "ch8long.values");
+    fprintf(v, "ch8long.passes=%.1f\n", run_tokens / (double)ng.train_tokens);
+    write_net_values(v, cfgs, n_cfg, nets, n_net, &ng);
+    write_seed_values(v, sh, n_sh);
+    for (int q = 0; q < R; q++)
+        fprintf(v, "ch8long.hard_cases_%s=%d\nch8long.cases_%s=%d\n",
+                rel_key[q], cs.hard[q], rel_key[q], cs.all[q]);
+
+    write_hard(out, nets, n_net, &cs);
+    write_close(out, cfgs, n_cfg, sh, n_sh, &ng);
+    write_generated(ref, out);
+    /* the run's command, machine and wall time, as committed */
+    copy_values(ref, "run.values", out, "ch8long_run.values", "ch8long.run.");
+    write_book(book, run_tokens, v);
+    write_half(half, ng.tri_test, v);
     data_close(PROG, v);
     return 0;
 }
