@@ -132,36 +132,25 @@ static double best_margin(const struct row *r, int *rel)
     return r->margin[b];
 }
 
-int main(int argc, char **argv)
+/* the head counts of ROWS, in their order, into HC; returns how many */
+static int head_counts(const struct row *rows, int n, int *hc)
 {
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR]\n");
-        return 2;
-    }
-    const char *out = argv[1];
-    const char *ref = argc == 3 ? argv[2] : "tools/runs/lm/reference";
-    char path[600];
-    static struct row rows[MAX_ROWS];
-    snprintf(path, sizeof path, "%s/roles.csv", ref);
-    const int n = read_roles(path, rows);
-    double bi_val, bi_test, tri_val, tri_test;
-    snprintf(path, sizeof path, "%s/baselines.csv", ref);
-    read_baseline(path, "bigram", &bi_val, &bi_test);
-    read_baseline(path, "trigram", &tri_val, &tri_test);
-
-    /* the head counts, in the order of the rows */
-    int hc[MAX_HC], n_hc = 0;
+    int n_hc = 0;
     for (int i = 0; i < n; i++)
         if (n_hc == 0 || hc[n_hc - 1] != rows[i].heads) {
             if (n_hc == MAX_HC)
                 die("has too many head counts", "roles.csv");
             hc[n_hc++] = rows[i].heads;
         }
+    return n_hc;
+}
 
-    FILE *v = data_open(PROG, out, "ch8roles.values");
-    /* what a head with no preference gives the majority rule to beat:
-     * row i has i + 1 keys, so one offset takes its heaviest weight in
-     * 1/(i + 1) of such rows; offset 1's mean over rows 1 .. T-1 */
+/* Into V: what a head with no preference gives the majority rule to
+ * beat (row i has i + 1 keys, so one offset takes its heaviest weight in
+ * 1/(i + 1) of such rows; offset 1's mean over rows 1 .. T-1), and the
+ * bigram's and trigram's validation losses */
+static void write_chance_values(FILE *v, double bi_val, double tri_val)
+{
     const int T = gpt_default_config().T;
     double uniform = 0;
     for (int i = 1; i < T; i++)
@@ -169,6 +158,13 @@ int main(int argc, char **argv)
     fprintf(v, "ch8roles.uniform_share1=%.2f\nch8roles.T=%d\n", uniform, T);
     fprintf(v, "ch8roles.bigram_val=%.3f\nch8roles.trigram_val=%.3f\n", bi_val,
             tri_val);
+}
+
+/* OUT/ch8_roles.gpi: the head counts HC, the bigram's and the trigram's
+ * validation loss, the margin the chapter asks */
+static void write_gpi(const char *out, const int *hc, int n_hc, double bi_val,
+                      double tri_val)
+{
     FILE *g = data_open(PROG, out, "ch8_roles.gpi");
     fprintf(g, "n_curves = %d\nlabels = \"", n_hc);
     for (int k = 0; k < n_hc; k++)
@@ -176,57 +172,66 @@ int main(int argc, char **argv)
     fprintf(g, "\"\nbigram_val = %.4f\ntrigram_val = %.4f\nmargin_goal = %g\n",
             bi_val, tri_val, MARGIN);
     data_close(PROG, g);
-    int last_tokens = 0;
-    for (int k = 0; k < n_hc; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "ch8_roles_h%d.dat", hc[k]);
-        FILE *d = data_open(PROG, out, name);
-        fprintf(d, "# tokens_k val_loss best_margin top_share voita weak\n");
-        /* the first checkpoint below each baseline, and with a margin */
-        int below_bi = 0, below_tri = 0, margin_at = 0;
-        const struct row *last = NULL;
-        for (int i = 0; i < n; i++) {
-            const struct row *r = &rows[i];
-            if (r->heads != hc[k])
-                continue;
-            fprintf(d, "%.3f %.5f %.4f %.4f %d %d\n", r->tokens / 1000.0,
-                    r->val, best_margin(r, NULL), r->top_share, r->voita,
-                    r->weak);
-            if (!below_bi && r->val < bi_val)
-                below_bi = r->tokens;
-            if (!below_tri && r->val < tri_val)
-                below_tri = r->tokens;
-            if (!margin_at && best_margin(r, NULL) >= MARGIN)
-                margin_at = r->tokens;
-            last = r;
-        }
-        data_close(PROG, d);
-        int rel;
-        const double m = best_margin(last, &rel);
-        const int h = hc[k];
-        /* 0 tokens: not within the run */
-        fprintf(v, "ch8roles.h%d.val=%.3f\n", h, last->val);
-        fprintf(v, "ch8roles.h%d.below_bigram_k=%.0f\n", h, below_bi / 1000.0);
-        fprintf(v, "ch8roles.h%d.below_trigram_k=%.0f\n", h,
-                below_tri / 1000.0);
-        fprintf(v, "ch8roles.h%d.margin_k=%.0f\n", h, margin_at / 1000.0);
-        fprintf(v, "ch8roles.h%d.margin=%.3f\nch8roles.h%d.margin_rel=%s\n", h,
-                m, h, rel_key[rel]);
-        fprintf(v, "ch8roles.h%d.voita=%d\nch8roles.h%d.weak=%d\n", h,
-                last->voita, h, last->weak);
-        fprintf(v, "ch8roles.h%d.top_share=%.2f\nch8roles.h%d.off1=%.2f\n", h,
-                last->top_share, h, last->off1);
-        for (int q = 0; q < R; q++)
-            fprintf(v, "ch8roles.h%d.margin_%s=%.3f\n", h, rel_key[q],
-                    last->margin[q]);
-        if (k == 0)
-            fprintf(v, "ch8roles.tokens=%d\nch8roles.tokens_m=%.1f\n",
-                    last->tokens, last->tokens / 1e6);
-        last_tokens = last->tokens;
+}
+
+/* Head count H over training: OUT/ch8_roles_hH.dat, a line per
+ * checkpoint of ROWS, and into V its last checkpoint and the first
+ * checkpoint below each baseline and with a margin (0 tokens: not within
+ * the run), with the run's tokens if FIRST; returns its last
+ * checkpoint */
+static const struct row *write_head_count(const char *out, FILE *v,
+                                          const struct row *rows, int n, int h,
+                                          int first, double bi_val,
+                                          double tri_val)
+{
+    char name[64];
+    snprintf(name, sizeof name, "ch8_roles_h%d.dat", h);
+    FILE *d = data_open(PROG, out, name);
+    fprintf(d, "# tokens_k val_loss best_margin top_share voita weak\n");
+    int below_bi = 0, below_tri = 0, margin_at = 0;
+    const struct row *last = NULL;
+    for (int i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
+        if (r->heads != h)
+            continue;
+        fprintf(d, "%.3f %.5f %.4f %.4f %d %d\n", r->tokens / 1000.0, r->val,
+                best_margin(r, NULL), r->top_share, r->voita, r->weak);
+        if (!below_bi && r->val < bi_val)
+            below_bi = r->tokens;
+        if (!below_tri && r->val < tri_val)
+            below_tri = r->tokens;
+        if (!margin_at && best_margin(r, NULL) >= MARGIN)
+            margin_at = r->tokens;
+        last = r;
     }
-    /* each relation's cases in the final networks' relations.csv, and
-     * the standard error of a share measured on that many cases, at the
-     * baseline's share: what chance alone moves a margin by */
+    data_close(PROG, d);
+    int rel;
+    const double m = best_margin(last, &rel);
+    fprintf(v, "ch8roles.h%d.val=%.3f\n", h, last->val);
+    fprintf(v, "ch8roles.h%d.below_bigram_k=%.0f\n", h, below_bi / 1000.0);
+    fprintf(v, "ch8roles.h%d.below_trigram_k=%.0f\n", h, below_tri / 1000.0);
+    fprintf(v, "ch8roles.h%d.margin_k=%.0f\n", h, margin_at / 1000.0);
+    fprintf(v, "ch8roles.h%d.margin=%.3f\nch8roles.h%d.margin_rel=%s\n", h, m,
+            h, rel_key[rel]);
+    fprintf(v, "ch8roles.h%d.voita=%d\nch8roles.h%d.weak=%d\n", h, last->voita,
+            h, last->weak);
+    fprintf(v, "ch8roles.h%d.top_share=%.2f\nch8roles.h%d.off1=%.2f\n", h,
+            last->top_share, h, last->off1);
+    for (int q = 0; q < R; q++)
+        fprintf(v, "ch8roles.h%d.margin_%s=%.3f\n", h, rel_key[q],
+                last->margin[q]);
+    if (first)
+        fprintf(v, "ch8roles.tokens=%d\nch8roles.tokens_m=%.1f\n", last->tokens,
+                last->tokens / 1e6);
+    return last;
+}
+
+/* Into V: each relation's cases in the final networks' REF/relations.csv,
+ * and the standard error of a share measured on that many cases, at the
+ * baseline's share: what chance alone moves a margin by */
+static void write_cases(const char *ref, FILE *v)
+{
+    char path[600];
     snprintf(path, sizeof path, "%s/relations.csv", ref);
     FILE *rel = fopen(path, "r");
     if (!rel)
@@ -255,8 +260,13 @@ int main(int argc, char **argv)
     for (int q = 0; q < R; q++)
         if (!seen[q])
             die("has no row for a relation", path);
+}
 
-    /* the table of the last checkpoints */
+/* OUT/ch8_roles.md: the last checkpoint of each head count of HC as a
+ * table, a column per head count */
+static void write_table(const char *out, const struct row *rows, int n,
+                        const int *hc, int n_hc)
+{
     const struct row *end[MAX_HC] = {rows};
     for (int k = 0; k < n_hc; k++)
         for (int i = 0; i < n; i++)
@@ -291,9 +301,14 @@ int main(int argc, char **argv)
     }
     fprintf(t, "\n");
     data_close(PROG, t);
+}
 
-    /* the run's command, machine and wall time, as committed; and the
-     * passes over the training texts the run made */
+/* REF/run.values, the run's command, machine and wall time, into
+ * OUT/ch8roles_run.values as committed; returns its training tokens
+ * (ch8roles.train_tokens) */
+static long copy_run_values(const char *ref, const char *out)
+{
+    char path[600];
     snprintf(path, sizeof path, "%s/run.values", ref);
     FILE *in = fopen(path, "r");
     if (!in)
@@ -321,6 +336,41 @@ int main(int argc, char **argv)
     data_close(PROG, rv);
     if (train <= 0)
         die("has no ch8roles.train_tokens", path);
+    return train;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: " PROG " OUTDIR [REFDIR]\n");
+        return 2;
+    }
+    const char *out = argv[1];
+    const char *ref = argc == 3 ? argv[2] : "tools/runs/lm/reference";
+    char path[600];
+    static struct row rows[MAX_ROWS];
+    snprintf(path, sizeof path, "%s/roles.csv", ref);
+    const int n = read_roles(path, rows);
+    double bi_val, bi_test, tri_val, tri_test;
+    snprintf(path, sizeof path, "%s/baselines.csv", ref);
+    read_baseline(path, "bigram", &bi_val, &bi_test);
+    read_baseline(path, "trigram", &tri_val, &tri_test);
+    int hc[MAX_HC];
+    const int n_hc = head_counts(rows, n, hc);
+
+    FILE *v = data_open(PROG, out, "ch8roles.values");
+    write_chance_values(v, bi_val, tri_val);
+    write_gpi(out, hc, n_hc, bi_val, tri_val);
+    int last_tokens = 0;
+    for (int k = 0; k < n_hc; k++) {
+        const struct row *last =
+            write_head_count(out, v, rows, n, hc[k], k == 0, bi_val, tri_val);
+        last_tokens = last->tokens;
+    }
+    write_cases(ref, v);
+    write_table(out, rows, n, hc, n_hc);
+    /* the passes over the training texts the run made */
+    const long train = copy_run_values(ref, out);
     fprintf(v, "ch8roles.passes=%.1f\n", last_tokens / (double)train);
     data_close(PROG, v);
     return 0;
