@@ -78,34 +78,15 @@ static const char *grouped(long long n, char *buf)
     return buf;
 }
 
-int main(int argc, char **argv)
+/* the tokens of the row of "street" (the last token) the tables show */
+enum { NARROW = 8, BLOCKED = 6, TRUCK = 2, DELIVERY = 1, STREET = 9 };
+
+/* Every map: the single head's ATT1 (T, T) and the 4 heads' ATT4
+ * (h, T, T), with hand-built weights and (ATT1R, ATT4R) random ones;
+ * and the token labels */
+static void write_maps(const char *dir, const float *att1, const float *att4,
+                       const float *att1r, const float *att4r)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1];
-    float X[T * D];
-    sentence_embedding(X);
-
-    /* 1. the hand-built heads, read as 4 heads and as 1 head */
-    struct mha_config multi = {D, HEADS_N, 0}, single = {D, 1, 0};
-    struct mha_weights w;
-    data_check("ch3", mha_weights_alloc(&w, &multi), "mha_weights_alloc");
-    data_check("ch3", heads_build(&w), "heads_build");
-    float att4[HEADS_N * T * T], att1[T * T];
-    run(&multi, &w, X, att4);
-    run(&single, &w, X, att1);
-
-    /* 2. the same layer with random weights */
-    struct mha_weights wr;
-    data_check("ch3", mha_weights_alloc(&wr, &multi), "mha_weights_alloc");
-    data_check("ch3", mha_weights_randomize(&wr, &multi, RANDOM_SEED),
-               "mha_weights_randomize");
-    float att4r[HEADS_N * T * T], att1r[T * T];
-    run(&multi, &wr, X, att4r);
-    run(&single, &wr, X, att1r);
-
     char name[64];
     data_write_map("ch3", dir, "ch3_single.dat", att1, T);
     data_write_map("ch3", dir, "ch3_random_single.dat", att1r, T);
@@ -117,10 +98,12 @@ int main(int argc, char **argv)
     }
 
     data_write_tics("ch3", dir, "ch3_tics.gp", sentence_tokens, T, 60);
+}
 
-    /* 3. the row of "street" (the last token): each relation's partner,
-     *    in its own head and in the single head */
-    enum { NARROW = 8, BLOCKED = 6, TRUCK = 2, DELIVERY = 1, STREET = 9 };
+/* DIR/ch3_street.md: the row of "street": each relation's partner, in
+ * its own head (ATT4, (h, T, T)) and in the single head (ATT1, (T, T)) */
+static void write_street(const char *dir, const float *att4, const float *att1)
+{
     const float *s1 = att1 + STREET * T;
     const struct {
         const char *lesson;
@@ -144,14 +127,21 @@ int main(int argc, char **argv)
     }
     fprintf(md, "| (itself) | | \"street\" | | %.2f |\n", s1[STREET]);
     data_close("ch3", md);
+}
 
-    /* 3b. why the single head picks what it picks: its score is
-     *     q_t . k_j over all 16 columns, the sum of the four blocks */
+/* DIR/ch3_scores.md: why the single head picks what it picks: its score
+ * is q_t . k_j over all 16 columns, the sum of the four blocks; the
+ * hand-built weights W, the sentence X (T, d_model), the single head's
+ * ATT1 (T, T) */
+static void write_scores(const char *dir, const struct mha_weights *w,
+                         const float *X, const float *att1)
+{
+    const float *s1 = att1 + STREET * T;
     float Q[T * D], K[T * D];
-    data_check("ch3", matmul(X, w.W_q, Q, T, D, D), "matmul");
-    data_check("ch3", matmul(X, w.W_k, K, T, D, D), "matmul");
+    data_check("ch3", matmul(X, w->W_q, Q, T, D, D), "matmul");
+    data_check("ch3", matmul(X, w->W_k, K, T, D, D), "matmul");
     const int keys[] = {NARROW, BLOCKED, TRUCK, DELIVERY, STREET};
-    md = data_open("ch3", dir, "ch3_scores.md");
+    FILE *md = data_open("ch3", dir, "ch3_scores.md");
     fprintf(md, "| key | head 0 | head 1 | head 2 | head 3 | sum / sqrt(16) "
                 "| one head |\n");
     fprintf(md, "|---|--:|--:|--:|--:|--:|--:|\n");
@@ -169,10 +159,14 @@ int main(int argc, char **argv)
         fprintf(md, " %.2f | %.2f |\n", sum / sqrtf((float)D), s1[j]);
     }
     data_close("ch3", md);
+}
 
-    /* 4. parameter counts: h heads cost what one wide head costs */
+/* DIR/ch3_params.md: parameter counts: h heads cost what one wide head
+ * costs */
+static void write_params(const char *dir)
+{
     char b1[32];
-    md = data_open("ch3", dir, "ch3_params.md");
+    FILE *md = data_open("ch3", dir, "ch3_params.md");
     fprintf(md, "| layer | d_model | heads | d_head | parameters |\n");
     fprintf(md, "|---|--:|--:|--:|--:|\n");
     const struct {
@@ -191,8 +185,15 @@ int main(int argc, char **argv)
                 layers[k].d_model / layers[k].n_heads,
                 grouped(mha_params(layers[k].d_model, layers[k].n_heads), b1));
     data_close("ch3", md);
+}
 
-    /* 5. the numbers the prose quotes */
+/* DIR/ch3.values: the numbers the prose quotes, from the hand-built
+ * heads' ATT4 (h, T, T) and ATT1 (T, T) and the random heads' ATT4R */
+static void write_values(const char *dir, const float *att4, const float *att1,
+                         const float *att4r)
+{
+    char b1[32];
+    const float *s1 = att1 + STREET * T;
     FILE *v = data_open("ch3", dir, "ch3.values");
     const float *h0 = att4 + (0 * T + STREET) * T;
     const float *h1 = att4 + (1 * T + STREET) * T;
@@ -220,6 +221,44 @@ int main(int argc, char **argv)
     fprintf(v, "ch3.random_seed=%llu\n", RANDOM_SEED);
     fprintf(v, "ch3.uniform=%.2f\n", 1.0 / T);
     data_close("ch3", v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 2;
+    }
+    const char *dir = argv[1];
+    float X[T * D];
+    sentence_embedding(X);
+
+    /* 1. the hand-built heads, read as 4 heads and as 1 head */
+    struct mha_config multi = {D, HEADS_N, 0}, single = {D, 1, 0};
+    struct mha_weights w;
+    data_check("ch3", mha_weights_alloc(&w, &multi), "mha_weights_alloc");
+    data_check("ch3", heads_build(&w), "heads_build");
+    float att4[HEADS_N * T * T], att1[T * T];
+    run(&multi, &w, X, att4);
+    run(&single, &w, X, att1);
+
+    /* 2. the same layer with random weights */
+    struct mha_weights wr;
+    data_check("ch3", mha_weights_alloc(&wr, &multi), "mha_weights_alloc");
+    data_check("ch3", mha_weights_randomize(&wr, &multi, RANDOM_SEED),
+               "mha_weights_randomize");
+    float att4r[HEADS_N * T * T], att1r[T * T];
+    run(&multi, &wr, X, att4r);
+    run(&single, &wr, X, att1r);
+    write_maps(dir, att1, att4, att1r, att4r);
+
+    /* 3. the row of "street", and the single head's scores there */
+    write_street(dir, att4, att1);
+    write_scores(dir, &w, X, att1);
+    /* 4. parameter counts */
+    write_params(dir);
+    /* 5. the numbers the prose quotes */
+    write_values(dir, att4, att1, att4r);
 
     mha_weights_free(&w);
     mha_weights_free(&wr);
