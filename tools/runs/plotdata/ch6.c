@@ -213,18 +213,14 @@ static void cache_picture(const char *dir)
     mha_weights_free(&w);
 }
 
-int main(int argc, char **argv)
-{
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1];
-    char b1[32], b2[32], b3[32];
+/* the two published models the chapter measures */
+static const struct model gpt3 = {"GPT-3 175B", 96, 96, 96, 128, 2048, 175e9};
+static const struct model llama = {"Llama 2 70B", 80, 64, 8, 128, 4096, 70e9};
 
-    /* 1. the cache of one sequence against context length */
-    const struct model gpt3 = {"GPT-3 175B", 96, 96, 96, 128, 2048, 175e9};
-    const struct model llama = {"Llama 2 70B", 80, 64, 8, 128, 4096, 70e9};
+/* DIR/ch6_memory.dat: the cache of one sequence against context length,
+ * for both models with MHA, GQA (8 K/V heads) and MQA */
+static void write_memory(const char *dir)
+{
     FILE *f = data_open("ch6", dir, "ch6_memory.dat");
     fprintf(f, "# context  GPT-3: MHA(96) GQA(8) MQA(1)  Llama 2 70B: "
                "MHA(64) GQA(8) MQA(1)   GiB of 16-bit K and V, batch 1\n");
@@ -241,9 +237,14 @@ int main(int argc, char **argv)
         fprintf(f, "\n");
     }
     data_close("ch6", f);
+}
 
-    /* 2. the table: per token, per sequence, sequences per 80 GiB */
-    f = data_open("ch6", dir, "ch6_models.md");
+/* DIR/ch6_models.md: the table: per token, per sequence, sequences per
+ * 80 GiB */
+static void write_models(const char *dir)
+{
+    char b1[32], b2[32];
+    FILE *f = data_open("ch6", dir, "ch6_models.md");
     fprintf(f, "| model | K/V heads | per token | per sequence | "
                "sequences in 80 GiB |\n");
     fprintf(f, "|---|--:|--:|--:|--:|\n");
@@ -269,23 +270,27 @@ int main(int argc, char **argv)
                 human(seq, b2), (unsigned long long)(80.0 * GIB / seq));
     }
     data_close("ch6", f);
+}
 
-    /* 3. who reads which K/V head: 8 query heads, 8, 2 and 1 K/V heads */
-    f = data_open("ch6", dir, "ch6_groups.dat");
+/* DIR/ch6_groups.dat: who reads which K/V head: 8 query heads, 8, 2 and
+ * 1 K/V heads */
+static void write_groups(const char *dir)
+{
+    FILE *f = data_open("ch6", dir, "ch6_groups.dat");
     fprintf(f, "# panel query_head kv_head kv_x (measured by gqa_forward)\n");
     groups(f, 8, 8, 0);
     groups(f, 8, 2, 1);
     groups(f, 8, 1, 2);
     data_close("ch6", f);
+}
 
-    /* 3b. a cache, drawn */
-    cache_picture(dir);
-
-    /* 4. decoding equals the layer; the cache saves projections */
-    enum { T_CHECK = 64 };
-    long rerun = 0, cached = decode_check(T_CHECK, &rerun);
-
-    /* 5. the numbers the prose quotes */
+/* DIR/ch6.values: the numbers the prose quotes: both models' caches and
+ * weights, the drawn cache's sizes, and the decode check's T_CHECK
+ * tokens, its appends with the cache (CACHED) and re-running the prefix
+ * (RERUN) */
+static void write_values(const char *dir, int T_check, long cached, long rerun)
+{
+    char b1[32], b2[32], b3[32];
     FILE *v = data_open("ch6", dir, "ch6.values");
     uint64_t g_tok = bytes_of(96, 96, 128, 1, 1);
     uint64_t g_seq = bytes_of(96, 96, 128, 2048, 1);
@@ -315,7 +320,7 @@ int main(int argc, char **argv)
             human(bytes_of(96, 96, 128, 131072, 1), b1));
     fprintf(v, "ch6.llama_128k=%s\n",
             human(bytes_of(80, 8, 128, 131072, 1), b1));
-    fprintf(v, "ch6.check_T=%d\n", T_CHECK);
+    fprintf(v, "ch6.check_T=%d\n", T_check);
     fprintf(v, "ch6.cache_C=%d\nch6.cache_len=%d\n", CACHE_C, CACHE_LEN);
     fprintf(v, "ch6.cache_g=%d\nch6.cache_h=%d\nch6.cache_dh=%d\n", CACHE_G,
             CACHE_H, CACHE_DH);
@@ -324,18 +329,22 @@ int main(int argc, char **argv)
     fprintf(v, "ch6.appends_rerun=%s\n",
             grouped((unsigned long long)rerun, b3));
     data_close("ch6", v);
+}
 
-    /* 6. the decode benchmark's layer (tools/runs/bench/decode_speed.c):
-     * its multiply-adds per decoded token, which do not depend on the
-     * machine, unlike its timings. Projections: W_q and W_o are (D, D)
-     * either way; W_k and W_v are (D, D) with a K/V head per query head
-     * and (D, D/H) with one (MQA). Attention over T cached positions:
-     * q.k and the weighted sum of the v's, D per position each, the same
-     * for both, since every query head still reads T keys and values.
-     * Counts, not times: the benchmark times the whole step only. */
+/* DIR/ch6_bench.values: the decode benchmark's layer
+ * (tools/runs/bench/decode_speed.c): its multiply-adds per decoded
+ * token, which do not depend on the machine, unlike its timings.
+ * Projections: W_q and W_o are (D, D) either way; W_k and W_v are (D, D)
+ * with a K/V head per query head and (D, D/H) with one (MQA). Attention
+ * over T cached positions: q.k and the weighted sum of the v's, D per
+ * position each, the same for both, since every query head still reads
+ * T keys and values. Counts, not times: the benchmark times the whole
+ * step only. */
+static void write_bench_values(const char *dir)
+{
     enum { D = DECODE_BENCH_D, H = DECODE_BENCH_H };
     const long proj_mha = 4L * D * D, proj_mqa = 2L * D * D + 2L * D * (D / H);
-    v = data_open("ch6", dir, "ch6_bench.values");
+    FILE *v = data_open("ch6", dir, "ch6_bench.values");
     fprintf(v, "ch6bench.d_model=%d\nch6bench.heads=%d\n", D, H);
     fprintf(v, "ch6bench.proj_mha=%ld\nch6bench.proj_mqa=%ld\n", proj_mha,
             proj_mqa);
@@ -349,5 +358,31 @@ int main(int argc, char **argv)
                 (double)(proj_mha + att) / (double)(proj_mqa + att));
     }
     data_close("ch6", v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 2;
+    }
+    const char *dir = argv[1];
+
+    /* 1. the cache of one sequence against context length */
+    write_memory(dir);
+    /* 2. the table: per token, per sequence, sequences per 80 GiB */
+    write_models(dir);
+    /* 3. who reads which K/V head, and a cache, drawn */
+    write_groups(dir);
+    cache_picture(dir);
+
+    /* 4. decoding equals the layer; the cache saves projections */
+    enum { T_CHECK = 64 };
+    long rerun = 0, cached = decode_check(T_CHECK, &rerun);
+
+    /* 5. the numbers the prose quotes */
+    write_values(dir, T_CHECK, cached, rerun);
+    /* 6. the decode benchmark's layer, counted */
+    write_bench_values(dir);
     return 0;
 }
