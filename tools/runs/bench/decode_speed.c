@@ -74,6 +74,156 @@ static void cpu_name(char *buf, size_t size)
     fclose(f);
 }
 
+/* The two layers the benchmark times, and their buffers. */
+struct layers {
+    struct mha_config cfg; /* a K/V head per query head */
+    struct mha_weights w;
+    struct gqa_config mcfg; /* one K/V head: MQA */
+    struct mha_weights wm;
+    float *X;      /* (T_MAX, d_model): the tokens, random */
+    float *out;    /* (T_MAX, d_model): the full forward's output */
+    float *att;    /* (h, T_MAX, T_MAX): its weights */
+    float *prefix; /* (T_MAX, d_model): the cached prefix's output */
+};
+
+/* Both layers with random weights, the tokens and the buffers; 0 if
+ * memory runs out */
+static int layers_init(struct layers *l)
+{
+    l->cfg = (struct mha_config){D, H, 1};
+    data_check("decode_speed", mha_weights_alloc(&l->w, &l->cfg),
+               "mha_weights_alloc");
+    data_check("decode_speed", mha_weights_randomize(&l->w, &l->cfg, 6),
+               "mha_weights_randomize");
+    l->mcfg = (struct gqa_config){D, H, 1, 1};
+    data_check("decode_speed", gqa_weights_alloc(&l->wm, &l->mcfg),
+               "gqa_weights_alloc");
+    data_check("decode_speed", gqa_weights_randomize(&l->wm, &l->mcfg, 8),
+               "gqa_weights_randomize");
+    l->X = malloc(sizeof(float) * T_MAX * D);
+    l->out = malloc(sizeof(float) * T_MAX * D);
+    l->att = malloc(sizeof(float) * H * T_MAX * T_MAX);
+    l->prefix = malloc(sizeof(float) * T_MAX * D);
+    if (!l->X || !l->out || !l->att || !l->prefix)
+        return 0;
+    struct rng r;
+    rng_seed(&r, 7);
+    rng_fill(&r, l->X, T_MAX * D, -1.0f, 1.0f);
+    return 1;
+}
+
+static void layers_free(struct layers *l)
+{
+    mha_weights_free(&l->w);
+    mha_weights_free(&l->wm);
+    free(l->X), free(l->out), free(l->att), free(l->prefix);
+}
+
+/* tokens per second of the three ways to make token T-1 */
+struct rates {
+    double cached, full, mqa;
+};
+
+/* Time the step that makes token T-1, with the caches C (MHA) and CM
+ * (MQA) holding positions 0 .. T-2, and the full forward: the best of
+ * ROUNDS rounds, so that a busy moment of the machine does not count
+ * against either, each round BUDGET / ROUNDS seconds per way. The cached
+ * step's output into STEP_OUT (d_model), the forward's into l->out. */
+static struct rates time_rounds(struct layers *l, struct kv_cache *c,
+                                struct kv_cache *cm, int T, double budget,
+                                float *step_out)
+{
+    float mqa_out[D];
+    const float *x = l->X + (size_t)(T - 1) * D;
+    double cached = 0, full = 0, mqa = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        long n = 0;
+        double t0 = now(), t1;
+        do {
+            c->len = T - 1; /* forget the last step's token: redo it */
+            data_check("decode_speed",
+                       mha_decode_step(&l->cfg, &l->w, c, x, step_out),
+                       "mha_decode_step");
+            n++;
+        } while ((t1 = now()) - t0 < budget / ROUNDS);
+        cached = fmax(cached, (double)n / (t1 - t0));
+        n = 0;
+        t0 = now();
+        do {
+            cm->len = T - 1;
+            data_check("decode_speed",
+                       gqa_decode_step(&l->mcfg, &l->wm, cm, x, mqa_out),
+                       "gqa_decode_step");
+            n++;
+        } while ((t1 = now()) - t0 < budget / ROUNDS);
+        mqa = fmax(mqa, (double)n / (t1 - t0));
+        n = 0;
+        t0 = now();
+        do {
+            data_check("decode_speed",
+                       mha_forward(&l->cfg, &l->w, l->X, l->out, l->att, T),
+                       "mha_forward");
+            n++;
+        } while ((t1 = now()) - t0 < budget / ROUNDS);
+        full = fmax(full, (double)n / (t1 - t0));
+        if (t1 - t0 > budget)
+            break; /* one full forward outlasts the budget: one round */
+    }
+    return (struct rates){cached, full, mqa};
+}
+
+/* Context length T: fill both caches with positions 0 .. T-2, time the
+ * three ways, check that the cached step's row equals the forward's,
+ * and print the row and write it into DAT; 0 if they disagree */
+static int measure(struct layers *l, int T, double budget, FILE *dat)
+{
+    float step_out[D];
+    struct kv_cache c;
+    data_check("decode_speed", kv_cache_alloc(&c, T, H, D / H),
+               "kv_cache_alloc");
+    if (T > 1)
+        data_check("decode_speed",
+                   mha_decode(&l->cfg, &l->w, &c, l->X, l->prefix, T - 1),
+                   "mha_decode");
+    struct kv_cache cm; /* the MQA layer's cache: 1 head */
+    data_check("decode_speed", kv_cache_alloc(&cm, T, 1, D / H),
+               "kv_cache_alloc");
+    for (int t = 0; t < T - 1; t++)
+        data_check("decode_speed",
+                   gqa_decode_step(&l->mcfg, &l->wm, &cm, l->X + (size_t)t * D,
+                                   step_out),
+                   "gqa_decode_step");
+    const struct rates r = time_rounds(l, &c, &cm, T, budget, step_out);
+
+    for (int k = 0; k < D; k++)
+        if (fabsf(step_out[k] - l->out[(size_t)(T - 1) * D + k]) > 1e-4f) {
+            fprintf(stderr,
+                    "decode_speed: the cached step disagrees "
+                    "with mha_forward at T %d\n",
+                    T);
+            return 0;
+        }
+    printf("%6d %16.0f %16.1f %10.0f %16.0f\n", T, r.cached, r.full,
+           r.cached / r.full, r.mqa);
+    fprintf(dat, "%d %.6g %.6g %.6g %.6g\n", T, r.cached, r.full,
+            r.cached / r.full, r.mqa);
+    kv_cache_free(&c);
+    kv_cache_free(&cm);
+    return 1;
+}
+
+/* DIR/ch6_speed_labels.gp: the figure's title: the sizes and this
+ * machine (CPU), for the reader */
+static void write_labels(const char *dir, const char *cpu)
+{
+    FILE *v = data_open("decode_speed", dir, "ch6_speed_labels.gp");
+    fprintf(v,
+            "speed_title = \"Decoding one token, with the KV cache and "
+            "without\\nd_model %d, %d heads, 1 thread, %s\"\n",
+            D, H, cpu);
+    data_close("decode_speed", v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
@@ -89,30 +239,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "decode_speed: the time budget must be > 0\n");
         return 2;
     }
-    struct mha_config cfg = {D, H, 1};
-    struct mha_weights w;
-    data_check("decode_speed", mha_weights_alloc(&w, &cfg),
-               "mha_weights_alloc");
-    data_check("decode_speed", mha_weights_randomize(&w, &cfg, 6),
-               "mha_weights_randomize");
-    struct gqa_config mcfg = {D, H, 1, 1}; /* one K/V head: MQA */
-    struct mha_weights wm;
-    data_check("decode_speed", gqa_weights_alloc(&wm, &mcfg),
-               "gqa_weights_alloc");
-    data_check("decode_speed", gqa_weights_randomize(&wm, &mcfg, 8),
-               "gqa_weights_randomize");
-    float *X = malloc(sizeof(float) * T_MAX * D);
-    float *out = malloc(sizeof(float) * T_MAX * D);
-    float *att = malloc(sizeof(float) * H * T_MAX * T_MAX);
-    float *prefix = malloc(sizeof(float) * T_MAX * D);
-    float step_out[D], mqa_out[D];
-    if (!X || !out || !att || !prefix) {
+    struct layers l;
+    if (!layers_init(&l)) {
         fprintf(stderr, "decode_speed: out of memory\n");
         return 1;
     }
-    struct rng r;
-    rng_seed(&r, 7);
-    rng_fill(&r, X, T_MAX * D, -1.0f, 1.0f);
 
     char cpu[128];
     cpu_name(cpu, sizeof cpu);
@@ -127,89 +258,11 @@ int main(int argc, char **argv)
             "# T cached_tokens_per_s full_tokens_per_s ratio "
             "mqa_cached_tokens_per_s (d_model %d, %d heads, 1 thread)\n",
             D, H);
-    for (int T = 16; T <= T_MAX; T *= 2) {
-        /* the cache holds positions 0 .. T-2; the step makes token T-1 */
-        struct kv_cache c;
-        data_check("decode_speed", kv_cache_alloc(&c, T, H, D / H),
-                   "kv_cache_alloc");
-        if (T > 1)
-            data_check("decode_speed",
-                       mha_decode(&cfg, &w, &c, X, prefix, T - 1),
-                       "mha_decode");
-        struct kv_cache cm; /* the MQA layer's cache: 1 head */
-        data_check("decode_speed", kv_cache_alloc(&cm, T, 1, D / H),
-                   "kv_cache_alloc");
-        for (int t = 0; t < T - 1; t++)
-            data_check(
-                "decode_speed",
-                gqa_decode_step(&mcfg, &wm, &cm, X + (size_t)t * D, step_out),
-                "gqa_decode_step");
-        /* best of ROUNDS rounds, so that a busy moment of the machine
-         * does not count against either */
-        double cached = 0, full = 0, mqa = 0;
-        for (int round = 0; round < ROUNDS; round++) {
-            long n = 0;
-            double t0 = now(), t1;
-            do {
-                c.len = T - 1; /* forget the last step's token: redo it */
-                data_check("decode_speed",
-                           mha_decode_step(&cfg, &w, &c,
-                                           X + (size_t)(T - 1) * D, step_out),
-                           "mha_decode_step");
-                n++;
-            } while ((t1 = now()) - t0 < budget / ROUNDS);
-            cached = fmax(cached, (double)n / (t1 - t0));
-            n = 0;
-            t0 = now();
-            do {
-                cm.len = T - 1;
-                data_check("decode_speed",
-                           gqa_decode_step(&mcfg, &wm, &cm,
-                                           X + (size_t)(T - 1) * D, mqa_out),
-                           "gqa_decode_step");
-                n++;
-            } while ((t1 = now()) - t0 < budget / ROUNDS);
-            mqa = fmax(mqa, (double)n / (t1 - t0));
-            n = 0;
-            t0 = now();
-            do {
-                data_check("decode_speed",
-                           mha_forward(&cfg, &w, X, out, att, T),
-                           "mha_forward");
-                n++;
-            } while ((t1 = now()) - t0 < budget / ROUNDS);
-            full = fmax(full, (double)n / (t1 - t0));
-            if (t1 - t0 > budget)
-                break; /* one full forward outlasts the budget: one round */
-        }
-
-        for (int k = 0; k < D; k++)
-            if (fabsf(step_out[k] - out[(size_t)(T - 1) * D + k]) > 1e-4f) {
-                fprintf(stderr,
-                        "decode_speed: the cached step disagrees "
-                        "with mha_forward at T %d\n",
-                        T);
-                return 1;
-            }
-        printf("%6d %16.0f %16.1f %10.0f %16.0f\n", T, cached, full,
-               cached / full, mqa);
-        fprintf(dat, "%d %.6g %.6g %.6g %.6g\n", T, cached, full, cached / full,
-                mqa);
-        kv_cache_free(&c);
-        kv_cache_free(&cm);
-    }
+    for (int T = 16; T <= T_MAX; T *= 2)
+        if (!measure(&l, T, budget, dat))
+            return 1;
     data_close("decode_speed", dat);
-
-    /* the figure's title: the sizes and this machine, for the reader */
-    FILE *v = data_open("decode_speed", dir, "ch6_speed_labels.gp");
-    fprintf(v,
-            "speed_title = \"Decoding one token, with the KV cache and "
-            "without\\nd_model %d, %d heads, 1 thread, %s\"\n",
-            D, H, cpu);
-    data_close("decode_speed", v);
-
-    mha_weights_free(&w);
-    mha_weights_free(&wm);
-    free(X), free(out), free(att), free(prefix);
+    write_labels(dir, cpu);
+    layers_free(&l);
     return 0;
 }
