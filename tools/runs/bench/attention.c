@@ -256,54 +256,78 @@ static int part_att(const float *H, float *out, int T, float *scratch,
     return bad;
 }
 
-int main(int argc, char **argv)
+/* The command line: IMPL T THREADS REPS [WARMUP]. */
+struct args {
+    const char *impl;
+    int T, threads, reps, warmup;
+};
+
+/* The command line into *A; 0 when it is not one (the message printed) */
+static int read_args(int argc, char **argv, struct args *a)
 {
     if (argc != 5 && argc != 6) {
         fprintf(stderr, "usage: %s IMPL T THREADS REPS [WARMUP]\n", argv[0]);
-        return 2;
+        return 0;
     }
-    const char *impl = argv[1];
+    a->impl = argv[1];
     long t = -1, th = 0, rp = 0, wu = 1;
     const int whole = run_read_long(argv[2], &t) &&
                       run_read_long(argv[3], &th) &&
                       run_read_long(argv[4], &rp) &&
                       (argc != 6 || run_read_long(argv[5], &wu)) &&
                       t <= 1 << 20 && th <= 1024;
-    const int T = (int)t, threads = (int)th, reps = (int)rp, warmup = (int)wu;
-    if (!whole || T < (strcmp(impl, "peak") == 0 ? 0 : 1) || threads <= 0 ||
-        reps <= 0 || reps > 100 || warmup < 0 || warmup > 10) {
+    a->T = (int)t, a->threads = (int)th, a->reps = (int)rp, a->warmup = (int)wu;
+    if (!whole || a->T < (strcmp(a->impl, "peak") == 0 ? 0 : 1) ||
+        a->threads <= 0 || a->reps <= 0 || a->reps > 100 || a->warmup < 0 ||
+        a->warmup > 10) {
         fprintf(stderr, "bench: T, THREADS, REPS must be positive whole "
                         "numbers, REPS at most 100, WARMUP 0 to 10\n");
-        return 2;
-    }
-    if (strcmp(impl, "scratch") == 0) {
-        printf("%zu\n",
-               flash_scratch_size(T, D_MODEL / N_HEADS, FLASH_BQ, FLASH_BK));
         return 0;
     }
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
-    if (strcmp(impl, "peak") == 0) {
-        peak(threads, reps);
-        return 0;
-    }
-    struct mha_config cfg = {D_MODEL, N_HEADS, strcmp(impl, "flash_noncausal")};
-    struct mha_weights w;
-    if (mha_weights_alloc(&w, &cfg) != KIT_OK ||
-        mha_weights_randomize(&w, &cfg, 7) != KIT_OK)
-        fail("weights", KIT_E_NOMEM);
-    const size_t n = (size_t)T * D_MODEL;
-    float *X = malloc(n * sizeof *X), *out = malloc(n * sizeof *out);
-    if (!X || !out)
-        fail("malloc", KIT_E_NOMEM);
-    struct rng r;
-    rng_seed(&r, 11);
-    rng_fill(&r, X, (int)n, -1.0f, 1.0f);
-    memset(out, 0, n * sizeof *out);
+    return 1;
+}
 
-    typedef int (*product_fn)(const float *, const float *, float *, int, int,
-                              int);
+/* The layer every IMPL but peak and scratch runs on: its weights, X and
+ * out (T, d_model), and the random numbers that filled X. */
+struct layer {
+    struct mha_config cfg;
+    struct mha_weights w;
+    size_t n; /* T * d_model */
+    float *X, *out;
+    struct rng r;
+};
+
+static void layer_init(struct layer *l, const char *impl, int T)
+{
+    l->cfg =
+        (struct mha_config){D_MODEL, N_HEADS, strcmp(impl, "flash_noncausal")};
+    if (mha_weights_alloc(&l->w, &l->cfg) != KIT_OK ||
+        mha_weights_randomize(&l->w, &l->cfg, 7) != KIT_OK)
+        fail("weights", KIT_E_NOMEM);
+    l->n = (size_t)T * D_MODEL;
+    l->X = malloc(l->n * sizeof *l->X), l->out = malloc(l->n * sizeof *l->out);
+    if (!l->X || !l->out)
+        fail("malloc", KIT_E_NOMEM);
+    rng_seed(&l->r, 11);
+    rng_fill(&l->r, l->X, (int)l->n, -1.0f, 1.0f);
+    memset(l->out, 0, l->n * sizeof *l->out);
+}
+
+typedef int (*product_fn)(const float *, const float *, float *, int, int, int);
+
+/* The code IMPL names: a product (C = A B), or one of the layer's forms
+ * or parts; and the threads it runs on. */
+struct method {
+    product_fn product;
+    int fused, proj, att, flash;
+    int used_threads;
+};
+
+/* The code IMPL names into *M: returns 0, or the exit status when it
+ * cannot be run, the message printed: 2 when IMPL names no code, 3 when
+ * it is openblas and OpenBLAS is not installed */
+static int find_method(const char *impl, int threads, struct method *m)
+{
     const struct {
         const char *name;
         product_fn f;
@@ -312,10 +336,10 @@ int main(int argc, char **argv)
                     {"matmul_blocked", matmul_blocked},
                     {"matmul_tiled", matmul_tiled},
                     {"matmul_fast", matmul_fast}};
-    product_fn product = NULL;
+    m->product = NULL;
     for (size_t k = 0; k < sizeof products / sizeof products[0]; k++)
         if (strcmp(impl, products[k].name) == 0)
-            product = products[k].f;
+            m->product = products[k].f;
     if (strcmp(impl, "openblas") == 0) {
         if (!openblas_load(threads)) {
             fprintf(stderr, "bench: OpenBLAS (libopenblas.so.0 with "
@@ -323,71 +347,131 @@ int main(int argc, char **argv)
                             "row\n");
             return 3;
         }
-        product = openblas_product;
+        m->product = openblas_product;
     }
-    const int fused = strcmp(impl, "ch3_fused") == 0;
-    const int proj = strcmp(impl, "flash_proj") == 0;
-    const int att = strcmp(impl, "flash_att") == 0;
-    const int flash =
-        !proj && !att &&
+    m->fused = strcmp(impl, "ch3_fused") == 0;
+    m->proj = strcmp(impl, "flash_proj") == 0;
+    m->att = strcmp(impl, "flash_att") == 0;
+    m->flash =
+        !m->proj && !m->att &&
         (strcmp(impl, "flash") == 0 || strcmp(impl, "flash_noncausal") == 0);
-    if (!product && !fused && !flash && !proj && !att) {
+    if (!m->product && !m->fused && !m->flash && !m->proj && !m->att) {
         fprintf(stderr, "bench: unknown IMPL '%s'\n", impl);
         return 2;
     }
-    int used_threads = threads;
-    if (fused ||
-        (product && product != matmul_fast && product != openblas_product))
-        used_threads = 1;
+    m->used_threads = threads;
+    if (m->fused || (m->product && m->product != matmul_fast &&
+                     m->product != openblas_product))
+        m->used_threads = 1;
+    return 0;
+}
 
-    const long long base = peak_rss();
-    float *weights = NULL; /* chapter 3's (h, T, T) output */
-    if (fused) {
-        weights = malloc((size_t)N_HEADS * T * T * sizeof *weights);
-        if (!weights)
+/* What a call needs beyond the layer: chapter 3's (h, T, T) weights
+ * output; flash_att's inputs H (3, h, T, d_head), uniform in [-1, 1]
+ * from the layer's random numbers, and its scratch, PER_THREAD floats a
+ * thread. */
+struct extra {
+    float *weights, *H, *scratch;
+    size_t per_thread;
+};
+
+static void extra_alloc(struct extra *e, const struct method *m,
+                        struct layer *l, int T)
+{
+    e->weights = NULL;
+    if (m->fused) {
+        e->weights = malloc((size_t)N_HEADS * T * T * sizeof *e->weights);
+        if (!e->weights)
             fail("malloc", KIT_E_NOMEM);
     }
-    float *H = NULL, *scratch = NULL; /* flash_att's inputs and scratch */
-    const size_t per_thread =
+    e->H = NULL, e->scratch = NULL;
+    e->per_thread =
         flash_scratch_size(T, D_MODEL / N_HEADS, FLASH_BQ, FLASH_BK);
-    if (att) {
-        H = malloc(3 * n * sizeof *H);
-        scratch =
-            malloc((size_t)kit_max_threads() * per_thread * sizeof *scratch);
-        if (!H || !scratch)
+    if (m->att) {
+        e->H = malloc(3 * l->n * sizeof *e->H);
+        e->scratch = malloc((size_t)kit_max_threads() * e->per_thread *
+                            sizeof *e->scratch);
+        if (!e->H || !e->scratch)
             fail("malloc", KIT_E_NOMEM);
-        rng_fill(&r, H, (int)(3 * n), -1.0f, 1.0f);
+        rng_fill(&l->r, e->H, (int)(3 * l->n), -1.0f, 1.0f);
     }
-    double *ms = malloc((size_t)(reps + warmup) * sizeof *ms);
-    if (!ms)
-        fail("malloc", KIT_E_NOMEM);
+}
+
+/* REPS timed calls of M after WARMUP untimed ones, each call's time in
+ * ms into MS (REPS + WARMUP): returns the CPU time the process got
+ * during the timed calls over their wall time times the threads M runs
+ * on */
+static double time_calls(const char *impl, const struct method *m,
+                         struct layer *l, const struct extra *e, int T,
+                         int reps, int warmup, double *ms)
+{
     double cpu0 = 0, wall = 0;
     for (int k = 0; k < reps + warmup; k++) { /* k < warmup: untimed */
         if (k == warmup)
             cpu0 = cpu_ms();
         const double t0 = now_ms();
-        int rc = product ? product(X, w.W_q, out, T, D_MODEL, D_MODEL)
-                 : fused ? mha_forward_fused(&cfg, &w, X, out, weights, T)
-                 : proj  ? part_proj(&w, X, out, T)
-                 : att   ? part_att(H, out, T, scratch, per_thread)
-                         : mha_forward_flash(&cfg, &w, X, out, T);
+        int rc =
+            m->product ? m->product(l->X, l->w.W_q, l->out, T, D_MODEL, D_MODEL)
+            : m->fused
+                ? mha_forward_fused(&l->cfg, &l->w, l->X, l->out, e->weights, T)
+            : m->proj ? part_proj(&l->w, l->X, l->out, T)
+            : m->att  ? part_att(e->H, l->out, T, e->scratch, e->per_thread)
+                      : mha_forward_flash(&l->cfg, &l->w, l->X, l->out, T);
         if (rc != KIT_OK)
             fail(impl, rc);
         ms[k] = now_ms() - t0;
         if (k >= warmup)
             wall += ms[k];
     }
-    const double share =
-        wall > 0 ? (cpu_ms() - cpu0) / (wall * used_threads) : 0;
+    return wall > 0 ? (cpu_ms() - cpu0) / (wall * m->used_threads) : 0;
+}
+
+/* the median of the N times MS, which it sorts */
+static double median_of(double *ms, int n)
+{
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    if (!read_args(argc, argv, &a))
+        return 2;
+    const char *impl = a.impl;
+    const int T = a.T;
+    if (strcmp(impl, "scratch") == 0) {
+        printf("%zu\n",
+               flash_scratch_size(T, D_MODEL / N_HEADS, FLASH_BQ, FLASH_BK));
+        return 0;
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(a.threads);
+#endif
+    if (strcmp(impl, "peak") == 0) {
+        peak(a.threads, a.reps);
+        return 0;
+    }
+    struct layer l;
+    layer_init(&l, impl, T);
+    struct method m;
+    const int status = find_method(impl, a.threads, &m);
+    if (status != 0)
+        return status;
+
+    const long long base = peak_rss();
+    struct extra e;
+    extra_alloc(&e, &m, &l, T);
+    double *ms = malloc((size_t)(a.reps + a.warmup) * sizeof *ms);
+    if (!ms)
+        fail("malloc", KIT_E_NOMEM);
+    const double share = time_calls(impl, &m, &l, &e, T, a.reps, a.warmup, ms);
     const long long peak = peak_rss() - base;
-    const double *timed = ms + warmup;
-    qsort(ms + warmup, (size_t)reps, sizeof *ms, cmp_double);
-    const double median = reps % 2
-                              ? timed[reps / 2]
-                              : (timed[reps / 2 - 1] + timed[reps / 2]) / 2;
-    printf("%s,%d,%d,%.3f,%.2f,%lld,%.2f\n", impl, T, used_threads, median,
+    const double median = median_of(ms + a.warmup, a.reps);
+    printf("%s,%d,%d,%.3f,%.2f,%lld,%.2f\n", impl, T, m.used_threads, median,
            flops(impl, T) / (median * 1e6), peak > 0 ? peak : 0, share);
-    free(ms), free(weights), free(X), free(out), free(H), free(scratch);
-    mha_weights_free(&w);
+    free(ms), free(e.weights), free(e.H), free(e.scratch);
+    free(l.X), free(l.out);
+    mha_weights_free(&l.w);
     return 0;
 }
