@@ -5,7 +5,7 @@
 # zeroed before W_o (ch5_ablation_hH.dat). Bottom row: mean-ablation,
 # head i's output replaced at each position by its mean over the
 # ablation sequences (ch5_ablation_mean_hH.dat). Both from
-# tools/runs/experiment/main.c, rows heads, columns relations (t-1 the
+# tools/runs/experiment/data.c, rows heads, columns relations (t-1 the
 # previous token, t-2 two back, x0 the first, x1 the second). Every cell
 # carries its number, at 7 points; on the dark cells (60 points or more)
 # it is white, so it can be read.

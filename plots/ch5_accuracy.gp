@@ -1,8 +1,8 @@
 # ch5_accuracy.gp: accuracy per relation for every head count and the
 # scale control, the mean over seeds with error bars of one standard
-# deviation. Data: ch5_accuracy.dat (tools/runs/experiment/main.c), computed
-# from results.csv as `make experiment` wrote it: a label, then mean and
-# sd of previous, two back, first, second and the mean accuracy.
+# deviation. Data: ch5_accuracy.dat (tools/runs/plotdata/ch5.c, from the
+# summary of results.csv that `make experiment` wrote): a label, then mean
+# and sd of previous, two back, first, second and the mean accuracy.
 fig_w = 16.4; fig_h = 8.0             # cm, as printed
 load "plots/common.gp"
 set title "Accuracy per relation after training: mean and standard deviation over seeds"

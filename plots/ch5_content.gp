@@ -2,8 +2,8 @@
 # the trained 1-head and 2-head networks (first seed) on one sequence;
 # the relations are the previous token (t-1) and the latest earlier token
 # of the same class as the current one (classes: A-D, E-H, I-L, M-P).
-# Data: ch5_content_hH_iI.dat (tools/runs/experiment/main.c); ch5_content.gpi
-# holds each panel's title (the head's mean weight on each relation's
+# Data: ch5_content_hH_iI.dat (tools/runs/experiment/data.c); ch5_content.gpi
+# (tools/runs/plotdata/ch5.c) holds each panel's title (the head's mean weight on each relation's
 # token, over the evaluation sequences).
 fig_w = 16.4; fig_h = 6.8            # cm, as printed
 load "plots/common.gp"

@@ -2,8 +2,9 @@
 # One sequence, the same for every panel; row 1: the 1-head network,
 # row 2: the 2-head network, row 3: the 4-head network. Each panel is a
 # head's weights (query t down, key j across, first query at the top).
-# Data: ch5_heads_hH_iI.dat (tools/runs/experiment/main.c), token labels in
-# the files' first row and column; ch5_heads.gpi sets each panel's title:
+# Data: ch5_heads_hH_iI.dat (tools/runs/experiment/data.c), token labels in
+# the files' first row and column; ch5_heads.gpi (tools/runs/plotdata/ch5.c,
+# from ch5_heads_roles.csv) sets each panel's title:
 # the head's mean weight on the token each relation reads (t-1, t-2,
 # x0 = the first token, x1 = the second), over the evaluation sequences.
 fig_w = 16.4; fig_h = 15.6            # cm, as printed

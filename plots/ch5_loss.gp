@@ -1,7 +1,7 @@
 # ch5_loss.gp: chapter 5, the training loss of every configuration of
 # the position task, the mean over seeds. Data: ch5_loss.dat
-# (tools/runs/experiment/main.c): step, then one column per configuration;
-# ch5_misc.gpi names the columns.
+# (tools/runs/experiment/data.c): step, then one column per configuration;
+# ch5_misc.gpi (tools/runs/plotdata/ch5.c) names the columns.
 fig_w = 14.4; fig_h = 9              # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_misc.gpi"

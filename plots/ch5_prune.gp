@@ -2,8 +2,8 @@
 # the least important first (importance: the accuracy lost when that
 # head alone is knocked out); the mean accuracy that remains, against the
 # number of heads kept, mean and sd over seeds. Data: ch5_prune.dat
-# (tools/runs/experiment/main.c), one block per head count; ch5_misc.gpi
-# names the blocks.
+# (tools/runs/experiment/data.c), one block per head count; ch5_misc.gpi
+# (tools/runs/plotdata/ch5.c) names the blocks.
 fig_w = 16.4; fig_h = 8.4            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_misc.gpi"

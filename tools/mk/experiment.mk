@@ -17,8 +17,12 @@
 # in 2 and 4 stacked layers), one worker process per core, and prints
 # the mean +- sd tables.
 # The run is a file target: it happens again only when the program, the
-# library or the arguments changed. The figures of chapter 5 read what it
-# writes into $(B)/plots/data/, so the plots' data stamp depends on it.
+# library or the arguments changed. It writes the book's data into
+# $(B)/plots/data/, numbers only (ch5.values, CSV and .dat files); the
+# plots' data stamp depends on it, and tools/runs/plotdata/ch5.c makes
+# chapter 5's tables and gnuplot scripts from that data when the stamp is
+# remade, so that a change to a table's heading shows in `make book`
+# without a run.
 # Timings: tools/runs/bench/experiment.sh (never in the book).
 
 SEEDS   ?= 5
@@ -34,6 +38,7 @@ EXP_DATA   := $(B)/plots/data
 RUNNER_SRC := tools/runs/runner.c
 RUNNER_H   := tools/runs/runner.h
 EXP_SRC    := $(wildcard tools/runs/experiment/*.c) $(RUNNER_SRC)
+EXP_H      := $(wildcard tools/runs/experiment/*.h)
 EXP_CFLAGS := -std=c11 -Wall -Wextra -Werror -pedantic -O3 \
               -fassociative-math -fno-signed-zeros -fno-trapping-math
 EXP_ARGS   := --seeds $(SEEDS) $(if $(HEADS),--heads $(HEADS))
@@ -45,7 +50,7 @@ EXP_BIN := $(EXP_DIR)/solutions/experiment
 # to 4, the ones chapter 5 links (CH_FILES_5, from chapters/chapters.tsv).
 EXP_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_5))
 define exp_bin_rule
-$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
+$(EXP_DIR)/$(1)/experiment: $(EXP_SRC) $(EXP_H) $(wildcard include/*.h) $(RUNNER_H) \
                             $(EXP_LIB_SRC) $(call EXP_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) -Iinclude -Itools/runs $$(EXP_CFLAGS) -o $$@ $(EXP_SRC) $(call EXP_IMPL_SRC,$(1)) \
