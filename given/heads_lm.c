@@ -367,3 +367,126 @@ int heads_ablation_scan(struct gpt_model *m, const int *x, const int *targets,
     return KIT_OK;
 }
 /* @end heads_ablation_scan */
+
+/* ---------------------------------------------------------------------
+ * The run's measures: every head's weights, how sharp they are, the
+ * tag profiles, the lesson's sentence
+ * ------------------------------------------------------------------- */
+
+int heads_weights(struct gpt_model *m, const int *x, int n_seq, int T, float *A)
+{
+    if (!m || !x || !A)
+        return KIT_E_NULL;
+    const int L = m->cfg.L, h = m->cfg.n_heads, N = n_seq;
+    const size_t TT = (size_t)T * T;
+    float *concat = malloc((size_t)T * m->cfg.C * sizeof *concat);
+    float *weights = malloc((size_t)h * TT * sizeof *weights);
+    int rc = concat && weights ? KIT_OK : KIT_E_NOMEM;
+    m->after_attention = NULL;
+    for (int s = 0; s < N && rc == KIT_OK; s += m->cfg.B) {
+        const int B = N - s < m->cfg.B ? N - s : m->cfg.B;
+        rc = gpt_forward(m, x + (size_t)s * T, NULL, B, T);
+        for (int l = 0; l < L && rc == KIT_OK; l++)
+            for (int b = 0; b < B && rc == KIT_OK; b++) {
+                rc = heads_block_concat(m, l, b, concat, weights);
+                for (int i = 0; i < h && rc == KIT_OK; i++)
+                    memcpy(A + ((size_t)(l * h + i) * N + s + b) * TT,
+                           weights + i * TT, TT * sizeof *A);
+            }
+    }
+    free(concat), free(weights);
+    return rc;
+}
+
+float heads_row_max(const float *A, int N, int T, int K)
+{
+    const size_t TT = (size_t)T * T;
+    double sum = 0;
+    for (int n = 0; n < N; n++)
+        for (int i = K; i < T; i++) {
+            const float *row = A + (size_t)n * TT + (size_t)i * T;
+            float top = 0;
+            for (int j = 0; j <= i; j++)
+                top = row[j] > top ? row[j] : top;
+            sum += top;
+        }
+    return (float)(sum / ((double)N * (T - K)));
+}
+
+/* @listing heads_tag_profile */
+void heads_tag_profile(const float *A, const unsigned char *x_class, int N,
+                       int T, int K, int k, float *mass, long *q)
+{
+    enum { NC = TAG_N_CLASSES };
+    double sum[NC * NC] = {0};
+    long n_q[NC] = {0};
+    for (int n = 0; n < N; n++) {
+        const unsigned char *cl = x_class + (size_t)n * T;
+        for (int i = K; i < T; i++) {
+            const int cf = cl[i];
+            n_q[cf]++;
+            if (A) {
+                const float *row = A + ((size_t)n * T + i) * T;
+                for (int j = 0; j <= i; j++)
+                    sum[cf * NC + cl[j]] += row[j];
+            } else if (k >= 0)
+                sum[cf * NC + cl[i - k]] += 1;
+            else
+                for (int j = 0; j <= i; j++)
+                    sum[cf * NC + cl[j]] += 1.0 / (i + 1);
+        }
+    }
+    for (int c = 0; c < NC * NC; c++)
+        mass[c] = n_q[c / NC] ? (float)(sum[c] / n_q[c / NC]) : 0.0f;
+    if (q)
+        memcpy(q, n_q, sizeof n_q);
+}
+/* @end heads_tag_profile */
+
+int heads_sentence_weights(struct gpt_model *m, const int *sent, int S,
+                           float *w)
+{
+    if (!m || !sent || !w)
+        return KIT_E_NULL;
+    const int L = m->cfg.L, h = m->cfg.n_heads;
+    float *concat = malloc((size_t)S * m->cfg.C * sizeof *concat);
+    float *weights = malloc((size_t)h * S * S * sizeof *weights);
+    int rc = concat && weights ? KIT_OK : KIT_E_NOMEM;
+    if (rc == KIT_OK)
+        rc = gpt_forward(m, sent, NULL, 1, S);
+    for (int l = 0; l < L && rc == KIT_OK; l++) {
+        rc = heads_block_concat(m, l, 0, concat, weights);
+        for (int i = 0; i < h && rc == KIT_OK; i++)
+            memcpy(w + (size_t)(l * h + i) * S * S, weights + (size_t)i * S * S,
+                   (size_t)S * S * sizeof *w);
+    }
+    free(concat), free(weights);
+    return rc;
+}
+
+int heads_sentence_ablation(struct gpt_model *m, const int *sent, int S,
+                            const float *means, float *base, float *abl,
+                            int stride)
+{
+    if (!m || !sent || !means || !base || !abl)
+        return KIT_E_NULL;
+    if (S < 2 || stride < S - 1)
+        return KIT_E_SIZE;
+    const int HL = m->cfg.L * m->cfg.n_heads, NC = TAG_N_CLASSES;
+    float *loss = malloc((size_t)HL * NC * sizeof *loss);
+    unsigned char *cls = malloc((size_t)S);
+    int rc = loss && cls ? KIT_OK : KIT_E_NOMEM;
+    float b[TAG_N_CLASSES];
+    int count[TAG_N_CLASSES];
+    for (int t = 0; t + 1 < S && rc == KIT_OK; t++) {
+        for (int j = 0; j + 1 < S; j++)
+            cls[j] = j == t ? 0 : 1;
+        rc = heads_ablation_scan(m, sent, sent + 1, cls, 1, S - 1, means, loss,
+                                 b, count);
+        base[t] = b[0];
+        for (int k = 0; k < HL && rc == KIT_OK; k++)
+            abl[(size_t)k * stride + t] = loss[(size_t)k * NC];
+    }
+    free(loss), free(cls);
+    return rc;
+}

@@ -218,4 +218,54 @@ int heads_ablation_scan(struct gpt_model *m, const int *x, const int *targets,
                         const float *means, float *loss, float *base,
                         int *count);
 
+/* ---------------------------------------------------------------------
+ * Given code: the run's measures of a trained model's heads
+ * ------------------------------------------------------------------- */
+
+/* Every head's weights on n_seq sequences x (n_seq, T), every block, in forward passes of at most m->cfg.B sequences (without the
+ * ablation hook): A (L*h, n_seq, T, T), block l's head i at
+ * A + (l*h + i)*n_seq*T*T. Returns KIT_OK, KIT_E_NULL, KIT_E_NOMEM or an
+ * error of the forward pass or of heads_block_concat(). */
+int heads_weights(struct gpt_model *m, const int *x, int n_seq, int T,
+                  float *A);
+
+/* How sharp one head's rows are: the mean over A (N, T, T)'s rows
+ * i = K .. T-1 (those with offsets 0 .. K, as head_offset_profile()'s)
+ * of each row's heaviest weight. 1 for a head that always puts all its
+ * weight on one key; 1 / (i + 1) on row i for a uniform head. */
+float heads_row_max(const float *A, int N, int T, int K);
+
+/* One head's profile over tag classes (NC = TAG_N_CLASSES), from its
+ * weights A (N, T, T) on sequences whose input tokens have the classes
+ * x_class (N, T): mass[cf*NC + ct] = the mean, over the queries i = K ..
+ * T-1 whose own token has class cf, of the weight they put on keys of
+ * class ct (each row cf sums to 1; a class with no query gets 0). With
+ * A NULL, the same for a head with no preference, k < 0: each of the
+ * i + 1 keys of query i weighs 1 / (i + 1) (uniform); or a head that
+ * always looks k back, k = 0 .. K. Those are the baselines a profile is
+ * read against: a head that puts more on nouns than the uniform head
+ * only because nouns tend to stand one before the query does what the
+ * offset-1 head does. q (NC), if not NULL, gets the queries of each
+ * class. */
+void heads_tag_profile(const float *A, const unsigned char *x_class, int N,
+                       int T, int K, int k, float *mass, long *q);
+
+/* Every head's weights on one sequence sent (S tokens, S <= m->cfg.T):
+ * w (L*h, S, S), block l's head i at w + (l*h + i)*S*S. Returns KIT_OK,
+ * KIT_E_NULL, KIT_E_NOMEM or an error of the forward pass. */
+int heads_sentence_weights(struct gpt_model *m, const int *sent, int S,
+                           float *w);
+
+/* What each head does to one sentence sent (S tokens): the loss at each
+ * word it predicts (position t predicts word t + 1), as it is (base,
+ * S - 1) and with block l's head i mean-ablated (means, from
+ * heads_means()) at abl + (l*h + i)*stride (S - 1 of each row; stride
+ * >= S - 1). One call of heads_ablation_scan() per position, that
+ * position as class 0 and the others as class 1. Returns KIT_OK,
+ * KIT_E_NULL, KIT_E_SIZE (S < 2 or stride < S - 1), KIT_E_NOMEM or an
+ * error of heads_ablation_scan(). */
+int heads_sentence_ablation(struct gpt_model *m, const int *sent, int S,
+                            const float *means, float *base, float *abl,
+                            int stride);
+
 #endif

@@ -55,7 +55,9 @@ LM_SEEDS   ?=
 LM_HEADS   ?=
 LM_WORKERS ?=
 LM_EXP_DIR := $(B)/lm
-LM_EXP_SRC := tools/runs/lm/main.c $(RUNNER_SRC)
+# the driver (main.c) and its parts (lm.h); train.c is lm-train's own
+LM_EXP_SRC := $(addprefix tools/runs/lm/,main.c network.c setup.c write.c \
+                resume.c roles.c remeasure.c sizes.c) $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
 # the reference's run of the same size, which the student's is compared
 # with: for the long size, the one committed with the kit (LM_LONG_REF)
@@ -66,7 +68,7 @@ LM_EXP_ARGS = --size $(LM_SIZE) --impl $(IMPL) --corpus $(CORPUS_BIN) \
   $(if $(LM_WORKERS),--workers $(LM_WORKERS))
 
 define lm_bin_rule
-$(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) $(wildcard include/*.h) $(RUNNER_H) \
+$(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) tools/runs/lm/lm.h $(wildcard include/*.h) $(RUNNER_H) \
                                   $(LIB_SRC) $(call LM_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) -Iinclude -Itools/runs $$(ATT_CFLAGS) -o $$@ $(LM_EXP_SRC) \

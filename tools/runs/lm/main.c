@@ -85,1237 +85,24 @@
  * (write_book_data()). Tables go to stdout; progress, wall times and
  * peak memory to stderr.
  *
- * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
- * N = sequences of an evaluation set, K = the largest offset measured,
- * R = relations, NC = tag classes, S = tokens of the sentence.
+ * The protocol itself is the course's (lm_protocol.h: lm_train(),
+ * lm_eval_loss(), lm_best_rate()), and so are the heads' measures
+ * (heads_lm.h); this file keeps the options, the loop over
+ * configurations, rates and seeds, and the files out. Its parts
+ * (lm.h): one network (network.c), the corpus's windows and the
+ * baselines (setup.c), the heads' files (write.c), saving and resuming
+ * (resume.c), --roles (roles.c), --remeasure (remeasure.c), the sizes
+ * (sizes.c). Dimension letters: as lm.h.
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "corpus.h"
-#include "datafile.h"
-#include "gpt.h"
-#include "heads_lm.h"
-#include "ngram.h"
-#include "rng.h"
-#include "runner.h"
+#include "lm.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-#define PROG "lm-experiment"
-
-/* The model: everything but the head count is fixed. */
-#define LM_C        64 /* d_model */
-#define LM_L        2  /* blocks */
-#define LM_T        64 /* context */
-#define LM_B        8  /* sequences per training batch */
-#define LM_EVAL_B   16 /* sequences per forward pass when evaluating */
-#define LM_K        8  /* offsets 0 .. K in the profiles */
-#define LM_TOP_K    40 /* generation: the top-k */
-#define LM_TEMP     0.8f
-#define LM_GEN_NEW  20 /* tokens generated per line */
-#define LM_GEN_SEED 7ULL
-
-#define MAX_HC     8 /* head counts */
-#define MAX_KV     4 /* K/V head counts beside the query heads' own */
-#define MAX_CFG    (MAX_HC + MAX_KV)
-#define MAX_LR     6  /* learning rates on the ladder */
-#define MAX_H      16 /* heads in one block */
-#define MAX_HL     (LM_L * MAX_H)
-#define MAX_POINTS 17 /* points of a learning curve, the start included */
-#define MAX_S      16 /* tokens of the sentence */
-#define N_GEN      3
-#define SENT_HEADS 4 /* the sentence's maps: chapter 3 built 4 heads */
-#define R          HEADS_N_RELATIONS
-#define NC         TAG_N_CLASSES
-
-static const char *const sentence =
-    "The delivery truck, which was late, blocked the narrow street.";
-static const char *const prompts[N_GEN] = {"The", "He said that",
-                                           "In the city"};
-static const char *const ngram_name[NGRAM_MAX_ORDER] = {"unigram", "bigram",
-                                                        "trigram"};
-static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
-                                       "verb_subj", "noun_poss"};
-
-/* ---------------------------------------------------------------------
- * The sizes: what --size picks
- * ------------------------------------------------------------------- */
-
-struct size {
-    const char *name;
-    int seeds, n_heads, heads[MAX_HC], n_lr;
-    int gqa_h, n_kv, kv[MAX_KV]; /* gqa_h query heads sharing kv[i] K/V */
-    /* the ladder of rates a configuration may try, lowest first, and
-     * the grid every configuration tries first: lr[lr_lo .. lr_hi] */
-    float lr[MAX_LR];
-    int lr_lo, lr_hi;
-    int tokens;                       /* per network */
-    int points;                       /* validation points after the start */
-    int n_val, n_test, n_meas, n_abl; /* sequences of T tokens */
-};
-
-static const struct size sizes[] = {
-    {.name = "smoke",
-     .seeds = 2,
-     .n_heads = 2,
-     .heads = {1, 4},
-     .n_lr = 4,
-     .lr = {1e-3f, 3e-3f, 1e-2f, 3e-2f},
-     .lr_lo = 1,
-     .lr_hi = 2,
-     .gqa_h = 4,
-     .n_kv = 1,
-     .kv = {1},
-     .tokens = 2048,
-     .points = 2,
-     .n_val = 8,
-     .n_test = 8,
-     .n_meas = 8,
-     .n_abl = 4},
-    {.name = "book",
-     .seeds = 3,
-     .n_heads = 3,
-     .heads = {1, 4, 16},
-     .n_lr = 6,
-     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
-     .lr_lo = 2,
-     .lr_hi = 3,
-     .gqa_h = 4,
-     .n_kv = 1,
-     .kv = {1},
-     .tokens = 131072,
-     .points = 8,
-     .n_val = 64,
-     .n_test = 128,
-     .n_meas = 64,
-     .n_abl = 24},
-    {.name = "long", /* the reference run the book prints */
-     .seeds = 3,
-     .n_heads = 3,
-     .heads = {1, 4, 16},
-     .n_lr = 6,
-     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
-     .lr_lo = 1,
-     .lr_hi = 2,
-     .gqa_h = 4,
-     .n_kv = 1,
-     .kv = {1},
-     .tokens = 8388608,
-     .points = 16,
-     .n_val = 128,
-     .n_test = 512,
-     .n_meas = 128,
-     .n_abl = 48},
-    {.name = "full", /* the long run's budget, every head count */
-     .seeds = 3,
-     .n_heads = 5,
-     .heads = {1, 2, 4, 8, 16},
-     .n_lr = 6,
-     .lr = {1.75e-3f, 3.5e-3f, 7e-3f, 1.4e-2f, 2.8e-2f, 5.6e-2f},
-     .lr_lo = 1,
-     .lr_hi = 2,
-     .gqa_h = 8,
-     .n_kv = 3,
-     .kv = {4, 2, 1},
-     .tokens = 8388608,
-     .points = 16,
-     .n_val = 128,
-     .n_test = 512,
-     .n_meas = 128,
-     .n_abl = 48},
-};
-
-/* ---------------------------------------------------------------------
- * The run's context and one network's result
- * ------------------------------------------------------------------- */
-
-/* A set of N windows of T + 1 tokens: x (N, T), y (N, T) one ahead. */
-struct windows {
-    int n;
-    int *x, *y;
-    unsigned char *y_class; /* (N, T) the tag class of each target */
-    unsigned char *x_class; /* (N, T) the tag class of each input token */
-    const char **x_tag;     /* (N, T) the Brown tag of each input token */
-};
-
-/* an n-gram baseline's losses on the networks' windows */
-struct baseline {
-    int order;
-    long train_tokens;
-    double val, test;
-};
-
-struct lm {
-    const struct corpus_data *d;
-    struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
-    int stop; /* --stop: stop after this many tokens (0: at the end) */
-    int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
-    struct size sz;
-    const char *models_dir;
-    int threads;
-    int resume; /* --resume: networks an earlier run finished are kept */
-    /* 1: tuning, 2: the chosen rates over seeds, 3: --remeasure (phase
-     * 2's networks again, reloaded where kept, for their heads) */
-    int phase;
-    /* the configurations: the head counts (g = h), then sz.gqa_h query
-     * heads with each K/V head count of sz.kv (g < h) */
-    int n_cfg, cfg_h[MAX_CFG], cfg_g[MAX_CFG];
-    int chosen[MAX_CFG]; /* phase 2: the rate chosen for each */
-    /* phase 1: job k trains configuration job_hc[k] at rate job_lr[k] */
-    int job_hc[MAX_CFG * MAX_LR], job_lr[MAX_CFG * MAX_LR];
-    struct windows val, test, meas;
-    int n_cases[R], *word[R], *related[R]; /* the relations in meas */
-    /* the hard cases: those whose related word is not at the relation's
-     * most common offset, mode_k[q], where no fixed offset can be right
-     * for most of them */
-    int mode_k[R], n_hard[R], *hword[R], *hrelated[R];
-    /* the tag profiles' baselines on meas (tag_profile()): queries of
-     * each class, and the mass a uniform causal head and a head fixed at
-     * offset k = 0 .. LM_K would put from each class on each */
-    long tag_q[NC];
-    float tag_uni[NC * NC], tag_off[LM_K + 1][NC * NC];
-    int n_sent, sent[MAX_S];
-    int n_prompt[N_GEN], prompt[N_GEN][8];
-};
-
-#define MAX_CKPT 32
-/* the weaker rule for a positional head: one offset takes the heaviest
- * weight in a majority of the rows that have it */
-#define ROLES_WEAK 0.5f
-
-struct roles_point {
-    int tokens;
-    float val_loss;
-    int n_voita, n_weak;  /* positional heads by each rule */
-    float top_share;      /* the largest share of one offset, any head */
-    float off1_w;         /* the largest mean weight at offset 1 */
-    float margin[R];      /* each relation's best head's margin */
-    float hard_margin[R]; /* the same on the hard cases */
-    double train_s;
-};
-
-struct result {
-    int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
-    int measured;
-    int trained; /* a tuning network that was trained (phase 1) */
-    int kept;    /* --resume: read from an earlier run, not trained */
-    float lr;
-    int n_points;
-    int curve_tokens[MAX_POINTS];
-    float val_curve[MAX_POINTS];
-    float val_loss, test_loss;
-    double train_s;
-    long peak_kb; /* the worker's peak resident memory so far */
-    /* measured networks only; head l*h + i */
-    float mean_w[MAX_HL][LM_K + 2], top_share[MAX_HL][LM_K + 2];
-    float row_max[MAX_HL]; /* the mean of a row's heaviest weight */
-    float rel_score[MAX_HL][R], rel_base[R];
-    int rel_k[R];
-    float hard_score[MAX_HL][R], hard_base[R]; /* on the hard cases */
-    int hard_k[R];
-    float abl_base[NC], abl_loss[MAX_HL][NC];
-    int abl_count[NC];
-    float tag_mass[MAX_HL][NC * NC]; /* tag_profile() */
-    int n_sent;
-    float sent_w[MAX_HL][MAX_S * MAX_S];
-    /* the sentence's loss at each predicted word (position t predicts
-     * word t + 1), as it is and with each head mean-ablated */
-    float sent_base[MAX_S], sent_abl[MAX_HL][MAX_S];
-    int gen[N_GEN][8 + LM_GEN_NEW];
-    /* phase 2 and --remeasure: every network's heads, summed up as the
-     * roles run sums up a checkpoint (roles_measure()) */
-    struct roles_point heads_sum;
-};
-
-static struct gpt_config model_config(const struct lm *lm, int heads)
-{
-    return (struct gpt_config){.V = lm->d->V,
-                               .T = LM_T,
-                               .C = LM_C,
-                               .L = LM_L,
-                               .n_heads = heads,
-                               .B = LM_EVAL_B};
-}
-
-/* ---------------------------------------------------------------------
- * The data
- * ------------------------------------------------------------------- */
-
-/* n windows spread evenly over split s, starting `phase` (0 or 1) half
- * a spacing in, so that two sets of one split do not share a window */
-static void windows_init(const struct run *run, struct windows *w,
-                         const struct corpus_data *d, int s, int n, int phase)
-{
-    w->n = n;
-    w->x = run_calloc(run, n * LM_T, sizeof *w->x);
-    w->y = run_calloc(run, n * LM_T, sizeof *w->y);
-    w->y_class = run_calloc(run, n * LM_T, sizeof *w->y_class);
-    w->x_class = run_calloc(run, n * LM_T, sizeof *w->x_class);
-    w->x_tag = run_calloc(run, n * LM_T, sizeof *w->x_tag);
-    const long span = d->split_n[s] - LM_T - 1;
-    if (span < n)
-        run_fail(run, 1, "the corpus's %s split is too small for %d windows",
-                 s == SPLIT_VALID ? "validation" : "test", n);
-    for (int i = 0; i < n; i++) {
-        long at = d->split_first[s] + (2L * i + phase) * span / (2L * n);
-        for (int t = 0; t < LM_T; t++) {
-            const long p = at + t;
-            w->x[i * LM_T + t] = d->token[p];
-            w->y[i * LM_T + t] = d->token[p + 1];
-            w->y_class[i * LM_T + t] = d->tag_cl[d->tag[p + 1]];
-            w->x_class[i * LM_T + t] = d->tag_cl[d->tag[p]];
-            w->x_tag[i * LM_T + t] = d->tags[d->tag[p]];
-        }
-    }
-}
-
-static void windows_free(struct windows *w)
-{
-    free(w->x), free(w->y), free(w->y_class), free(w->x_class);
-    free((void *)w->x_tag);
-}
-
-/* B training windows of seed's stream: x, y (B, T) */
-static void train_batch(const struct corpus_data *d, struct rng *r, int *x,
-                        int *y)
-{
-    const int span = d->split_n[SPLIT_TRAIN] - LM_T - 1;
-    for (int b = 0; b < LM_B; b++) {
-        const long at = d->split_first[SPLIT_TRAIN] + rng_int(r, span);
-        for (int t = 0; t < LM_T; t++) {
-            x[b * LM_T + t] = d->token[at + t];
-            y[b * LM_T + t] = d->token[at + t + 1];
-        }
-    }
-}
-
-/* @listing lm_kv_share */
-/* gpt_train_step() with g K/V heads: the same steps, with gpt_kv_share()
- * between them. With g = h it is gpt_train_step() itself. */
-static int train_step(struct gpt_model *m, const struct gpt_train_config *tc,
-                      int step, const int *x, const int *y, int g, float *loss)
-{
-    if (g == m->cfg.n_heads)
-        return gpt_train_step(m, tc, step, x, y, LM_B, LM_T, loss, NULL);
-    int rc = gpt_forward(m, x, y, LM_B, LM_T);
-    if (rc != KIT_OK)
-        return rc;
-    *loss = m->loss;
-    gpt_zero_grad(m);
-    if ((rc = gpt_backward(m)) != KIT_OK)
-        return rc;
-    if ((rc = gpt_kv_share(m, g, GPT_KV_GATHER)) != KIT_OK)
-        return rc;
-    gpt_clip_grads(m, tc->clip);
-    gpt_adamw_step(m, tc, gpt_lr_at(tc, step));
-    return gpt_kv_share(m, g, GPT_KV_COPY);
-}
-/* @end lm_kv_share */
-
-/* 1 when every head's K/V columns equal its group's first head's, as
- * gpt_kv_share() keeps them; checked after every training run. */
-static int kv_copies_equal(const struct gpt_model *m, int g)
-{
-    const int C = m->cfg.C, h = m->cfg.n_heads, d = C / h, group = h / g;
-    const int tensors[2] = {GPT_W_K, GPT_W_V};
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l < m->cfg.L; l++)
-            for (int r = 0; r < C; r++)
-                for (int i = 0; i < h; i++) {
-                    const float *w =
-                        m->p.t[tensors[k]] + (size_t)l * C * C + (size_t)r * C;
-                    if (memcmp(w + i * d, w + (i - i % group) * d,
-                               (size_t)d * sizeof *w) != 0)
-                        return 0;
-                }
-    return 1;
-}
-
-/* The parameters a model with g K/V heads trains: gpt.c's count less the
- * copies gpt_kv_share() keeps equal. */
-static int unique_params(const struct gpt_model *m, int g)
-{
-    const int C = m->cfg.C, h = m->cfg.n_heads;
-    return m->n_params - 2 * m->cfg.L * C * (h - g) * (C / h);
-}
-
-/* The mean loss per token over the windows w. */
-static int eval_loss(struct gpt_model *m, const struct windows *w, float *loss)
-{
-    double sum = 0;
-    m->after_attention = NULL;
-    for (int s = 0; s < w->n; s += m->cfg.B) {
-        const int B = w->n - s < m->cfg.B ? w->n - s : m->cfg.B;
-        const size_t at = (size_t)s * LM_T;
-        int rc = gpt_forward(m, w->x + at, w->y + at, B, LM_T);
-        if (rc != KIT_OK)
-            return rc;
-        sum += (double)m->loss * B;
-    }
-    *loss = (float)(sum / w->n);
-    return KIT_OK;
-}
-
-/* ---------------------------------------------------------------------
- * The tuning networks' parameters, saved and reloaded
- * ------------------------------------------------------------------- */
-
-#define PARAMS_MAGIC "LMPARAM1"
-
-static void model_path(const struct lm *lm, int heads, int g, int lr_index,
-                       char *buf, size_t n)
-{
-    snprintf(buf, n, "%s/h%d_g%d_lr%d.bin", lm->models_dir, heads, g, lr_index);
-}
-
-static int save_params(const struct gpt_model *m, const char *path)
-{
-    char tmp[700];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return KIT_E_INPUT;
-    const int head[6] = {m->cfg.V, m->cfg.T,       m->cfg.C,
-                         m->cfg.L, m->cfg.n_heads, m->n_params};
-    int ok = fwrite(PARAMS_MAGIC, 8, 1, f) == 1 &&
-             fwrite(head, sizeof head, 1, f) == 1 &&
-             fwrite(m->params, sizeof *m->params, (size_t)m->n_params, f) ==
-                 (size_t)m->n_params;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0)
-        return KIT_E_INPUT;
-    return KIT_OK;
-}
-
-static int load_params(struct gpt_model *m, const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return KIT_E_INPUT;
-    char magic[8];
-    int head[6];
-    const int want[6] = {m->cfg.V, m->cfg.T,       m->cfg.C,
-                         m->cfg.L, m->cfg.n_heads, m->n_params};
-    int ok = fread(magic, 8, 1, f) == 1 && !memcmp(magic, PARAMS_MAGIC, 8) &&
-             fread(head, sizeof head, 1, f) == 1 &&
-             !memcmp(head, want, sizeof head) &&
-             fread(m->params, sizeof *m->params, (size_t)m->n_params, f) ==
-                 (size_t)m->n_params;
-    fclose(f);
-    return ok ? KIT_OK : KIT_E_INPUT;
-}
-
-/* What a saved network's training was, beside its parameters (PATH.train),
- * for --resume: a first line that names everything its training depended
- * on, then its wall time and its validation curve. A network is kept
- * only if that line is the one its training would have now; the code is
- * not in it (delete the models to train again after changing it). */
-static void record_key(const struct lm *lm, const struct result *r, char *buf,
-                       size_t n)
-{
-    snprintf(buf, n,
-             "lm-network 1: V %d train %d val %d tokens %d steps %d "
-             "points %d lr %a seed %llu heads %d kv %d B %d T %d C %d L %d",
-             lm->d->V, lm->d->split_n[SPLIT_TRAIN], lm->val.n, r->tokens,
-             r->steps, lm->sz.points, (double)r->lr,
-             RUN_FIRST_SEED + (unsigned long long)r->seed_index, r->heads,
-             r->kv_heads, LM_B, LM_T, LM_C, LM_L);
-}
-
-static int save_record(const struct lm *lm, const struct result *r,
-                       const char *path)
-{
-    char key[300], file[700], tmp[710];
-    record_key(lm, r, key, sizeof key);
-    snprintf(file, sizeof file, "%s.train", path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", file);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return KIT_E_INPUT;
-    fprintf(f, "%s\ntrain_s %.17g points %d\n", key, r->train_s, r->n_points);
-    for (int p = 0; p < r->n_points; p++)
-        fprintf(f, "%d %.9g\n", r->curve_tokens[p], (double)r->val_curve[p]);
-    const int ok = !ferror(f);
-    if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
-        return KIT_E_INPUT;
-    return KIT_OK;
-}
-
-/* The record of path, if it is this network's: its curve and wall time
- * into r. */
-static int load_record(const struct lm *lm, struct result *r, const char *path)
-{
-    char key[300], line[400], file[700];
-    record_key(lm, r, key, sizeof key);
-    snprintf(file, sizeof file, "%s.train", path);
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return KIT_E_INPUT;
-    int ok = fgets(line, sizeof line, f) != NULL;
-    line[strcspn(line, "\n")] = 0;
-    ok = ok && strcmp(line, key) == 0 && fgets(line, sizeof line, f);
-    char *w[4] = {NULL};
-    for (int k = 0; ok && k < 4; k++)
-        ok = (w[k] = strtok(k ? NULL : line, " \n")) != NULL;
-    long n = 0, tokens = 0;
-    double x = 0;
-    ok = ok && !strcmp(w[0], "train_s") && !strcmp(w[2], "points") &&
-         run_read_double(w[1], &r->train_s) && run_read_long(w[3], &n) &&
-         n >= 1 && n <= MAX_POINTS && !strtok(NULL, " \n");
-    r->n_points = ok ? (int)n : 0;
-    for (int p = 0; ok && p < r->n_points; p++) { /* "tokens loss" */
-        char *a = fgets(line, sizeof line, f) ? strtok(line, " \n") : NULL;
-        char *b = a ? strtok(NULL, " \n") : NULL;
-        ok = b && !strtok(NULL, " \n") && run_read_long(a, &tokens) &&
-             run_read_double(b, &x) && tokens >= 0 && tokens <= INT_MAX;
-        r->curve_tokens[p] = (int)tokens, r->val_curve[p] = (float)x;
-    }
-    fclose(f);
-    if (!ok)
-        return KIT_E_INPUT;
-    r->val_loss = r->val_curve[r->n_points - 1];
-    return KIT_OK;
-}
-
-/* ---------------------------------------------------------------------
- * One network: train, score, measure
- * ------------------------------------------------------------------- */
-
-/* Train m from its initial weights at rate lr on seed's batches; the
- * validation loss at the start and at sz.points even steps after it. */
-static int train(struct gpt_model *m, const struct lm *lm, float lr, int g,
-                 unsigned long long seed, struct result *r)
-{
-    const int steps = r->steps, P = lm->sz.points;
-    struct gpt_train_config tc = gpt_default_train(steps);
-    tc.lr = lr, tc.lr_min = lr / 10;
-    struct rng rng;
-    rng_seed(&rng, seed * 7919ULL + 17); /* the batches: seed's own */
-    int *x = malloc((size_t)LM_B * LM_T * sizeof *x);
-    int *y = malloc((size_t)LM_B * LM_T * sizeof *y);
-    int rc = x && y ? KIT_OK : KIT_E_NOMEM;
-    if (rc == KIT_OK)
-        rc = eval_loss(m, &lm->val, &r->val_curve[0]);
-    r->n_points = 1;
-    const double t0 = run_now();
-    /* --stop: the schedule stays the whole run's, the loop ends early */
-    const int last = lm->stop && lm->stop / (LM_B * LM_T) < steps
-                         ? lm->stop / (LM_B * LM_T)
-                         : steps;
-    for (int step = 0; step < last && rc == KIT_OK; step++) {
-        float loss;
-        train_batch(lm->d, &rng, x, y);
-        rc = train_step(m, &tc, step, x, y, g, &loss);
-        const int p = r->n_points;
-        if (rc == KIT_OK && p <= P && step + 1 == (int)((long)steps * p / P)) {
-            rc = eval_loss(m, &lm->val, &r->val_curve[p]);
-            r->curve_tokens[p] = (step + 1) * LM_B * LM_T;
-            r->n_points++;
-        }
-    }
-    r->train_s = run_now() - t0;
-    r->val_loss = r->val_curve[r->n_points - 1];
-    free(x), free(y);
-    return rc;
-}
-
-/* Every head's weights on the measurement windows, both blocks: A (L*h,
- * N, T, T), head l*h + i at A + (l*h + i)*N*T*T. */
-static int head_weights(struct gpt_model *m, const struct windows *w, float *A)
-{
-    const int L = m->cfg.L, h = m->cfg.n_heads, N = w->n, T = LM_T;
-    const size_t TT = (size_t)T * T;
-    float *concat = malloc((size_t)T * m->cfg.C * sizeof *concat);
-    float *weights = malloc((size_t)h * TT * sizeof *weights);
-    int rc = concat && weights ? KIT_OK : KIT_E_NOMEM;
-    m->after_attention = NULL;
-    for (int s = 0; s < N && rc == KIT_OK; s += m->cfg.B) {
-        const int B = N - s < m->cfg.B ? N - s : m->cfg.B;
-        rc = gpt_forward(m, w->x + (size_t)s * T, NULL, B, T);
-        for (int l = 0; l < L && rc == KIT_OK; l++)
-            for (int b = 0; b < B && rc == KIT_OK; b++) {
-                rc = heads_block_concat(m, l, b, concat, weights);
-                for (int i = 0; i < h && rc == KIT_OK; i++)
-                    memcpy(A + ((size_t)(l * h + i) * N + s + b) * TT,
-                           weights + i * TT, TT * sizeof *A);
-            }
-    }
-    free(concat), free(weights);
-    return rc;
-}
-
-/* The offset profiles, the relation scores, the ablation scan, the
- * sentence and the generated lines of one trained network. */
-/* A head's profile over tag classes on windows w, from its weights A
- * (N, T, T): mass[cf * NC + ct] = the mean, over the queries whose own
- * token has class cf, of the weight they put on keys of class ct (so
- * each cf's row sums to 1). The queries are those with LM_K + 1 keys or
- * more, as in the offset profiles. With A NULL, the same for a head
- * that has no preference, k < 0: each of a query's i + 1 keys weighs
- * 1 / (i + 1) (uniform); or that always looks k back, k = 0 .. LM_K.
- * Those are the baselines a head's profile is read against: a head
- * that puts more on nouns than the uniform head only because nouns tend
- * to stand one before the query does what the offset-1 head does.
- * q, if not NULL, gets the count of queries of each class (NC). */
-static void tag_profile(const float *A, const struct windows *w, int k,
-                        float *mass, long *q)
-{
-    const int T = LM_T;
-    double sum[NC * NC] = {0};
-    long n_q[NC] = {0};
-    for (int n = 0; n < w->n; n++) {
-        const unsigned char *cl = w->x_class + (size_t)n * T;
-        for (int i = LM_K; i < T; i++) {
-            const int cf = cl[i];
-            n_q[cf]++;
-            if (A) {
-                const float *row = A + ((size_t)n * T + i) * T;
-                for (int j = 0; j <= i; j++)
-                    sum[cf * NC + cl[j]] += row[j];
-            } else if (k >= 0)
-                sum[cf * NC + cl[i - k]] += 1;
-            else
-                for (int j = 0; j <= i; j++)
-                    sum[cf * NC + cl[j]] += 1.0 / (i + 1);
-        }
-    }
-    for (int c = 0; c < NC * NC; c++)
-        mass[c] = n_q[c / NC] ? (float)(sum[c] / n_q[c / NC]) : 0.0f;
-    if (q)
-        memcpy(q, n_q, sizeof n_q);
-}
-
-/* What each head does to the lesson's sentence: the loss at each word
- * it predicts (position t predicts word t + 1), as it is (base, S - 1)
- * and with head k mean-ablated (abl[k], S - 1). One call of
- * heads_ablation_scan() per position, that position as class 0 and the
- * others as class 1. */
-static int sentence_ablation(struct gpt_model *m, const struct lm *lm,
-                             const float *means, float *base,
-                             float (*abl)[MAX_S])
-{
-    const int S = lm->n_sent, HL = m->cfg.L * m->cfg.n_heads;
-    float *loss = malloc((size_t)HL * NC * sizeof *loss);
-    if (!loss)
-        return KIT_E_NOMEM;
-    unsigned char cls[MAX_S];
-    float b[NC];
-    int count[NC], rc = KIT_OK;
-    for (int t = 0; t + 1 < S && rc == KIT_OK; t++) {
-        for (int j = 0; j + 1 < S; j++)
-            cls[j] = j == t ? 0 : 1;
-        rc = heads_ablation_scan(m, lm->sent, lm->sent + 1, cls, 1, S - 1,
-                                 means, loss, b, count);
-        base[t] = b[0];
-        for (int k = 0; k < HL && rc == KIT_OK; k++)
-            abl[k][t] = loss[(size_t)k * NC];
-    }
-    free(loss);
-    return rc;
-}
-
-static int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
-{
-    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
-    const int d_head = m->cfg.C / h;
-    const size_t TT = (size_t)T * T;
-    float *A = malloc((size_t)L * h * N * TT * sizeof *A);
-    float *means = malloc((size_t)L * h * d_head * sizeof *means);
-    float *loss = malloc((size_t)L * h * NC * sizeof *loss);
-    int rc = A && means && loss ? KIT_OK : KIT_E_NOMEM;
-    /* 1. where each head looks, and whether it finds the relations */
-    if (rc == KIT_OK)
-        rc = head_weights(m, &lm->meas, A);
-    for (int k = 0; k < L * h && rc == KIT_OK; k++) {
-        const float *A_k = A + (size_t)k * N * TT;
-        rc =
-            head_offset_profile(A_k, N, T, LM_K, r->mean_w[k], r->top_share[k]);
-        /* how sharp its rows are, from the row with LM_K + 1 keys on:
-         * the mean of each row's heaviest weight */
-        double sum = 0;
-        for (int n = 0; n < N; n++)
-            for (int i = LM_K; i < T; i++) {
-                const float *row = A_k + (size_t)n * TT + (size_t)i * T;
-                float top = 0;
-                for (int j = 0; j <= i; j++)
-                    top = row[j] > top ? row[j] : top;
-                sum += top;
-            }
-        r->row_max[k] = (float)(sum / ((double)N * (T - LM_K)));
-        for (int q = 0; q < R && rc == KIT_OK; q++)
-            if (lm->n_cases[q] > 0)
-                rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
-                                    lm->n_cases[q], &r->rel_score[k][q],
-                                    &r->rel_base[q], &r->rel_k[q]);
-        for (int q = 0; q < R && rc == KIT_OK; q++)
-            if (lm->n_hard[q] > 0)
-                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
-                                    lm->n_hard[q], &r->hard_score[k][q],
-                                    &r->hard_base[q], &r->hard_k[q]);
-        tag_profile(A_k, &lm->meas, 0, r->tag_mass[k], NULL);
-    }
-    /* 2. the loss without each head, per class of the predicted word,
-     * on the first n_abl windows */
-    const int n_abl = lm->sz.n_abl < N ? lm->sz.n_abl : N;
-    if (rc == KIT_OK)
-        rc = heads_means(m, lm->meas.x, n_abl, T, means);
-    if (rc == KIT_OK)
-        rc = heads_ablation_scan(m, lm->meas.x, lm->meas.y, lm->meas.y_class,
-                                 n_abl, T, means, loss, r->abl_base,
-                                 r->abl_count);
-    for (int k = 0; k < L * h && rc == KIT_OK; k++)
-        memcpy(r->abl_loss[k], loss + (size_t)k * NC, NC * sizeof *loss);
-    /* 3. the sentence: every head's weights */
-    const int S = lm->n_sent;
-    r->n_sent = S;
-    if (rc == KIT_OK)
-        rc = gpt_forward(m, lm->sent, NULL, 1, S);
-    for (int l = 0; l < L && rc == KIT_OK; l++) {
-        float concat[MAX_S * LM_C], weights[MAX_H * MAX_S * MAX_S];
-        rc = heads_block_concat(m, l, 0, concat, weights);
-        for (int i = 0; i < h && rc == KIT_OK; i++)
-            memcpy(r->sent_w[l * h + i], weights + (size_t)i * S * S,
-                   (size_t)S * S * sizeof *weights);
-    }
-    if (rc == KIT_OK)
-        rc = sentence_ablation(m, lm, means, r->sent_base, r->sent_abl);
-    /* 4. a few lines, from the same seed */
-    for (int g = 0; g < N_GEN && rc == KIT_OK; g++) {
-        memcpy(r->gen[g], lm->prompt[g], sizeof lm->prompt[g]);
-        rc = gpt_generate(m, r->gen[g], lm->n_prompt[g], LM_GEN_NEW, LM_TEMP,
-                          LM_TOP_K, LM_GEN_SEED + (unsigned long long)g);
-    }
-    r->measured = rc == KIT_OK;
-    free(A), free(means), free(loss);
-    return rc;
-}
-
-/* The rate of the ladder with configuration hc's lowest validation loss
- * among those it was trained at (the lower rate on a tie); *lo and *hi:
- * the lowest and highest rate it was trained at */
-static int best_rate(const struct lm *lm, const struct result *tune, int hc,
-                     int *lo, int *hi)
-{
-    const int n_lr = lm->sz.n_lr;
-    int b = -1;
-    *lo = *hi = -1;
-    for (int i = 0; i < n_lr; i++) {
-        const struct result *r = &tune[hc * n_lr + i];
-        if (!r->trained)
-            continue;
-        if (*lo < 0)
-            *lo = i;
-        *hi = i;
-        if (b < 0 || r->val_loss < tune[hc * n_lr + b].val_loss)
-            b = i;
-    }
-    return b;
-}
-
-/* "1 head", "16 heads", "4 query heads on 1 K/V head" */
-static void cfg_label(const struct lm *lm, int hc, char *buf, size_t n)
-{
-    const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
-    if (g == h)
-        snprintf(buf, n, "%d head%s", h, h > 1 ? "s" : "");
-    else
-        snprintf(buf, n, "%d query heads on %d K/V head%s", h, g,
-                 g > 1 ? "s" : "");
-}
-
-/* whether any configuration was trained at rate i of the ladder */
-static int rate_used(const struct lm *lm, const struct result *tune, int i)
-{
-    for (int hc = 0; hc < lm->n_cfg; hc++)
-        if (tune[hc * lm->sz.n_lr + i].trained)
-            return 1;
-    return 0;
-}
-
-/* the tuning networks trained */
-static int n_tuned(const struct lm *lm, const struct result *tune)
-{
-    int n = 0;
-    for (int k = 0; k < lm->n_cfg * lm->sz.n_lr; k++)
-        n += tune[k].trained;
-    return n;
-}
-
-/* job k of the phase: which head count, rate and seed it is */
-static void job_of(const struct lm *lm, int k, int *hc, int *lr, int *s)
-{
-    if (lm->phase == 1)
-        *hc = lm->job_hc[k], *lr = lm->job_lr[k], *s = 0;
-    else
-        *hc = k / lm->sz.seeds, *s = k % lm->sz.seeds, *lr = lm->chosen[*hc];
-}
-
-static int roles_measure(struct gpt_model *m, const struct lm *lm,
-                         struct roles_point *p, float *A);
-
-/* A final network's parameters (seeds after the first): kept, so that
- * --remeasure reads them instead of training them again */
-static void seed_path(const struct lm *lm, int heads, int g, int lr_index,
-                      int s, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s/h%d_g%d_lr%d_s%d.bin", lm->models_dir, heads, g,
-             lr_index, s);
-}
-
-/* phase 2 and 3: the network's heads over the measurement windows, as
- * numbers only (roles_measure()) */
-static int heads_summary(struct gpt_model *m, const struct lm *lm,
-                         struct result *r)
-{
-    float *A = malloc((size_t)m->cfg.L * m->cfg.n_heads * lm->meas.n * LM_T *
-                      LM_T * sizeof *A);
-    int rc = A ? roles_measure(m, lm, &r->heads_sum, A) : KIT_E_NOMEM;
-    free(A);
-    return rc;
-}
-
-static int network_run(int k, void *result, void *ctx)
-{
-    const struct lm *lm = ctx;
-    struct result *r = result;
-    int hc, li, s;
-    job_of(lm, k, &hc, &li, &s);
-#ifdef _OPENMP
-    omp_set_num_threads(lm->threads);
-#endif
-    const struct gpt_config cfg = model_config(lm, lm->cfg_h[hc]);
-    const int g = lm->cfg_g[hc];
-    struct gpt_model m;
-    const unsigned long long seed = RUN_FIRST_SEED + (unsigned long long)s;
-    int rc = gpt_init(&m, &cfg, seed);
-    if (rc != KIT_OK)
-        return rc;
-    if (g < cfg.n_heads)
-        gpt_kv_share(&m, g, GPT_KV_COPY);
-    r->heads = cfg.n_heads, r->kv_heads = g, r->lr_index = li;
-    r->seed_index = s, r->lr = lm->sz.lr[li],
-    r->n_params = unique_params(&m, g);
-    r->steps = lm->sz.tokens / (LM_B * LM_T);
-    r->tokens = r->steps * LM_B * LM_T;
-    if (lm->stop && lm->stop < r->tokens) /* --stop: the tokens it trains */
-        r->tokens = lm->stop / (LM_B * LM_T) * LM_B * LM_T;
-    char path[600], spath[600];
-    model_path(lm, cfg.n_heads, g, li, path, sizeof path);
-    seed_path(lm, cfg.n_heads, g, li, s, spath, sizeof spath);
-    int trained = 0;
-    /* --resume: a network an earlier run of these settings finished */
-    const char *own = lm->phase == 1 ? path : spath;
-    const int keep = lm->resume && !lm->stop && (lm->phase == 1 || s > 0) &&
-                     load_record(lm, r, own) == KIT_OK &&
-                     load_params(&m, own) == KIT_OK;
-    if (lm->phase >= 2 && s == 0) /* the tuning run's own network */
-        rc = load_params(&m, path);
-    else if (lm->phase == 3 && load_params(&m, spath) == KIT_OK)
-        rc = KIT_OK; /* --remeasure: a seed's network, kept */
-    else if (keep)
-        rc = KIT_OK, r->kept = 1;
-    else
-        rc = train(&m, lm, r->lr, g, seed, r), trained = 1;
-    if (rc == KIT_OK && !kv_copies_equal(&m, g)) {
-        fprintf(stderr,
-                PROG ": %d query heads on %d K/V heads: the shared "
-                     "K/V columns came apart in training\n",
-                cfg.n_heads, g);
-        rc = KIT_E_SIZE;
-    }
-    if (rc == KIT_OK && lm->phase == 1 && !lm->stop && trained)
-        rc = save_params(&m, path);
-    if (rc == KIT_OK && lm->phase >= 2 && s > 0 && trained)
-        rc = save_params(&m, spath);
-    if (rc == KIT_OK && trained && !lm->stop && lm->phase <= 2)
-        rc = save_record(lm, r, own);
-    r->trained = lm->phase == 1;
-    if (rc == KIT_OK && lm->phase >= 2) {
-        rc = eval_loss(&m, &lm->test, &r->test_loss);
-        if (rc == KIT_OK && lm->phase == 2 && s == 0 && g == cfg.n_heads)
-            rc = measure(&m, lm, r);
-        if (rc == KIT_OK)
-            rc = heads_summary(&m, lm, r);
-    }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    r->peak_kb = ru.ru_maxrss;
-    gpt_free(&m);
-    return rc;
-}
-
-static void network_name(int k, char *buf, size_t n, void *ctx)
-{
-    const struct lm *lm = ctx;
-    int hc, li, s;
-    job_of(lm, k, &hc, &li, &s);
-    const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
-    char kv[32] = "";
-    if (g < h)
-        snprintf(kv, sizeof kv, " sharing %d K/V head%s", g, g > 1 ? "s" : "");
-    snprintf(buf, n, "%s, %d head%s%s, lr %g, seed %llu%s",
-             lm->phase == 1   ? "tuning"
-             : lm->phase == 2 ? "final"
-                              : "remeasured",
-             h, h > 1 ? "s" : "", kv, (double)lm->sz.lr[li],
-             RUN_FIRST_SEED + (unsigned long long)s,
-             lm->phase == 2 && s == 0 ? " (the tuning network, measured)" : "");
-}
-
-static void network_score(const void *result, char *buf, size_t n)
-{
-    const struct result *r = result;
-    if (r->test_loss > 0)
-        snprintf(buf, n, "test %.3f nats, %.0f s training%s, peak %.0f MB",
-                 (double)r->test_loss, r->train_s, r->kept ? " (kept)" : "",
-                 r->peak_kb / 1024.0);
-    else if (r->kept)
-        snprintf(buf, n, "validation %.3f nats after %d tokens, kept (%.0f s)",
-                 (double)r->val_loss, r->tokens, r->train_s);
-    else
-        snprintf(buf, n,
-                 "validation %.3f nats after %d tokens, %.0f s, "
-                 "peak %.0f MB",
-                 (double)r->val_loss, r->tokens, r->train_s,
-                 r->peak_kb / 1024.0);
-}
-
-/* ---------------------------------------------------------------------
- * Writing the results
- * ------------------------------------------------------------------- */
-
-/* A text file written as DIR/NAME.tmp and renamed to DIR/NAME on
- * closing, as the CSV files are. */
-struct out {
-    FILE *f;
-    char tmp[1100], path[1100];
-};
-
-static FILE *out_open(struct out *o, const char *dir, const char *name)
-{
-    char tmp[80];
-    snprintf(tmp, sizeof tmp, "%s.tmp", name);
-    snprintf(o->tmp, sizeof o->tmp, "%s/%s", dir, tmp);
-    snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
-    return o->f = data_open(PROG, dir, tmp);
-}
-
-static void out_close(struct out *o)
-{
-    data_close(PROG, o->f);
-    if (rename(o->tmp, o->path) != 0) {
-        fprintf(stderr, PROG ": cannot rename %s to %s\n", o->tmp, o->path);
-        exit(1);
-    }
-}
-
-static void make_dir(const struct run *run, const char *dir)
-{
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        run_fail(run, 1, "cannot create the folder %s", dir);
-}
-
-static double overall(const float *loss, const int *count)
-{
-    double s = 0;
-    long n = 0;
-    for (int c = 0; c < NC; c++)
-        s += (double)loss[c] * count[c], n += count[c];
-    return n ? s / n : 0;
-}
-
-/* the heaviest-weight offset of head k and its share (0 .. K) */
-static int best_offset(const struct result *r, int k, float *share)
-{
-    int best = 0;
-    for (int j = 1; j <= LM_K; j++)
-        if (r->top_share[k][j] > r->top_share[k][best])
-            best = j;
-    *share = r->top_share[k][best];
-    return best;
-}
-
-static void write_offsets(const struct run *run, const char *dir,
-                          const struct result *const *meas, int n_meas)
-{
-    struct run_col col[3 + 2 * (LM_K + 2) + 3];
-    char names[2 * (LM_K + 2)][24];
-    int nc = 0;
-    col[nc++] = (struct run_col){"heads", 0};
-    col[nc++] = (struct run_col){"block", 0};
-    col[nc++] = (struct run_col){"head", 0};
-    for (int j = 0; j < 2 * (LM_K + 2); j++) {
-        const int k = j % (LM_K + 2);
-        if (k == LM_K + 1)
-            snprintf(names[j], sizeof names[j], "%s_first",
-                     j < LM_K + 2 ? "mean_w" : "top");
-        else
-            snprintf(names[j], sizeof names[j], "%s_%d",
-                     j < LM_K + 2 ? "mean_w" : "top", k);
-        col[nc++] = (struct run_col){names[j], 4};
-    }
-    col[nc++] = (struct run_col){"best_offset", 0};
-    col[nc++] = (struct run_col){"best_share", 4};
-    col[nc++] = (struct run_col){"positional", 0};
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "offsets.csv", NULL, col, nc);
-    for (int q = 0; q < n_meas; q++) {
-        const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
-            double v[3 + 2 * (LM_K + 2) + 3];
-            int j = 0;
-            v[j++] = r->heads, v[j++] = k / r->heads, v[j++] = k % r->heads;
-            for (int c = 0; c < LM_K + 2; c++)
-                v[j++] = r->mean_w[k][c];
-            for (int c = 0; c < LM_K + 2; c++)
-                v[j++] = r->top_share[k][c];
-            float share;
-            v[j++] = best_offset(r, k, &share);
-            v[j++] = share;
-            v[j++] = share >= HEADS_POSITIONAL;
-            run_csv_row(&csv, NULL, v);
-        }
-    }
-    run_csv_close(&csv);
-}
-
-static void write_relations(const struct run *run, const struct lm *lm,
-                            const char *dir, const struct result *const *meas,
-                            int n_meas)
-{
-    static const struct run_col col[] = {
-        {"heads", 0},      {"block", 0},         {"head", 0},
-        {"cases", 0},      {"score", 4},         {"baseline", 4},
-        {"best_k", 0},     {"margin", 4},        {"hard_cases", 0},
-        {"hard_score", 4}, {"hard_baseline", 4}, {"hard_margin", 4}};
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "relations.csv", "relation", col, 12);
-    for (int q = 0; q < n_meas; q++) {
-        const struct result *r = meas[q];
-        for (int rel = 0; rel < R; rel++)
-            for (int k = 0; k < LM_L * r->heads; k++) {
-                const double v[12] = {r->heads,
-                                      k / r->heads,
-                                      k % r->heads,
-                                      lm->n_cases[rel],
-                                      r->rel_score[k][rel],
-                                      r->rel_base[rel],
-                                      r->rel_k[rel],
-                                      r->rel_score[k][rel] - r->rel_base[rel],
-                                      lm->n_hard[rel],
-                                      r->hard_score[k][rel],
-                                      r->hard_base[rel],
-                                      r->hard_score[k][rel] -
-                                          r->hard_base[rel]};
-                run_csv_row(&csv, rel_key[rel], v);
-            }
-    }
-    run_csv_close(&csv);
-}
-
-static void write_ablation(const struct run *run, const char *dir,
-                           const struct result *const *meas, int n_meas)
-{
-    static const struct run_col col[] = {
-        {"heads", 0}, {"block", 0},   {"head", 0},    {"targets", 0},
-        {"base", 4},  {"ablated", 4}, {"increase", 4}};
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "ablation.csv", "class", col, 7);
-    for (int q = 0; q < n_meas; q++) {
-        const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
-            const double all = overall(r->abl_loss[k], r->abl_count);
-            const double base = overall(r->abl_base, r->abl_count);
-            int n_all = 0;
-            for (int c = 0; c < NC; c++)
-                n_all += r->abl_count[c];
-            const double v[7] = {r->heads, k / r->heads, k % r->heads, n_all,
-                                 base,     all,          all - base};
-            run_csv_row(&csv, "all", v);
-            for (int c = 0; c < NC; c++) {
-                const double w[7] = {r->heads,
-                                     k / r->heads,
-                                     k % r->heads,
-                                     r->abl_count[c],
-                                     r->abl_base[c],
-                                     r->abl_loss[k][c],
-                                     r->abl_loss[k][c] - r->abl_base[c]};
-                run_csv_row(&csv, corpus_tag_class_name(c), w);
-            }
-        }
-        /* the head x class table of this head count, for gnuplot's
-         * `matrix rowheaders columnheaders` */
-        char name[64];
-        snprintf(name, sizeof name, "ablation_h%d.dat", r->heads);
-        struct out o;
-        FILE *f = out_open(&o, dir, name);
-        fprintf(f, "head\\class all");
-        for (int c = 0; c < NC; c++)
-            fprintf(f, " %s", corpus_tag_class_name(c));
-        fprintf(f, "\n");
-        for (int k = 0; k < LM_L * r->heads; k++) {
-            fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
-                    overall(r->abl_loss[k], r->abl_count) -
-                        overall(r->abl_base, r->abl_count));
-            for (int c = 0; c < NC; c++)
-                fprintf(f, " %.4f",
-                        (double)(r->abl_loss[k][c] - r->abl_base[c]));
-            fprintf(f, "\n");
-        }
-        out_close(&o);
-    }
-    run_csv_close(&csv);
-}
-
-static void write_sentence(const struct run *run, const struct lm *lm,
-                           const char *dir, const struct result *const *meas,
-                           int n_meas)
-{
-    char sdir[512];
-    snprintf(sdir, sizeof sdir, "%s/sentence", dir);
-    make_dir(run, sdir);
-    const int S = lm->n_sent;
-    for (int q = 0; q < n_meas; q++) {
-        const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
-            char name[64];
-            snprintf(name, sizeof name, "sentence_h%d_l%d_i%d.dat", r->heads,
-                     k / r->heads, k % r->heads);
-            struct out o;
-            FILE *f = out_open(&o, sdir, name);
-            fprintf(f, "query\\key");
-            for (int j = 0; j < S; j++)
-                fprintf(f, " %s", lm->d->vocab[lm->sent[j]]);
-            fprintf(f, "\n");
-            for (int t = 0; t < S; t++) {
-                fprintf(f, "%s", lm->d->vocab[lm->sent[t]]);
-                for (int j = 0; j < S; j++)
-                    fprintf(f, " %.4f", (double)r->sent_w[k][t * S + j]);
-                fprintf(f, "\n");
-            }
-            out_close(&o);
-        }
-        /* the loss at each predicted word, and its increase when each
-         * head is mean-ablated: a row per word, a column per head */
-        char name[64];
-        snprintf(name, sizeof name, "ablation_h%d.dat", r->heads);
-        struct out o;
-        FILE *f = out_open(&o, sdir, name);
-        fprintf(f, "word loss");
-        for (int k = 0; k < LM_L * r->heads; k++)
-            fprintf(f, " %d.%d", k / r->heads, k % r->heads);
-        fprintf(f, "\n");
-        for (int t = 0; t + 1 < S; t++) {
-            fprintf(f, "%s %.4f", lm->d->vocab[lm->sent[t + 1]],
-                    (double)r->sent_base[t]);
-            for (int k = 0; k < LM_L * r->heads; k++)
-                fprintf(f, " %.4f",
-                        (double)(r->sent_abl[k][t] - r->sent_base[t]));
-            fprintf(f, "\n");
-        }
-        out_close(&o);
-    }
-}
-
-/* curves.dat: tokens, then mean and sd over seeds per head count */
-static void write_curves(const struct lm *lm, const char *dir,
-                         const struct result *fin)
-{
-    const int S = lm->sz.seeds, H = lm->n_cfg;
-    struct out o;
-    FILE *f = out_open(&o, dir, "curves.dat");
-    fprintf(f,
-            "# validation loss (nats per token) against tokens seen, at "
-            "the chosen rate; mean and sd over %d seeds for:",
-            S);
-    for (int hc = 0; hc < H; hc++)
-        fprintf(f, " [%d heads, %d K/V, lr %g]", lm->cfg_h[hc], lm->cfg_g[hc],
-                (double)lm->sz.lr[lm->chosen[hc]]);
-    fprintf(f, "\n");
-    for (int p = 0; p < fin[0].n_points; p++) {
-        fprintf(f, "%d", fin[0].curve_tokens[p]);
-        for (int hc = 0; hc < H; hc++) {
-            struct run_sum sum = {0};
-            for (int s = 0; s < S; s++)
-                run_sum_add(&sum, fin[hc * S + s].val_curve[p]);
-            struct run_stats st = run_sum_stats(&sum);
-            fprintf(f, " %.4f %.4f", st.mean, st.sd);
-        }
-        fprintf(f, "\n");
-    }
-    out_close(&o);
-}
-
-/* The tuning networks' validation curves (seed 1), each column headed
- * by its configuration and rate: DIR/curves_tuning.dat. */
-static void write_tuning_curves(const struct lm *lm, const char *dir,
-                                const struct result *tune)
-{
-    const int H = lm->n_cfg, n_lr = lm->sz.n_lr;
-    struct out o;
-    FILE *f = out_open(&o, dir, "curves_tuning.dat");
-    fprintf(f, "# validation loss against tokens seen, seed %llu, for:",
-            RUN_FIRST_SEED);
-    for (int k = 0; k < H * n_lr; k++)
-        if (tune[k].trained)
-            fprintf(f, " [%d heads, %d K/V, lr %g]", tune[k].heads,
-                    tune[k].kv_heads, (double)tune[k].lr);
-    fprintf(f, "\n");
-    const struct result *t0 = &tune[lm->chosen[0]]; /* a trained one */
-    for (int p = 0; p < t0->n_points; p++) {
-        fprintf(f, "%d", t0->curve_tokens[p]);
-        for (int k = 0; k < H * n_lr; k++)
-            if (tune[k].trained)
-                fprintf(f, " %.4f", (double)tune[k].val_curve[p]);
-        fprintf(f, "\n");
-    }
-    out_close(&o);
-}
-
-/* Every measured head's tag profile (tag_profile()), one row per head
- * and pair of classes: tag_profiles.csv; and the baselines, one row per
- * pair: the queries of the class, the uniform head's mass and each
- * fixed offset's: tag_baselines.csv. */
-static void write_tag_profiles(const struct lm *lm, const char *dir,
-                               const struct result *const *meas, int n_meas)
-{
-    struct out o;
-    FILE *f = out_open(&o, dir, "tag_baselines.csv");
-    fprintf(f, "from,to,queries,uniform");
-    for (int k = 0; k <= LM_K; k++)
-        fprintf(f, ",offset_%d", k);
-    fprintf(f, "\n");
-    for (int c = 0; c < NC * NC; c++) {
-        fprintf(f, "%s,%s,%ld,%.4f", corpus_tag_class_name(c / NC),
-                corpus_tag_class_name(c % NC), lm->tag_q[c / NC],
-                (double)lm->tag_uni[c]);
-        for (int k = 0; k <= LM_K; k++)
-            fprintf(f, ",%.4f", (double)lm->tag_off[k][c]);
-        fprintf(f, "\n");
-    }
-    out_close(&o);
-    f = out_open(&o, dir, "tag_profiles.csv");
-    fprintf(f, "heads,block,head,from,to,mass\n");
-    for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++)
-            for (int c = 0; c < NC * NC; c++)
-                fprintf(f, "%d,%d,%d,%s,%s,%.4f\n", meas[q]->heads,
-                        k / meas[q]->heads, k % meas[q]->heads,
-                        corpus_tag_class_name(c / NC),
-                        corpus_tag_class_name(c % NC),
-                        (double)meas[q]->tag_mass[k][c]);
-    out_close(&o);
-}
 
 /* the token ids of gen as words: "the jury said ..." */
 static void print_words(FILE *f, const struct corpus_data *d, const int *ids,
@@ -2339,828 +1126,165 @@ static void write_book_data(const char *impl, const struct lm *lm,
 /* @end lm_book_data */
 
 /* ---------------------------------------------------------------------
- * main
+ * main: the options, the configurations, the loop over rates and seeds
  * ------------------------------------------------------------------- */
 
-/* --lrs "2e-3,5e-3": numbers from 1e-5 to 1 */
-static int parse_lrs(const struct run *run, const char *s, float *out)
-{
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
-        run_fail(run, 2, "LRS is too long ('%.40s...')", s);
-    int n = 0;
-    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
-        double v = 0;
-        if (!run_read_double(tok, &v) || !(v >= 1e-5 && v <= 1))
-            run_fail(run, 2,
-                     "LRS must be learning rates from 1e-5 to 1, not '%s'",
-                     tok);
-        if (n == MAX_LR)
-            run_fail(run, 2, "LRS lists more than %d rates ('%s')", MAX_LR, s);
-        for (int j = 0; j < n; j++)
-            if (out[j] == (float)v)
-                run_fail(run, 2, "LRS lists %s twice ('%s'): give each once",
-                         tok, s);
-        out[n++] = (float)v;
-    }
-    if (n == 0)
-        run_fail(run, 2, "LRS lists no rate ('%s')", s);
-    return n;
-}
-
-/* ---------------------------------------------------------------------
- * The n-gram baselines (ngram.h): the simplest models of the same tokens
- * ------------------------------------------------------------------- */
-
-/* The n_prompt tokens of out continued by n_new drawn from m, as
- * gpt_generate() draws from a network: the log-probabilities of the next
- * token as its logits, the same temperature, top-k, sampler and seed. */
-static int ngram_generate(const struct ngram_model *m, int *out, int n_prompt,
-                          int n_new, unsigned long long seed)
-{
-    float *logits = malloc((size_t)m->V * sizeof *logits);
-    float *probs = malloc((size_t)m->V * sizeof *probs);
-    if (!logits || !probs) {
-        free(logits), free(probs);
-        return KIT_E_NOMEM;
-    }
-    struct rng r;
-    rng_seed(&r, seed);
-    for (int n = n_prompt; n < n_prompt + n_new; n++) {
-        for (int w = 0; w < m->V; w++)
-            logits[w] = (float)log(ngram_prob(m, out, n, w));
-        out[n] = gpt_sample_token(logits, probs, m->V, LM_TEMP, LM_TOP_K, &r);
-    }
-    free(logits), free(probs);
-    return KIT_OK;
-}
-
-/* Each order estimated on the whole training split, scored on the same
- * validation and test windows as the networks; the trigram continues the
- * prompts, as the networks do. */
-static void baselines_run(const struct run *run, struct lm *lm)
-{
-    const struct corpus_data *d = lm->d;
-    const double t0 = run_now();
-    for (int k = 0; k < NGRAM_MAX_ORDER; k++) {
-        struct ngram_model m;
-        char why[160];
-        struct baseline *b = &lm->base[k];
-        if (ngram_fit(&m, k + 1, d->V, d->token + d->split_first[SPLIT_TRAIN],
-                      d->split_n[SPLIT_TRAIN], NULL, why, sizeof why) != KIT_OK)
-            run_fail(run, 1, "the %s baseline: %s", ngram_name[k], why);
-        b->order = k + 1, b->train_tokens = m.n_train;
-        if (ngram_window_loss(&m, lm->val.x, lm->val.y, lm->val.n, LM_T,
-                              &b->val) != KIT_OK ||
-            ngram_window_loss(&m, lm->test.x, lm->test.y, lm->test.n, LM_T,
-                              &b->test) != KIT_OK)
-            run_fail(run, 1, "the %s baseline cannot score the windows",
-                     ngram_name[k]);
-        for (int g = 0; g < N_GEN && k == NGRAM_MAX_ORDER - 1; g++) {
-            memcpy(lm->base_gen[g], lm->prompt[g], sizeof lm->prompt[g]);
-            if (ngram_generate(&m, lm->base_gen[g], lm->n_prompt[g], LM_GEN_NEW,
-                               LM_GEN_SEED + (unsigned)g) != KIT_OK)
-                run_fail(run, 1, "out of memory");
-        }
-        ngram_free(&m);
-    }
-    fprintf(stderr,
-            PROG ": n-gram baselines (Kneser-Ney, %ld training tokens): "
-                 "validation %.3f, %.3f, %.3f nats (%.1f s)\n",
-            lm->base[0].train_tokens, lm->base[0].val, lm->base[1].val,
-            lm->base[2].val, run_now() - t0);
-}
-
-static void write_baselines(const struct run *run, const struct lm *lm,
-                            const char *dir)
-{
-    static const struct run_col col[] = {{"order", 0},
-                                         {"train_tokens", 0},
-                                         {"val_loss", 5},
-                                         {"test_loss", 5},
-                                         {"test_ppl", 3}};
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "baselines.csv", "model", col, 5);
-    for (int k = 0; k < NGRAM_MAX_ORDER; k++) {
-        const struct baseline *b = &lm->base[k];
-        const double v[5] = {b->order, (double)b->train_tokens, b->val, b->test,
-                             exp(b->test)};
-        run_csv_row(&csv, ngram_name[k], v);
-    }
-    run_csv_close(&csv);
-}
-
-/* ---------------------------------------------------------------------
- * Roles as they appear (--roles P): one long network per head count,
- * measured at P checkpoints
- * ------------------------------------------------------------------- */
-
-struct roles_result {
-    int heads, n;
-    struct roles_point p[MAX_CKPT];
-    struct result final; /* the last checkpoint's network, measured */
+struct opts {
+    const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
+    const char *impl;
+    int tokens, roles, stop, resume;
 };
 
-/* The checkpoints: step s_c = steps * (c / P)^2, c = 1 .. P, denser
- * early, where the loss moves fastest (repeats dropped). */
-static int roles_steps(int steps, int P, int *at)
+/* The options; returns RESULTS_DIR. */
+static const char *parse_options(struct run *run, int argc, char **argv,
+                                 struct opts *o)
 {
-    int n = 0;
-    for (int c = 1; c <= P; c++) {
-        const int s = (int)((double)steps * c * c / ((double)P * P) + 0.5);
-        if (s >= 1 && (n == 0 || s > at[n - 1]))
-            at[n++] = s;
-    }
-    return n;
-}
-
-static int roles_measure(struct gpt_model *m, const struct lm *lm,
-                         struct roles_point *p, float *A)
-{
-    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
-    const size_t TT = (size_t)T * T;
-    int rc = eval_loss(m, &lm->val, &p->val_loss);
-    if (rc == KIT_OK)
-        rc = head_weights(m, &lm->meas, A);
-    p->n_voita = p->n_weak = 0;
-    p->top_share = p->off1_w = 0;
-    for (int q = 0; q < R; q++)
-        p->margin[q] = p->hard_margin[q] = -1;
-    for (int k = 0; k < L * h && rc == KIT_OK; k++) {
-        struct result one; /* only its first head's columns are used */
-        const float *A_k = A + (size_t)k * N * TT;
-        rc = head_offset_profile(A_k, N, T, LM_K, one.mean_w[0],
-                                 one.top_share[0]);
-        float share;
-        if (rc == KIT_OK)
-            best_offset(&one, 0, &share);
-        if (rc != KIT_OK)
-            break;
-        p->n_voita += share >= HEADS_POSITIONAL;
-        p->n_weak += share >= ROLES_WEAK;
-        p->top_share = share > p->top_share ? share : p->top_share;
-        p->off1_w = one.mean_w[0][1] > p->off1_w ? one.mean_w[0][1] : p->off1_w;
-        for (int q = 0; q < R && rc == KIT_OK; q++) {
-            float score, base;
-            int off;
-            if (lm->n_cases[q] == 0)
-                continue;
-            rc = relation_score(A_k, N, T, lm->word[q], lm->related[q],
-                                lm->n_cases[q], &score, &base, &off);
-            if (rc == KIT_OK && score - base > p->margin[q])
-                p->margin[q] = score - base;
-            if (rc == KIT_OK && lm->n_hard[q] > 0)
-                rc = relation_score(A_k, N, T, lm->hword[q], lm->hrelated[q],
-                                    lm->n_hard[q], &score, &base, &off);
-            if (rc == KIT_OK && lm->n_hard[q] > 0 &&
-                score - base > p->hard_margin[q])
-                p->hard_margin[q] = score - base;
-        }
-    }
-    return rc;
-}
-
-static int roles_job(int k, void *result, void *ctx)
-{
-    const struct lm *lm = ctx;
-    struct roles_result *rr = result;
-#ifdef _OPENMP
-    omp_set_num_threads(lm->threads);
-#endif
-    const struct gpt_config cfg = model_config(lm, lm->sz.heads[k]);
-    struct gpt_model m;
-    int rc = gpt_init(&m, &cfg, RUN_FIRST_SEED);
-    if (rc != KIT_OK)
-        return rc;
-    const int steps = lm->sz.tokens / (LM_B * LM_T);
-    int at[MAX_CKPT];
-    const int n_at = roles_steps(steps, lm->sz.points, at);
-    struct gpt_train_config tc = gpt_default_train(steps);
-    tc.lr = lm->sz.lr[0], tc.lr_min = tc.lr / 10;
-    struct rng rng;
-    rng_seed(&rng, RUN_FIRST_SEED * 7919ULL + 17); /* as train()'s */
-    int *x = malloc((size_t)LM_B * LM_T * sizeof *x);
-    int *y = malloc((size_t)LM_B * LM_T * sizeof *y);
-    float *A = malloc((size_t)LM_L * cfg.n_heads * lm->meas.n * LM_T * LM_T *
-                      sizeof *A);
-    rc = x && y && A ? KIT_OK : KIT_E_NOMEM;
-    rr->heads = cfg.n_heads;
-    double t_train = 0;
-    const int last = lm->stop ? lm->stop / (LM_B * LM_T) : steps;
-    for (int step = 0, c = 0; step < last && rc == KIT_OK; step++) {
-        float loss;
-        const double t0 = run_now();
-        train_batch(lm->d, &rng, x, y);
-        rc = train_step(&m, &tc, step, x, y, cfg.n_heads, &loss);
-        t_train += run_now() - t0;
-        if (rc == KIT_OK && c < n_at && step + 1 == at[c]) {
-            struct roles_point *p = &rr->p[rr->n++];
-            p->tokens = (step + 1) * LM_B * LM_T;
-            p->train_s = t_train;
-            rc = roles_measure(&m, lm, p, A);
-            fprintf(stderr,
-                    PROG ": %d head%s, %d tokens: validation %.3f, "
-                         "positional %d (%d by the weak rule)\n",
-                    cfg.n_heads, cfg.n_heads > 1 ? "s" : "", p->tokens,
-                    (double)p->val_loss, p->n_voita, p->n_weak);
-            c++;
-        }
-    }
-    if (rc == KIT_OK && rr->n == 0)
-        rc = KIT_E_SIZE; /* --stop before the first checkpoint */
-    if (rc == KIT_OK) {
-        rr->final.heads = cfg.n_heads, rr->final.kv_heads = cfg.n_heads;
-        rr->final.val_loss = rr->p[rr->n - 1].val_loss;
-        rc = eval_loss(&m, &lm->test, &rr->final.test_loss);
-    }
-    if (rc == KIT_OK)
-        rc = measure(&m, lm, &rr->final);
-    char path[600]; /* kept, to measure again without training */
-    snprintf(path, sizeof path, "%s/roles_h%d.bin", lm->models_dir,
-             cfg.n_heads);
-    if (rc == KIT_OK)
-        rc = save_params(&m, path);
-    free(x), free(y), free(A);
-    gpt_free(&m);
-    return rc;
-}
-
-/* run.values: what produced roles.csv, for the book (the command, the
- * machine, the wall time); the reference run's is committed with it */
-static void roles_write_run(const struct lm *lm, const char *dir, int argc,
-                            char **argv, double wall, int workers)
-{
-    struct out o;
-    FILE *f = out_open(&o, dir, "run.values");
-    fprintf(f, "# lm-experiment --roles: what produced roles.csv\n"
-               "ch8roles.command=lm-experiment");
-    for (int i = 1; i < argc; i++)
-        fprintf(f, " %s", argv[i]);
-    char cpu[160] = "unknown";
-    FILE *c = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (c && fgets(line, sizeof line, c))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    if (c)
-        fclose(c);
-    struct rusage self, kids; /* the workers are child processes */
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &kids);
-    const double cpu_s =
-        (double)self.ru_utime.tv_sec + (double)kids.ru_utime.tv_sec +
-        (double)(self.ru_utime.tv_usec + kids.ru_utime.tv_usec) / 1e6;
-    double load = 0; /* how busy the machine was at the end */
-    FILE *la = fopen("/proc/loadavg", "r");
-    if (la) {
-        char buf[128];
-        char *w = fgets(buf, sizeof buf, la) ? strtok(buf, " ") : NULL;
-        if (!w || !run_read_double(w, &load))
-            load = 0;
-        fclose(la);
-    }
-    fprintf(f,
-            "\nch8roles.cpu=%s\nch8roles.cores=%ld\nch8roles.workers=%d\n"
-            "ch8roles.threads=%d\nch8roles.wall_min=%.1f\n"
-            "ch8roles.cpu_min=%.0f\nch8roles.load_end=%.1f\n"
-            "ch8roles.lr=%g\nch8roles.checkpoints=%d\n"
-            "ch8roles.train_tokens=%d\n",
-            cpu, sysconf(_SC_NPROCESSORS_ONLN), workers, lm->threads, wall / 60,
-            cpu_s / 60, load, (double)lm->sz.lr[0], lm->sz.points,
-            lm->d->split_n[SPLIT_TRAIN]);
-    out_close(&o);
-}
-
-static void roles_name(int k, char *buf, size_t n, void *ctx)
-{
-    const struct lm *lm = ctx;
-    snprintf(buf, n, "roles, %d head%s, lr %g, %d tokens", lm->sz.heads[k],
-             lm->sz.heads[k] > 1 ? "s" : "", (double)lm->sz.lr[0],
-             lm->sz.tokens);
-}
-
-static void roles_score(const void *result, char *buf, size_t n)
-{
-    const struct roles_result *rr = result;
-    snprintf(buf, n, "validation %.3f, test %.3f nats",
-             (double)rr->final.val_loss, (double)rr->final.test_loss);
-}
-
-static double roles_cost(int k, void *ctx)
-{
-    const struct lm *lm = ctx;
-    return lm->sz.heads[k]; /* more heads, more T x T maps */
-}
-
-/* R columns, PREFIX + each relation's key ("margin_noun_det", ...),
- * appended to col at *nc; names holds their R names */
-static void relation_cols(struct run_col *col, int *nc, char (*names)[24],
-                          const char *prefix)
-{
-    for (int q = 0; q < R; q++) {
-        snprintf(names[q], sizeof names[q], "%s%s", prefix, rel_key[q]);
-        col[(*nc)++] = (struct run_col){names[q], 4};
-    }
-}
-
-/* roles.csv: one row per (head count, checkpoint); and the final
- * networks' offsets, relations and ablation as the protocol writes them */
-static void roles_write(const struct run *run, const struct lm *lm,
-                        const char *dir, const struct roles_result *rr)
-{
-    struct run_col col[8 + 2 * R];
-    char names[2 * R][24];
-    int nc = 0;
-    col[nc++] = (struct run_col){"heads", 0};
-    col[nc++] = (struct run_col){"tokens", 0};
-    col[nc++] = (struct run_col){"val_loss", 5};
-    col[nc++] = (struct run_col){"positional_voita", 0};
-    col[nc++] = (struct run_col){"positional_weak", 0};
-    col[nc++] = (struct run_col){"top_share", 4};
-    col[nc++] = (struct run_col){"offset1_weight", 4};
-    relation_cols(col, &nc, names, "margin_");
-    col[nc++] = (struct run_col){"train_s", 1};
-    /* after train_s: older files end there */
-    relation_cols(col, &nc, names + R, "hard_margin_");
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "roles.csv", NULL, col, nc);
-    for (int k = 0; k < lm->sz.n_heads; k++)
-        for (int c = 0; c < rr[k].n; c++) {
-            const struct roles_point *p = &rr[k].p[c];
-            double v[8 + 2 * R];
-            int j = 0;
-            v[j++] = rr[k].heads, v[j++] = p->tokens, v[j++] = p->val_loss;
-            v[j++] = p->n_voita, v[j++] = p->n_weak, v[j++] = p->top_share;
-            v[j++] = p->off1_w;
-            for (int q = 0; q < R; q++)
-                v[j++] = p->margin[q];
-            v[j++] = p->train_s;
-            for (int q = 0; q < R; q++)
-                v[j++] = p->hard_margin[q];
-            run_csv_row(&csv, NULL, v);
-        }
-    run_csv_close(&csv);
-    const struct result *meas[MAX_HC];
-    for (int k = 0; k < lm->sz.n_heads; k++)
-        meas[k] = &rr[k].final;
-    write_offsets(run, dir, meas, lm->sz.n_heads);
-    write_relations(run, lm, dir, meas, lm->sz.n_heads);
-    write_ablation(run, dir, meas, lm->sz.n_heads);
-    write_sentence(run, lm, dir, meas, lm->sz.n_heads);
-    write_tag_profiles(lm, dir, meas, lm->sz.n_heads);
-}
-
-/* seed_heads.csv: one row per final network (every configuration, every
- * seed): its test loss and its heads summed up as roles.csv sums up a
- * checkpoint: the positional heads by each rule, the largest share of
- * one offset, and each relation's best head's margin over the best
- * fixed offset, on all cases and on the hard ones */
-static void write_seed_heads(const struct run *run, const struct lm *lm,
-                             const char *dir, const struct result *fin)
-{
-    struct run_col col[8 + 2 * R];
-    char names[2 * R][24];
-    int nc = 0;
-    col[nc++] = (struct run_col){"heads", 0};
-    col[nc++] = (struct run_col){"kv_heads", 0};
-    col[nc++] = (struct run_col){"lr", 6};
-    col[nc++] = (struct run_col){"seed", 0};
-    col[nc++] = (struct run_col){"test_loss", 5};
-    col[nc++] = (struct run_col){"positional_voita", 0};
-    col[nc++] = (struct run_col){"positional_weak", 0};
-    col[nc++] = (struct run_col){"top_share", 4};
-    relation_cols(col, &nc, names, "margin_");
-    relation_cols(col, &nc, names + R, "hard_margin_");
-    struct run_csv csv;
-    run_csv_open(&csv, run, dir, "seed_heads.csv", NULL, col, nc);
-    for (int k = 0; k < lm->n_cfg * lm->sz.seeds; k++) {
-        const struct result *r = &fin[k];
-        const struct roles_point *p = &r->heads_sum;
-        double v[8 + 2 * R];
-        int j = 0;
-        v[j++] = r->heads, v[j++] = r->kv_heads, v[j++] = r->lr;
-        v[j++] = (double)(RUN_FIRST_SEED + r->seed_index);
-        v[j++] = r->test_loss, v[j++] = p->n_voita, v[j++] = p->n_weak;
-        v[j++] = p->top_share;
-        for (int q = 0; q < R; q++)
-            v[j++] = p->margin[q];
-        for (int q = 0; q < R; q++)
-            v[j++] = p->hard_margin[q];
-        run_csv_row(&csv, NULL, v);
-    }
-    run_csv_close(&csv);
-}
-
-/* --remeasure RUN: the chosen rate of every configuration, from RUN's
- * tuning.csv, into lm->chosen; and each final network's test loss, from
- * RUN's results.csv, into want (H x S); a missing one ends the program */
-static void remeasure_read(const struct run *run, struct lm *lm,
-                           const char *from, float *want)
-{
-    const int S = lm->sz.seeds;
-    for (int k = 0; k < lm->n_cfg * S; k++)
-        want[k] = -1;
-    for (int hc = 0; hc < lm->n_cfg; hc++)
-        lm->chosen[hc] = -1;
-    char path[1100], line[512];
-    snprintf(path, sizeof path, "%s/tuning.csv", from);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        run_fail(run, 1, "--remeasure: cannot read %s (a finished run's)",
-                 path);
-    char why[128];
-    for (int row = 0; fgets(line, sizeof line, f); row++) {
-        int h, g, chosen;
-        long tokens;
-        double lr;
-        if (row == 0)
-            continue; /* the header */
-        if (!run_read_row(why, sizeof why, line, "*iif**l*i", &h, &g, &lr,
-                          &tokens, &chosen))
-            run_fail(run, 1, "--remeasure: %s, line %d: %s", path, row + 1,
-                     why);
-        if (!chosen)
-            continue; /* a rate not chosen */
-        if (tokens != lm->sz.tokens)
-            run_fail(run, 1,
-                     "--remeasure: %s trained %d tokens a network, this "
-                     "size %d: give the run's --size",
-                     path, (int)tokens, lm->sz.tokens);
-        for (int hc = 0; hc < lm->n_cfg; hc++)
-            for (int i = 0; i < lm->sz.n_lr; i++)
-                if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g &&
-                    fabs(lm->sz.lr[i] - lr) < 1e-3 * lr)
-                    lm->chosen[hc] = i;
-    }
-    fclose(f);
-    char name[64];
-    for (int hc = 0; hc < lm->n_cfg; hc++)
-        if (lm->chosen[hc] < 0) {
-            cfg_label(lm, hc, name, sizeof name);
-            run_fail(run, 1,
-                     "--remeasure: %s chose no rate of this size's ladder "
-                     "for %s",
-                     path, name);
-        }
-    snprintf(path, sizeof path, "%s/results.csv", from);
-    if (!(f = fopen(path, "r")))
-        run_fail(run, 1, "--remeasure: cannot read %s", path);
-    for (int row = 0; fgets(line, sizeof line, f); row++) {
-        int h, g;
-        long seed;
-        double test;
-        if (row == 0)
-            continue; /* the header */
-        if (!run_read_row(why, sizeof why, line, "*ii*l***f+", &h, &g, &seed,
-                          &test))
-            run_fail(run, 1, "--remeasure: %s, line %d: %s", path, row + 1,
-                     why);
-        const long s = seed - (long)RUN_FIRST_SEED;
-        for (int hc = 0; hc < lm->n_cfg; hc++)
-            if (lm->cfg_h[hc] == h && lm->cfg_g[hc] == g && s >= 0 && s < S)
-                want[hc * S + s] = (float)test;
-    }
-    fclose(f);
-    for (int k = 0; k < lm->n_cfg * S; k++)
-        if (want[k] < 0) {
-            cfg_label(lm, k / S, name, sizeof name);
-            run_fail(run, 1,
-                     "--remeasure: %s has no test loss for %s, seed %llu: "
-                     "give the run's --seeds",
-                     path, name, RUN_FIRST_SEED + (unsigned long long)(k % S));
-        }
-}
-
-/* what main() allocated for the run: the relations' cases, the
- * windows, the corpus */
-static void lm_free(struct lm *lm, struct corpus_data *d)
-{
-    for (int rel = 0; rel < R; rel++)
-        free(lm->word[rel]), free(lm->related[rel]), free(lm->hword[rel]),
-            free(lm->hrelated[rel]);
-    windows_free(&lm->val), windows_free(&lm->meas), windows_free(&lm->test);
-    corpus_data_free(d);
-}
-
-static double remeasure_cost(int k, void *ctx)
-{
-    const struct lm *lm = ctx;
-    int hc, li, s;
-    job_of(lm, k, &hc, &li, &s);
-    /* seed 1's network is reloaded; the others are trained unless kept */
-    return (s == 0 ? 0.05 : 1.0) * (8 + lm->cfg_h[hc]);
-}
-
-int main(int argc, char **argv)
-{
-    struct run run = {
-        .prog = PROG,
-        .usage =
-            "[--size smoke|book|long|full] [--seeds N] [--workers W] "
-            "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
-            "[--data DIR] [--reference DIR] "
-            "[--tokens N] [--corpus FILE] [--impl NAME] "
-            "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] RESULTS_DIR",
-        .hint = "make test CH=8 shows where",
-        .seeds = 0};
-    const char *size_arg = "book", *heads_arg = NULL, *lrs_arg = NULL;
-    const char *kv_arg = NULL, *data_arg = NULL, *ref_arg = NULL;
-    const char *remeasure = NULL;
-    const char *corpus_path = "build/ch8/brown.bin", *impl = "solutions";
-    int tokens = 0, roles = 0, stop = 0, resume = 0;
     const struct run_opt opt[] = {
-        {"--roles", "CHECKPOINTS", NULL, &roles, 1, MAX_CKPT},
-        {"--stop", "STOP", NULL, &stop, LM_B * LM_T, 100000000},
-        {"--size", "SIZE", &size_arg, NULL, 0, 0},
-        {"--heads", "HEADS", &heads_arg, NULL, 0, 0},
-        {"--lrs", "LRS", &lrs_arg, NULL, 0, 0},
-        {"--kv", "KV", &kv_arg, NULL, 0, 0},
-        {"--data", "DATA_DIR", &data_arg, NULL, 0, 0},
-        {"--reference", "REF_DIR", &ref_arg, NULL, 0, 0},
-        {"--tokens", "TOKENS", NULL, &tokens, LM_B * LM_T, 100000000},
-        {"--corpus", "CORPUS", &corpus_path, NULL, 0, 0},
-        {"--impl", "IMPL", &impl, NULL, 0, 0},
-        {"--remeasure", "RUN_DIR", &remeasure, NULL, 0, 0},
-        {"--resume", NULL, NULL, &resume, 0, 0}};
-    int a = run_args(&run, argc, argv, opt, 13, 1, 1);
-    const char *dir = argv[a];
+        {"--roles", "CHECKPOINTS", NULL, &o->roles, 1, MAX_CKPT},
+        {"--stop", "STOP", NULL, &o->stop, LM_B * LM_T, 100000000},
+        {"--size", "SIZE", &o->size, NULL, 0, 0},
+        {"--heads", "HEADS", &o->heads, NULL, 0, 0},
+        {"--lrs", "LRS", &o->lrs, NULL, 0, 0},
+        {"--kv", "KV", &o->kv, NULL, 0, 0},
+        {"--data", "DATA_DIR", &o->data, NULL, 0, 0},
+        {"--reference", "REF_DIR", &o->ref, NULL, 0, 0},
+        {"--tokens", "TOKENS", NULL, &o->tokens, LM_B * LM_T, 100000000},
+        {"--corpus", "CORPUS", &o->corpus, NULL, 0, 0},
+        {"--impl", "IMPL", &o->impl, NULL, 0, 0},
+        {"--remeasure", "RUN_DIR", &o->remeasure, NULL, 0, 0},
+        {"--resume", NULL, NULL, &o->resume, 0, 0}};
+    return argv[run_args(run, argc, argv, opt, 13, 1, 1)];
+}
 
-    /* the size, then the options over it */
-    struct lm lm = {0};
-    int z = 0;
-    const int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
-    while (z < n_sizes && strcmp(sizes[z].name, size_arg) != 0)
-        z++;
-    if (z == n_sizes)
-        run_fail(&run, 2, "SIZE must be smoke, book, long or full, not '%s'",
-                 size_arg);
-    lm.sz = sizes[z];
-    if (run.seeds)
-        lm.sz.seeds = run.seeds;
-    run.seeds = lm.sz.seeds;
-    if (heads_arg)
-        lm.sz.n_heads = run_parse_ints(&run, "HEADS", heads_arg, lm.sz.heads,
-                                       MAX_HC, 1, MAX_H);
-    if (lrs_arg) { /* every rate listed is tried: no further ones */
-        lm.sz.n_lr = parse_lrs(&run, lrs_arg, lm.sz.lr);
-        lm.sz.lr_lo = 0, lm.sz.lr_hi = lm.sz.n_lr - 1;
+/* The size, then the options over it, into lm. */
+static void size_options(struct run *run, const struct opts *o, struct lm *lm)
+{
+    const struct size *z = size_find(o->size);
+    if (!z)
+        run_fail(run, 2, "SIZE must be smoke, book, long or full, not '%s'",
+                 o->size);
+    lm->sz = *z;
+    if (run->seeds)
+        lm->sz.seeds = run->seeds;
+    run->seeds = lm->sz.seeds;
+    if (o->heads)
+        lm->sz.n_heads = run_parse_ints(run, "HEADS", o->heads, lm->sz.heads,
+                                        MAX_HC, 1, MAX_H);
+    if (o->lrs) { /* every rate listed is tried: no further ones */
+        lm->sz.n_lr = parse_lrs(run, o->lrs, lm->sz.lr);
+        lm->sz.lr_lo = 0, lm->sz.lr_hi = lm->sz.n_lr - 1;
     }
-    if (tokens)
-        lm.sz.tokens = tokens;
-    if (roles && (lm.sz.n_lr != 1 || !lrs_arg))
-        run_fail(&run, 2, "--roles trains at one rate: give it as --lrs");
-    if (stop && !roles && !lrs_arg)
-        run_fail(&run, 2,
+    if (o->tokens)
+        lm->sz.tokens = o->tokens;
+    if (o->roles && (lm->sz.n_lr != 1 || !o->lrs))
+        run_fail(run, 2, "--roles trains at one rate: give it as --lrs");
+    if (o->stop && !o->roles && !o->lrs)
+        run_fail(run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
-    if (remeasure && (roles || stop || lrs_arg || data_arg || ref_arg))
-        run_fail(&run, 2,
+    if (o->remeasure && (o->roles || o->stop || o->lrs || o->data || o->ref))
+        run_fail(run, 2,
                  "--remeasure reads a finished run's rates and networks: "
                  "give it the run's --size, --heads, --kv, --seeds and "
                  "--corpus only");
-    if (remeasure && strlen(remeasure) > 400)
-        run_fail(&run, 2, "RUN_DIR is too long (%zu characters)",
-                 strlen(remeasure));
-    if (stop && stop > lm.sz.tokens)
-        run_fail(&run, 2, "--stop %d is past the run's %d tokens", stop,
-                 lm.sz.tokens);
-    lm.stop = stop;
-    lm.resume = resume;
-    for (int i = 0; i < lm.sz.n_heads; i++)
-        if (LM_C % lm.sz.heads[i] != 0)
-            run_fail(&run, 2,
+    if (o->remeasure && strlen(o->remeasure) > 400)
+        run_fail(run, 2, "RUN_DIR is too long (%zu characters)",
+                 strlen(o->remeasure));
+    if (o->stop && o->stop > lm->sz.tokens)
+        run_fail(run, 2, "--stop %d is past the run's %d tokens", o->stop,
+                 lm->sz.tokens);
+    lm->stop = o->stop;
+    lm->resume = o->resume;
+    for (int i = 0; i < lm->sz.n_heads; i++)
+        if (LM_C % lm->sz.heads[i] != 0)
+            run_fail(run, 2,
                      "%d heads cannot split d_model = %d: a head count must "
                      "divide %d (HEADS=%s)",
-                     lm.sz.heads[i], LM_C, LM_C, heads_arg);
+                     lm->sz.heads[i], LM_C, LM_C, o->heads);
+}
 
-    /* the corpus */
-    struct corpus_data d;
-    char err[CORPUS_ERR_LEN];
-    if (corpus_load(&d, corpus_path, err) != KIT_OK)
-        run_fail(&run, 1, "cannot read the corpus: %s%s", err,
-                 strstr(err, "make corpus")
-                     ? ""
-                     : "; run make corpus again (make deps installs the "
-                       "Brown corpus it reads)");
-    lm.d = &d;
+/* The configurations: every head count, then the K/V sharing ones. */
+static void configurations(struct run *run, const char *kv_arg, struct lm *lm)
+{
     if (kv_arg && strcmp(kv_arg, "none") == 0)
-        lm.sz.n_kv = 0; /* no configuration shares K/V heads */
+        lm->sz.n_kv = 0; /* no configuration shares K/V heads */
     else if (kv_arg)
-        lm.sz.n_kv = run_parse_ints(&run, "KV", kv_arg, lm.sz.kv, MAX_KV, 0,
-                                    lm.sz.gqa_h);
-    /* the configurations: every head count, then the K/V sharing ones */
-    for (int i = 0; i < lm.sz.n_heads; i++)
-        lm.cfg_h[lm.n_cfg] = lm.cfg_g[lm.n_cfg] = lm.sz.heads[i], lm.n_cfg++;
+        lm->sz.n_kv = run_parse_ints(run, "KV", kv_arg, lm->sz.kv, MAX_KV, 0,
+                                     lm->sz.gqa_h);
+    for (int i = 0; i < lm->sz.n_heads; i++)
+        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.heads[i],
+        lm->n_cfg++;
     int has_gqa_h = 0; /* the K/V table's g = h row is a head count's */
-    for (int i = 0; i < lm.n_cfg; i++)
-        has_gqa_h |= lm.cfg_h[i] == lm.sz.gqa_h;
-    if (lm.sz.n_kv > 0 && !has_gqa_h)
-        lm.cfg_h[lm.n_cfg] = lm.cfg_g[lm.n_cfg] = lm.sz.gqa_h, lm.n_cfg++;
-    for (int i = 0; i < lm.sz.n_kv; i++) {
-        if (lm.sz.kv[i] == 0 || lm.sz.gqa_h % lm.sz.kv[i] != 0 ||
-            lm.sz.kv[i] == lm.sz.gqa_h)
-            run_fail(&run, 2,
+    for (int i = 0; i < lm->n_cfg; i++)
+        has_gqa_h |= lm->cfg_h[i] == lm->sz.gqa_h;
+    if (lm->sz.n_kv > 0 && !has_gqa_h)
+        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.gqa_h, lm->n_cfg++;
+    for (int i = 0; i < lm->sz.n_kv; i++) {
+        if (lm->sz.kv[i] == 0 || lm->sz.gqa_h % lm->sz.kv[i] != 0 ||
+            lm->sz.kv[i] == lm->sz.gqa_h)
+            run_fail(run, 2,
                      "KV must list K/V head counts that divide %d and are "
                      "smaller than it (%d query heads share them), not %d",
-                     lm.sz.gqa_h, lm.sz.gqa_h, lm.sz.kv[i]);
-        lm.cfg_h[lm.n_cfg] = lm.sz.gqa_h, lm.cfg_g[lm.n_cfg] = lm.sz.kv[i];
-        lm.n_cfg++;
+                     lm->sz.gqa_h, lm->sz.gqa_h, lm->sz.kv[i]);
+        lm->cfg_h[lm->n_cfg] = lm->sz.gqa_h,
+        lm->cfg_g[lm->n_cfg] = lm->sz.kv[i];
+        lm->n_cfg++;
     }
-    for (int i = 0; i < lm.n_cfg; i++) {
-        const struct gpt_config cfg = model_config(&lm, lm.cfg_h[i]);
+    for (int i = 0; i < lm->n_cfg; i++) {
+        const struct gpt_config cfg = model_config(lm, lm->cfg_h[i]);
         char why[160];
         if (gpt_check_config(&cfg, why, sizeof why) != KIT_OK)
-            run_fail(&run, 2, "%d heads: %s", lm.cfg_h[i], why);
+            run_fail(run, 2, "%d heads: %s", lm->cfg_h[i], why);
     }
-    float *want = NULL; /* --remeasure: the run's test losses */
-    if (remeasure) {
-        want = run_calloc(&run, lm.n_cfg * lm.sz.seeds, sizeof *want);
-        remeasure_read(&run, &lm, remeasure, want);
-    }
-    windows_init(&run, &lm.val, &d, SPLIT_VALID, lm.sz.n_val, 0);
-    windows_init(&run, &lm.meas, &d, SPLIT_VALID, lm.sz.n_meas, 1);
-    windows_init(&run, &lm.test, &d, SPLIT_TEST, lm.sz.n_test, 0);
-    tag_profile(NULL, &lm.meas, -1, lm.tag_uni, lm.tag_q);
-    for (int k = 0; k <= LM_K; k++)
-        tag_profile(NULL, &lm.meas, k, lm.tag_off[k], NULL);
-    for (int rel = 0; rel < R; rel++) {
-        int n = 0;
-        for (int s = 0; s < lm.meas.n; s++)
-            n += heads_relation_cases(lm.meas.x_tag + (size_t)s * LM_T, LM_T,
-                                      rel, 0, NULL, NULL, 0);
-        lm.word[rel] = run_calloc(&run, n, sizeof(int));
-        lm.related[rel] = run_calloc(&run, n, sizeof(int));
-        int at = 0;
-        for (int s = 0; s < lm.meas.n; s++)
-            at += heads_relation_cases(lm.meas.x_tag + (size_t)s * LM_T, LM_T,
-                                       rel, s * LM_T, lm.word[rel] + at,
-                                       lm.related[rel] + at, n - at);
-        lm.n_cases[rel] = n;
-        /* the most common offset, and the cases not at it */
-        int count[LM_T] = {0}, mode = 0;
-        for (int c = 0; c < n; c++)
-            count[lm.word[rel][c] - lm.related[rel][c]]++;
-        for (int k = 1; k < LM_T; k++)
-            mode = count[k] > count[mode] ? k : mode;
-        lm.mode_k[rel] = mode;
-        lm.hword[rel] = run_calloc(&run, n, sizeof(int));
-        lm.hrelated[rel] = run_calloc(&run, n, sizeof(int));
-        for (int c = 0; c < n; c++)
-            if (lm.word[rel][c] - lm.related[rel][c] != mode) {
-                lm.hword[rel][lm.n_hard[rel]] = lm.word[rel][c];
-                lm.hrelated[rel][lm.n_hard[rel]++] = lm.related[rel][c];
-            }
-    }
-    lm.n_sent = corpus_encode(&d, sentence, lm.sent, MAX_S);
-    if (lm.n_sent <= 0 || lm.n_sent > MAX_S)
-        run_fail(&run, 1, "the sentence has %d tokens (at most %d)", lm.n_sent,
-                 MAX_S);
-    for (int g = 0; g < N_GEN; g++) {
-        lm.n_prompt[g] = corpus_encode(&d, prompts[g], lm.prompt[g], 8);
-        if (lm.n_prompt[g] <= 0 || lm.n_prompt[g] > 8)
-            run_fail(&run, 1, "the prompt '%s' does not encode", prompts[g]);
-    }
+}
 
-    baselines_run(&run, &lm);
-
-    /* workers x threads = the cores */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 1)
-        cores = 1;
-    if (roles) { /* --roles P: the long networks, measured as they train */
-        if (strlen(dir) > 400)
-            run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
-                     strlen(dir));
-        lm.sz.points = roles;
-        char models[512];
-        snprintf(models, sizeof models, "%s/models", dir);
-        make_dir(&run, dir);
-        make_dir(&run, models);
-        lm.models_dir = models;
-        const int busy =
-            run.workers < lm.sz.n_heads ? run.workers : lm.sz.n_heads;
-        lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
-        make_dir(&run, dir);
-        struct roles_result *rr = run_calloc(&run, lm.sz.n_heads, sizeof *rr);
-        struct run_jobs rj = {sizeof *rr,  roles_job, roles_name,
-                              roles_score, &lm,       roles_cost};
-        run.seeds = 1;
-        const double t0 = run_now();
-        run_jobs(&run, lm.sz.n_heads, &rj, rr);
-        const double wall = run_now() - t0;
-        write_baselines(&run, &lm, dir);
-        roles_write(&run, &lm, dir, rr);
-        roles_write_run(&lm, dir, argc, argv, wall, busy);
-        printf("Roles run: %d head counts, %d tokens each at lr %g, %d "
-               "checkpoints; wall time %.1f min on %d worker%s x %d "
-               "thread%s.\n(written: %s/roles.csv, baselines.csv, "
-               "offsets.csv, relations.csv, ablation.csv, sentence/)\n",
-               lm.sz.n_heads, lm.sz.tokens, (double)lm.sz.lr[0], roles,
-               wall / 60, busy, busy > 1 ? "s" : "", lm.threads,
-               lm.threads > 1 ? "s" : "", dir);
-        free(rr);
-        lm_free(&lm, &d);
-        return 0;
-    }
-    const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
-    if (remeasure) { /* every final network of a finished run, measured */
-        char models[512];
-        snprintf(models, sizeof models, "%s/models", remeasure);
-        lm.models_dir = models;
-        make_dir(&run, dir);
-        const int busy = run.workers < H * S ? run.workers : H * S;
-        lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
-        lm.phase = 3;
-        run.seeds = S;
-        struct result *fin = run_calloc(&run, H * S, sizeof *fin);
-        struct run_jobs rj = {sizeof *fin,   network_run, network_name,
-                              network_score, &lm,         remeasure_cost};
-        const double t0 = run_now();
-        run_jobs(&run, H, &rj, fin);
-        const double wall = run_now() - t0;
-        double worst = 0;
-        printf("Remeasured: %s's %d final networks (the rates its tuning "
-               "chose), test loss then and now:\n",
-               remeasure, H * S);
-        for (int k = 0; k < H * S; k++) {
-            char name[64];
-            cfg_label(&lm, k / S, name, sizeof name);
-            const double d = fabs(fin[k].test_loss - want[k]);
-            worst = d > worst ? d : worst;
-            printf("  %-30s seed %llu: %.5f, now %.5f\n", name,
-                   RUN_FIRST_SEED + (unsigned long long)(k % S),
-                   (double)want[k], (double)fin[k].test_loss);
-        }
-        write_seed_heads(&run, &lm, dir, fin);
-        struct out o;
-        FILE *v = out_open(&o, dir, "seed_heads.values");
-        fprintf(v, "# lm-experiment --remeasure: what produced seed_heads.csv\n"
-                   "ch8seeds.command=lm-experiment");
-        for (int i = 1; i < argc; i++)
-            fprintf(v, " %s", argv[i]);
-        fprintf(v,
-                "\nch8seeds.wall_min=%.1f\nch8seeds.workers=%d\n"
-                "ch8seeds.max_test_diff=%.5f\n",
-                wall / 60, busy, worst);
-        out_close(&o);
-        printf("Wall time %.1f min; the largest test-loss difference from "
-               "the run's is %.5f nats.\n(written: %s/seed_heads.csv, "
-               "seed_heads.values)\n",
-               wall / 60, worst, dir);
-        if (worst > 0.002)
-            run_fail(&run, 1,
-                     "the networks trained again differ from %s's by %.4f "
-                     "nats in test loss (more than 0.002): they are not the "
-                     "run's networks, and their heads are not its heads",
-                     remeasure, worst);
-        free(fin), free(want);
-        lm_free(&lm, &d);
-        return 0;
-    }
-    const int n_grid = H * (lm.sz.lr_hi - lm.sz.lr_lo + 1); /* first jobs */
-    int busy = run.workers < n_grid ? run.workers : n_grid;
-    lm.threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
-    char models[512];
+/* workers x threads = the cores; the models' folder; what the run is */
+static void start(struct run *run, struct lm *lm, const char *dir, long cores)
+{
+    static char models[512];
+    const int H = lm->n_cfg, n_grid = H * (lm->sz.lr_hi - lm->sz.lr_lo + 1);
+    const int busy = run->workers < n_grid ? run->workers : n_grid;
+    lm->threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
     if (strlen(dir) > 400)
-        run_fail(&run, 2, "RESULTS_DIR is too long (%zu characters)",
+        run_fail(run, 2, "RESULTS_DIR is too long (%zu characters)",
                  strlen(dir));
     snprintf(models, sizeof models, "%s/models", dir);
-    make_dir(&run, dir);
-    make_dir(&run, models);
-    lm.models_dir = models;
-    fprintf(stderr, PROG ": size %s, heads", lm.sz.name);
+    make_dir(run, dir);
+    make_dir(run, models);
+    lm->models_dir = models;
+    fprintf(stderr, PROG ": size %s, heads", lm->sz.name);
     for (int i = 0; i < H; i++)
-        fprintf(stderr, "%s%d", i ? "," : " ", lm.cfg_h[i]);
-    if (lm.sz.n_kv)
-        fprintf(stderr, " (the last %d sharing", lm.sz.n_kv);
-    for (int i = 0; i < lm.sz.n_kv; i++)
-        fprintf(stderr, " %d", lm.sz.kv[i]);
-    if (lm.sz.n_kv)
+        fprintf(stderr, "%s%d", i ? "," : " ", lm->cfg_h[i]);
+    if (lm->sz.n_kv)
+        fprintf(stderr, " (the last %d sharing", lm->sz.n_kv);
+    for (int i = 0; i < lm->sz.n_kv; i++)
+        fprintf(stderr, " %d", lm->sz.kv[i]);
+    if (lm->sz.n_kv)
         fprintf(stderr, " K/V heads)");
     fprintf(stderr,
             ", a grid of %d rates (a ladder of %d), %d seeds, %d tokens per "
             "network; %d worker%s x %d thread%s\n",
-            lm.sz.lr_hi - lm.sz.lr_lo + 1, n_lr, S, lm.sz.tokens, busy,
-            busy > 1 ? "s" : "", lm.threads, lm.threads > 1 ? "s" : "");
-    const double t0 = run_now();
+            lm->sz.lr_hi - lm->sz.lr_lo + 1, lm->sz.n_lr, lm->sz.seeds,
+            lm->sz.tokens, busy, busy > 1 ? "s" : "", lm->threads,
+            lm->threads > 1 ? "s" : "");
+}
 
-    /* 1. tuning on seed 1: the grid, then, for every configuration whose
-     *    best rate is the lowest or the highest it has tried, the next
-     *    rate of the ladder beyond it, until its best rate has a tried
-     *    rate on each side or is the ladder's end */
-    struct result *tune = run_calloc(&run, H * n_lr, sizeof *tune);
-    struct result *batch = run_calloc(&run, H * n_lr, sizeof *batch);
-    struct run_jobs jobs = {sizeof(struct result), network_run, network_name,
-                            network_score,         &lm,         NULL};
-    lm.phase = 1;
-    run.seeds = 1;
-    int n_jobs = 0;
+/* 1. tuning on seed 1: the grid, then, for every configuration whose
+ *    best rate is the lowest or the highest it has tried, the next rate
+ *    of the ladder beyond it (lm_next_rate()), until its best rate has
+ *    a tried rate on each side or is the ladder's end; tune (H x n_lr),
+ *    and the rates chosen into lm->chosen */
+static void tune_rates(struct run *run, struct lm *lm, struct result *tune,
+                       const struct run_jobs *jobs)
+{
+    const int H = lm->n_cfg, n_lr = lm->sz.n_lr;
+    struct result *batch = run_calloc(run, H * n_lr, sizeof *batch);
+    lm->phase = 1;
+    run->seeds = 1;
+    int n_jobs = 0, lo, hi;
     for (int hc = 0; hc < H; hc++)
-        for (int i = lm.sz.lr_lo; i <= lm.sz.lr_hi; i++)
-            lm.job_hc[n_jobs] = hc, lm.job_lr[n_jobs++] = i;
+        for (int i = lm->sz.lr_lo; i <= lm->sz.lr_hi; i++)
+            lm->job_hc[n_jobs] = hc, lm->job_lr[n_jobs++] = i;
     fprintf(stderr, PROG ": tuning (the learning rate, on seed %llu)\n",
             RUN_FIRST_SEED);
     for (int round = 0; n_jobs > 0; round++) {
@@ -3170,62 +1294,52 @@ int main(int argc, char **argv)
                          "rate tried: one rate further\n",
                     n_jobs, n_jobs > 1 ? "s" : "");
         memset(batch, 0, (size_t)n_jobs * sizeof *batch);
-        run_jobs(&run, n_jobs, &jobs, batch);
+        run_jobs(run, n_jobs, jobs, batch);
         for (int k = 0; k < n_jobs; k++)
-            tune[lm.job_hc[k] * n_lr + lm.job_lr[k]] = batch[k];
+            tune[lm->job_hc[k] * n_lr + lm->job_lr[k]] = batch[k];
         n_jobs = 0;
         for (int hc = 0; hc < H; hc++) {
-            int lo, hi;
-            const int b = best_rate(&lm, tune, hc, &lo, &hi);
-            const int next = b == lo && lo > 0          ? lo - 1
-                             : b == hi && hi < n_lr - 1 ? hi + 1
-                                                        : -1;
+            const int next =
+                lm_next_rate(best_rate(lm, tune, hc, &lo, &hi), lo, hi, n_lr);
             if (next >= 0)
-                lm.job_hc[n_jobs] = hc, lm.job_lr[n_jobs++] = next;
+                lm->job_hc[n_jobs] = hc, lm->job_lr[n_jobs++] = next;
         }
     }
     free(batch);
-    for (int hc = 0; hc < H; hc++) {
-        int lo, hi;
-        lm.chosen[hc] = best_rate(&lm, tune, hc, &lo, &hi);
-    }
-    if (lm.stop) { /* --stop: the tuning networks' first points only */
-        write_baselines(&run, &lm, dir);
-        write_tuning_curves(&lm, dir, tune);
-        printf("Stopped run: %d network%s, each stopped after %d of its %d "
-               "tokens; wall time %.1f min.\n(written: "
-               "%s/curves_tuning.dat, baselines.csv)\n",
-               n_tuned(&lm, tune), n_tuned(&lm, tune) > 1 ? "s" : "", lm.stop,
-               lm.sz.tokens, (run_now() - t0) / 60, dir);
-        free(tune);
-        lm_free(&lm, &d);
-        return 0;
-    }
+    for (int hc = 0; hc < H; hc++)
+        lm->chosen[hc] = best_rate(lm, tune, hc, &lo, &hi);
+}
 
-    /* 2. the chosen rates over seeds, scored once on the test set */
-    struct result *fin = run_calloc(&run, H * S, sizeof *fin);
-    lm.phase = 2;
-    run.seeds = S;
+/* 2. the chosen rates over seeds, scored once on the test set: fin
+ *    (H x S); seed 1's curve is its tuning run's */
+static void final_networks(struct run *run, struct lm *lm,
+                           const struct result *tune, struct result *fin,
+                           const struct run_jobs *jobs)
+{
+    const int H = lm->n_cfg, S = lm->sz.seeds, n_lr = lm->sz.n_lr;
+    lm->phase = 2;
+    run->seeds = S;
     fprintf(stderr,
-            PROG ": the chosen rates over %d seeds, then the test "
-                 "set\n",
-            S);
-    run_jobs(&run, H, &jobs, fin);
-    for (int hc = 0; hc < H; hc++) { /* seed 1's curve is its tuning run's */
+            PROG ": the chosen rates over %d seeds, then the test set\n", S);
+    run_jobs(run, H, jobs, fin);
+    for (int hc = 0; hc < H; hc++) {
         struct result *f = &fin[hc * S];
-        const struct result *t = &tune[hc * n_lr + lm.chosen[hc]];
+        const struct result *t = &tune[hc * n_lr + lm->chosen[hc]];
         f->n_points = t->n_points, f->val_loss = t->val_loss;
         f->train_s = t->train_s;
         memcpy(f->curve_tokens, t->curve_tokens, sizeof f->curve_tokens);
         memcpy(f->val_curve, t->val_curve, sizeof f->val_curve);
     }
-    const double wall = run_now() - t0;
+}
 
-    /* the best many-head count, by the mean validation loss over seeds */
+/* the best many-head count, by the mean validation loss over seeds */
+static int best_many(const struct lm *lm, const struct result *fin)
+{
+    const int S = lm->sz.seeds;
     int best_hc = -1;
     double best_val = 0;
-    for (int hc = 0; hc < H; hc++) {
-        if (lm.cfg_h[hc] == 1 || lm.cfg_g[hc] != lm.cfg_h[hc])
+    for (int hc = 0; hc < lm->n_cfg; hc++) {
+        if (lm->cfg_h[hc] == 1 || lm->cfg_g[hc] != lm->cfg_h[hc])
             continue;
         double v = 0;
         for (int s = 0; s < S; s++)
@@ -3233,21 +1347,28 @@ int main(int argc, char **argv)
         if (best_hc < 0 || v < best_val)
             best_hc = hc, best_val = v;
     }
+    return best_hc;
+}
 
-    /* the files */
+/* tuning.csv and results.csv */
+static void write_runs(const struct run *run, const struct lm *lm,
+                       const char *dir, const char *impl,
+                       const struct result *tune, const struct result *fin)
+{
+    const int n_lr = lm->sz.n_lr;
     static const struct run_col tcol[] = {
         {"heads", 0},  {"kv_heads", 0}, {"lr", 6},       {"seed", 0},
         {"params", 0}, {"tokens", 0},   {"val_loss", 5}, {"chosen", 0}};
     struct run_csv csv;
-    run_csv_open(&csv, &run, dir, "tuning.csv", "impl", tcol, 8);
-    for (int k = 0; k < H * n_lr; k++) {
+    run_csv_open(&csv, run, dir, "tuning.csv", "impl", tcol, 8);
+    for (int k = 0; k < lm->n_cfg * n_lr; k++) {
         const struct result *r = &tune[k];
         if (!r->trained)
             continue;
         const double v[8] = {r->heads,    r->kv_heads,
                              r->lr,       (double)RUN_FIRST_SEED,
                              r->n_params, r->tokens,
-                             r->val_loss, lm.chosen[k / n_lr] == k % n_lr};
+                             r->val_loss, lm->chosen[k / n_lr] == k % n_lr};
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
@@ -3255,8 +1376,8 @@ int main(int argc, char **argv)
         {"heads", 0},    {"kv_heads", 0}, {"lr", 6},       {"seed", 0},
         {"params", 0},   {"tokens", 0},   {"val_loss", 5}, {"test_loss", 5},
         {"test_ppl", 3}, {"train_s", 1},  {"peak_mb", 1}};
-    run_csv_open(&csv, &run, dir, "results.csv", "impl", rcol, 11);
-    for (int k = 0; k < H * S; k++) {
+    run_csv_open(&csv, run, dir, "results.csv", "impl", rcol, 11);
+    for (int k = 0; k < lm->n_cfg * lm->sz.seeds; k++) {
         const struct result *r = &fin[k];
         const double v[11] = {r->heads,
                               r->kv_heads,
@@ -3272,20 +1393,140 @@ int main(int argc, char **argv)
         run_csv_row(&csv, impl, v);
     }
     run_csv_close(&csv);
-    write_baselines(&run, &lm, dir);
-    write_curves(&lm, dir, fin);
-    write_tuning_curves(&lm, dir, tune);
-    write_seed_heads(&run, &lm, dir, fin);
-    const struct result *meas[MAX_HC];
+}
+
+/* every file of the run's networks but the tables; meas: the measured
+ * ones (seed 1 of each head count); returns their number */
+static int write_files(const struct run *run, const struct lm *lm,
+                       const char *dir, const char *impl,
+                       const struct result *tune, const struct result *fin,
+                       const struct result **meas)
+{
+    write_runs(run, lm, dir, impl, tune, fin);
+    write_baselines(run, lm, dir);
+    write_curves(lm, dir, fin);
+    write_tuning_curves(lm, dir, tune);
+    write_seed_heads(run, lm, dir, fin);
     int n_meas = 0;
-    for (int hc = 0; hc < H; hc++)
-        if (fin[hc * S].measured)
-            meas[n_meas++] = &fin[hc * S];
-    write_offsets(&run, dir, meas, n_meas);
-    write_relations(&run, &lm, dir, meas, n_meas);
-    write_ablation(&run, dir, meas, n_meas);
-    write_sentence(&run, &lm, dir, meas, n_meas);
-    write_tag_profiles(&lm, dir, meas, n_meas);
+    for (int hc = 0; hc < lm->n_cfg; hc++)
+        if (fin[hc * lm->sz.seeds].measured)
+            meas[n_meas++] = &fin[hc * lm->sz.seeds];
+    write_offsets(run, dir, meas, n_meas);
+    write_relations(run, lm, dir, meas, n_meas);
+    write_ablation(run, dir, meas, n_meas);
+    write_sentence(run, lm, dir, meas, n_meas);
+    write_tag_profiles(lm, dir, meas, n_meas);
+    return n_meas;
+}
+
+/* --stop: the tuning networks' first points only */
+static void write_stopped(const struct run *run, const struct lm *lm,
+                          const char *dir, const struct result *tune, double t0)
+{
+    write_baselines(run, lm, dir);
+    write_tuning_curves(lm, dir, tune);
+    printf("Stopped run: %d network%s, each stopped after %d of its %d "
+           "tokens; wall time %.1f min.\n(written: "
+           "%s/curves_tuning.dat, baselines.csv)\n",
+           n_tuned(lm, tune), n_tuned(lm, tune) > 1 ? "s" : "", lm->stop,
+           lm->sz.tokens, (run_now() - t0) / 60, dir);
+}
+
+/* the wall time, the networks trained and kept, the files */
+static void summary(const struct lm *lm, const char *dir,
+                    const struct result *tune, const struct result *fin,
+                    double wall, long peak)
+{
+    const int H = lm->n_cfg, S = lm->sz.seeds, n_lr = lm->sz.n_lr;
+    printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
+           "tuning + %d more seeds), %d tokens each; peak memory of a "
+           "training process %.0f MB.\n",
+           wall, wall / 60, n_tuned(lm, tune) + H * (S - 1), n_tuned(lm, tune),
+           H * (S - 1), fin[0].tokens, peak / 1024.0);
+    int kept = 0;
+    double train_sum = 0;
+    for (int k = 0; k < H * n_lr; k++) {
+        kept += tune[k].kept;
+        train_sum += tune[k].trained ? tune[k].train_s : 0;
+    }
+    for (int k = 0; k < H * S; k++) { /* seed 1's are the tuning's */
+        kept += k % S > 0 && fin[k].kept;
+        train_sum += k % S > 0 ? fin[k].train_s : 0;
+    }
+    if (kept)
+        printf("Resumed: %d of those networks were kept from an earlier run "
+               "(--resume), so the wall time above is this run's part only. "
+               "Every network's training, summed: %.1f s (%.1f min) of one "
+               "core.\n",
+               kept, train_sum, train_sum / 60);
+    printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
+           "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
+           "sentence/, generated.txt)\n",
+           dir);
+}
+
+int main(int argc, char **argv)
+{
+    struct run run = {
+        .prog = PROG,
+        .usage =
+            "[--size smoke|book|long|full] [--seeds N] [--workers W] "
+            "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
+            "[--data DIR] [--reference DIR] "
+            "[--tokens N] [--corpus FILE] [--impl NAME] "
+            "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] RESULTS_DIR",
+        .hint = "make test CH=8 shows where",
+        .seeds = 0};
+    struct opts opt = {
+        .size = "book", .corpus = "build/ch8/brown.bin", .impl = "solutions"};
+    const char *dir = parse_options(&run, argc, argv, &opt);
+    const char *impl = opt.impl, *ref_arg = opt.ref, *data_arg = opt.data;
+    struct lm lm = {0};
+    size_options(&run, &opt, &lm);
+    struct corpus_data d; /* the corpus */
+    char err[CORPUS_ERR_LEN];
+    if (corpus_load(&d, opt.corpus, err) != KIT_OK)
+        run_fail(&run, 1, "cannot read the corpus: %s%s", err,
+                 strstr(err, "make corpus")
+                     ? ""
+                     : "; run make corpus again (make deps installs the "
+                       "Brown corpus it reads)");
+    lm.d = &d;
+    configurations(&run, opt.kv, &lm);
+    float *want = opt.remeasure ? remeasure_want(&run, &lm, opt.remeasure)
+                                : NULL; /* the run's test losses */
+    lm_setup(&run, &lm, &d);
+    baselines_run(&run, &lm);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN); /* workers x threads */
+    if (cores < 1)
+        cores = 1;
+    if (opt.roles) /* --roles P: the long networks, measured as they train */
+        roles_main(&run, &lm, dir, opt.roles, argc, argv, cores);
+    else if (opt.remeasure) /* every final network of a finished run */
+        remeasure_main(&run, &lm, dir, opt.remeasure, want, argc, argv, cores);
+    if (opt.roles || opt.remeasure) {
+        lm_free(&lm, &d);
+        return 0;
+    }
+    const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
+    start(&run, &lm, dir, cores);
+    const double t0 = run_now();
+    struct result *tune = run_calloc(&run, H * n_lr, sizeof *tune);
+    struct run_jobs jobs = {sizeof(struct result), network_run, network_name,
+                            network_score,         &lm,         NULL};
+    tune_rates(&run, &lm, tune, &jobs);
+    if (lm.stop) {
+        write_stopped(&run, &lm, dir, tune, t0);
+        free(tune);
+        lm_free(&lm, &d);
+        return 0;
+    }
+    struct result *fin = run_calloc(&run, H * S, sizeof *fin);
+    final_networks(&run, &lm, tune, fin, &jobs);
+    const double wall = run_now() - t0;
+    const int best_hc = best_many(&lm, fin);
+    const struct result *meas[MAX_HC];
+    const int n_meas = write_files(&run, &lm, dir, impl, tune, fin, meas);
     struct out o;
     FILE *g = out_open(&o, dir, "generated.txt");
     for (int q = 0; q < n_meas; q++)
@@ -3321,31 +1562,7 @@ int main(int argc, char **argv)
         write_book_data(impl, &lm, data_arg, tune, fin, meas, n_meas, best_hc,
                         wall, peak);
     }
-    printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
-           "tuning + %d more seeds), %d tokens each; peak memory of a "
-           "training process %.0f MB.\n",
-           wall, wall / 60, n_tuned(&lm, tune) + H * (S - 1),
-           n_tuned(&lm, tune), H * (S - 1), fin[0].tokens, peak / 1024.0);
-    int kept = 0;
-    double train_sum = 0;
-    for (int k = 0; k < H * n_lr; k++) {
-        kept += tune[k].kept;
-        train_sum += tune[k].trained ? tune[k].train_s : 0;
-    }
-    for (int k = 0; k < H * S; k++) { /* seed 1's are the tuning's */
-        kept += k % S > 0 && fin[k].kept;
-        train_sum += k % S > 0 ? fin[k].train_s : 0;
-    }
-    if (kept)
-        printf("Resumed: %d of those networks were kept from an earlier run "
-               "(--resume), so the wall time above is this run's part only. "
-               "Every network's training, summed: %.1f s (%.1f min) of one "
-               "core.\n",
-               kept, train_sum, train_sum / 60);
-    printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
-           "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
-           "sentence/, generated.txt)\n",
-           dir);
+    summary(&lm, dir, tune, fin, wall, peak);
     free(tune), free(fin);
     lm_free(&lm, &d);
     return 0;

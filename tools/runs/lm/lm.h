@@ -1,0 +1,280 @@
+/*
+ * lm.h: what the files of chapter 8's experiment (tools/runs/lm/: main.c
+ * and its parts) share: the run's sizes, its context (struct lm), one
+ * network's result (struct result), and the functions of each part:
+ *   network.c    one network: trained (lm_protocol.h), scored, measured
+ *                (heads_lm.h)
+ *   setup.c      the windows, relations, sentence and prompts the run
+ *                reads from the corpus, and the n-gram baselines
+ *   write.c      the CSV and data files of the measured heads
+ *   resume.c     the networks' parameters and records, saved and
+ *                reloaded (--resume, --remeasure)
+ *   roles.c      --roles: roles as they appear
+ *   remeasure.c  --remeasure: every final network's heads again
+ *   sizes.c      the sizes --size picks
+ * main.c says what the run does and writes.
+ *
+ * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
+ * N = sequences of an evaluation set, K = the largest offset measured,
+ * R = relations, NC = tag classes, S = tokens of the sentence.
+ */
+#ifndef LM_H
+#define LM_H
+
+#include "corpus.h"
+#include "datafile.h"
+#include "gpt.h"
+#include "heads_lm.h"
+#include "lm_protocol.h"
+#include "ngram.h"
+#include "rng.h"
+#include "runner.h"
+
+#include <stdio.h>
+
+#define PROG "lm-experiment"
+
+/* The model: everything but the head count is fixed. */
+#define LM_C        64 /* d_model */
+#define LM_L        2  /* blocks */
+#define LM_T        64 /* context */
+#define LM_B        8  /* sequences per training batch */
+#define LM_EVAL_B   16 /* sequences per forward pass when evaluating */
+#define LM_K        8  /* offsets 0 .. K in the profiles */
+#define LM_TOP_K    40 /* generation: the top-k */
+#define LM_TEMP     0.8f
+#define LM_GEN_NEW  20 /* tokens generated per line */
+#define LM_GEN_SEED 7ULL
+
+#define MAX_HC     8 /* head counts */
+#define MAX_KV     4 /* K/V head counts beside the query heads' own */
+#define MAX_CFG    (MAX_HC + MAX_KV)
+#define MAX_LR     6  /* learning rates on the ladder */
+#define MAX_H      16 /* heads in one block */
+#define MAX_HL     (LM_L * MAX_H)
+#define MAX_POINTS 17 /* points of a learning curve, the start included */
+#define MAX_S      16 /* tokens of the sentence */
+#define N_GEN      3
+#define SENT_HEADS 4 /* the sentence's maps: chapter 3 built 4 heads */
+#define R          HEADS_N_RELATIONS
+#define NC         TAG_N_CLASSES
+
+/* the lesson's sentence, the prompts, the baselines' names, the
+ * relations' keys in the CSV files (setup.c) */
+extern const char *const sentence;
+extern const char *const prompts[N_GEN];
+extern const char *const ngram_name[NGRAM_MAX_ORDER];
+extern const char *const rel_key[R];
+
+/* ---------------------------------------------------------------------
+ * The sizes: what --size picks
+ * ------------------------------------------------------------------- */
+
+struct size {
+    const char *name;
+    int seeds, n_heads, heads[MAX_HC], n_lr;
+    int gqa_h, n_kv, kv[MAX_KV]; /* gqa_h query heads sharing kv[i] K/V */
+    /* the ladder of rates a configuration may try, lowest first, and
+     * the grid every configuration tries first: lr[lr_lo .. lr_hi] */
+    float lr[MAX_LR];
+    int lr_lo, lr_hi;
+    int tokens;                       /* per network */
+    int points;                       /* validation points after the start */
+    int n_val, n_test, n_meas, n_abl; /* sequences of T tokens */
+};
+
+/* the size named name (sizes.c), or NULL */
+const struct size *size_find(const char *name);
+
+/* ---------------------------------------------------------------------
+ * The run's context and one network's result
+ * ------------------------------------------------------------------- */
+
+/* A set of N windows of T + 1 tokens: x (N, T), y (N, T) one ahead. */
+struct windows {
+    int n;
+    int *x, *y;
+    unsigned char *y_class; /* (N, T) the tag class of each target */
+    unsigned char *x_class; /* (N, T) the tag class of each input token */
+    const char **x_tag;     /* (N, T) the Brown tag of each input token */
+};
+
+/* an n-gram baseline's losses on the networks' windows */
+struct baseline {
+    int order;
+    long train_tokens;
+    double val, test;
+};
+
+struct lm {
+    const struct corpus_data *d;
+    struct baseline base[NGRAM_MAX_ORDER]; /* unigram, bigram, trigram */
+    int stop; /* --stop: stop after this many tokens (0: at the end) */
+    int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
+    struct size sz;
+    const char *models_dir;
+    int threads;
+    int resume; /* --resume: networks an earlier run finished are kept */
+    /* 1: tuning, 2: the chosen rates over seeds, 3: --remeasure (phase
+     * 2's networks again, reloaded where kept, for their heads) */
+    int phase;
+    /* the configurations: the head counts (g = h), then sz.gqa_h query
+     * heads with each K/V head count of sz.kv (g < h) */
+    int n_cfg, cfg_h[MAX_CFG], cfg_g[MAX_CFG];
+    int chosen[MAX_CFG]; /* phase 2: the rate chosen for each */
+    /* phase 1: job k trains configuration job_hc[k] at rate job_lr[k] */
+    int job_hc[MAX_CFG * MAX_LR], job_lr[MAX_CFG * MAX_LR];
+    struct windows val, test, meas;
+    int n_cases[R], *word[R], *related[R]; /* the relations in meas */
+    /* the hard cases: those whose related word is not at the relation's
+     * most common offset, mode_k[q], where no fixed offset can be right
+     * for most of them */
+    int mode_k[R], n_hard[R], *hword[R], *hrelated[R];
+    /* the tag profiles' baselines on meas (tag_profile()): queries of
+     * each class, and the mass a uniform causal head and a head fixed at
+     * offset k = 0 .. LM_K would put from each class on each */
+    long tag_q[NC];
+    float tag_uni[NC * NC], tag_off[LM_K + 1][NC * NC];
+    int n_sent, sent[MAX_S];
+    int n_prompt[N_GEN], prompt[N_GEN][8];
+};
+
+#define MAX_CKPT 32
+/* the weaker rule for a positional head: one offset takes the heaviest
+ * weight in a majority of the rows that have it */
+#define ROLES_WEAK 0.5f
+
+struct roles_point {
+    int tokens;
+    float val_loss;
+    int n_voita, n_weak;  /* positional heads by each rule */
+    float top_share;      /* the largest share of one offset, any head */
+    float off1_w;         /* the largest mean weight at offset 1 */
+    float margin[R];      /* each relation's best head's margin */
+    float hard_margin[R]; /* the same on the hard cases */
+    double train_s;
+};
+
+struct result {
+    int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
+    int measured;
+    int trained; /* a tuning network that was trained (phase 1) */
+    int kept;    /* --resume: read from an earlier run, not trained */
+    float lr;
+    int n_points;
+    int curve_tokens[MAX_POINTS];
+    float val_curve[MAX_POINTS];
+    float val_loss, test_loss;
+    double train_s;
+    long peak_kb; /* the worker's peak resident memory so far */
+    /* measured networks only; head l*h + i */
+    float mean_w[MAX_HL][LM_K + 2], top_share[MAX_HL][LM_K + 2];
+    float row_max[MAX_HL]; /* the mean of a row's heaviest weight */
+    float rel_score[MAX_HL][R], rel_base[R];
+    int rel_k[R];
+    float hard_score[MAX_HL][R], hard_base[R]; /* on the hard cases */
+    int hard_k[R];
+    float abl_base[NC], abl_loss[MAX_HL][NC];
+    int abl_count[NC];
+    float tag_mass[MAX_HL][NC * NC]; /* tag_profile() */
+    int n_sent;
+    float sent_w[MAX_HL][MAX_S * MAX_S];
+    /* the sentence's loss at each predicted word (position t predicts
+     * word t + 1), as it is and with each head mean-ablated */
+    float sent_base[MAX_S], sent_abl[MAX_HL][MAX_S];
+    int gen[N_GEN][8 + LM_GEN_NEW];
+    /* phase 2 and --remeasure: every network's heads, summed up as the
+     * roles run sums up a checkpoint (roles_measure()) */
+    struct roles_point heads_sum;
+};
+
+struct roles_result {
+    int heads, n;
+    struct roles_point p[MAX_CKPT];
+    struct result final; /* the last checkpoint's network, measured */
+};
+
+/* A text file written as DIR/NAME.tmp and renamed to DIR/NAME on
+ * closing, as the CSV files are. */
+struct out {
+    FILE *f;
+    char tmp[1100], path[1100];
+};
+
+/* network.c: one network */
+struct gpt_config model_config(const struct lm *lm, int heads);
+int kv_copies_equal(const struct gpt_model *m, int g);
+int unique_params(const struct gpt_model *m, int g);
+int measure(struct gpt_model *m, const struct lm *lm, struct result *r);
+int best_rate(const struct lm *lm, const struct result *tune, int hc, int *lo,
+              int *hi);
+void cfg_label(const struct lm *lm, int hc, char *buf, size_t n);
+int rate_used(const struct lm *lm, const struct result *tune, int i);
+int n_tuned(const struct lm *lm, const struct result *tune);
+void job_of(const struct lm *lm, int k, int *hc, int *lr, int *s);
+int heads_summary(struct gpt_model *m, const struct lm *lm, struct result *r);
+int network_run(int k, void *result, void *ctx);
+void network_name(int k, char *buf, size_t n, void *ctx);
+void network_score(const void *result, char *buf, size_t n);
+
+/* setup.c: the corpus's windows, the baselines */
+void windows_init(const struct run *run, struct windows *w,
+                  const struct corpus_data *d, int s, int n, int phase);
+void windows_free(struct windows *w);
+int parse_lrs(const struct run *run, const char *s, float *out);
+void lm_setup(const struct run *run, struct lm *lm,
+              const struct corpus_data *d);
+void baselines_run(const struct run *run, struct lm *lm);
+void lm_free(struct lm *lm, struct corpus_data *d);
+
+/* write.c: the files */
+FILE *out_open(struct out *o, const char *dir, const char *name);
+void out_close(struct out *o);
+void make_dir(const struct run *run, const char *dir);
+double overall(const float *loss, const int *count);
+int best_offset(const struct result *r, int k, float *share);
+void write_offsets(const struct run *run, const char *dir,
+                   const struct result *const *meas, int n_meas);
+void write_relations(const struct run *run, const struct lm *lm,
+                     const char *dir, const struct result *const *meas,
+                     int n_meas);
+void write_ablation(const struct run *run, const char *dir,
+                    const struct result *const *meas, int n_meas);
+void write_sentence(const struct run *run, const struct lm *lm, const char *dir,
+                    const struct result *const *meas, int n_meas);
+void write_curves(const struct lm *lm, const char *dir,
+                  const struct result *fin);
+void write_tuning_curves(const struct lm *lm, const char *dir,
+                         const struct result *tune);
+void write_tag_profiles(const struct lm *lm, const char *dir,
+                        const struct result *const *meas, int n_meas);
+void write_baselines(const struct run *run, const struct lm *lm,
+                     const char *dir);
+void relation_cols(struct run_col *col, int *nc, char (*names)[24],
+                   const char *prefix);
+void write_seed_heads(const struct run *run, const struct lm *lm,
+                      const char *dir, const struct result *fin);
+
+/* resume.c: networks saved and reloaded */
+void model_path(const struct lm *lm, int heads, int g, int lr_index, char *buf,
+                size_t n);
+void seed_path(const struct lm *lm, int heads, int g, int lr_index, int s,
+               char *buf, size_t n);
+int save_params(const struct gpt_model *m, const char *path);
+int load_params(struct gpt_model *m, const char *path);
+int save_record(const struct lm *lm, const struct result *r, const char *path);
+int load_record(const struct lm *lm, struct result *r, const char *path);
+
+/* roles.c: --roles */
+int roles_measure(struct gpt_model *m, const struct lm *lm,
+                  struct roles_point *p, float *A);
+void roles_main(struct run *run, struct lm *lm, const char *dir, int roles,
+                int argc, char **argv, long cores);
+
+/* remeasure.c: --remeasure */
+float *remeasure_want(const struct run *run, struct lm *lm, const char *from);
+void remeasure_main(struct run *run, struct lm *lm, const char *dir,
+                    const char *from, float *want, int argc, char **argv,
+                    long cores);
+
+#endif
