@@ -201,6 +201,16 @@ struct out {
     char tmp[1100], path[1100];
 };
 
+/* the options (main.c) */
+struct lm_opts {
+    const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
+    const char *impl;
+    int tokens, roles, stop, resume;
+};
+
+/* sizes.c: the size, then the options over it, into lm */
+void size_options(struct run *run, const struct lm_opts *o, struct lm *lm);
+
 /* network.c: one network */
 struct gpt_config model_config(const struct lm *lm, int heads);
 int kv_copies_equal(const struct gpt_model *m, int g);
@@ -216,6 +226,7 @@ int heads_summary(struct gpt_model *m, const struct lm *lm, struct result *r);
 int network_run(int k, void *result, void *ctx);
 void network_name(int k, char *buf, size_t n, void *ctx);
 void network_score(const void *result, char *buf, size_t n);
+int best_many(const struct lm *lm, const struct result *fin);
 
 /* setup.c: the corpus's windows, the baselines */
 void windows_init(const struct run *run, struct windows *w,
@@ -226,6 +237,8 @@ void lm_setup(const struct run *run, struct lm *lm,
               const struct corpus_data *d);
 void baselines_run(const struct run *run, struct lm *lm);
 void lm_free(struct lm *lm, struct corpus_data *d);
+void configurations(struct run *run, const char *kv_arg, struct lm *lm);
+void run_start(struct run *run, struct lm *lm, const char *dir, long cores);
 
 /* write.c: the files */
 FILE *out_open(struct out *o, const char *dir, const char *name);
@@ -252,6 +265,8 @@ void write_baselines(const struct run *run, const struct lm *lm,
                      const char *dir);
 void relation_cols(struct run_col *col, int *nc, char (*names)[24],
                    const char *prefix);
+void write_stopped(const struct run *run, const struct lm *lm, const char *dir,
+                   const struct result *tune, double t0);
 void write_seed_heads(const struct run *run, const struct lm *lm,
                       const char *dir, const struct result *fin);
 

@@ -14,21 +14,11 @@
  *   lm-experiment --remeasure RUN_DIR [--size ...] RESULTS_DIR
  *   lm-experiment --resume [...] RESULTS_DIR
  *
- * --resume keeps every network that an earlier run into the same
- * RESULTS_DIR finished with the same settings (its parameters in
- * models/, and beside them NAME.bin.train: what its training depended on,
- * its validation curve and its wall time; load_record()), and trains
- * only the others, so that a run too long for one sitting can be
- * stopped and started again, losing only the networks under way. The
- * code is not among the settings: after changing it, delete models/.
- *
- * --remeasure RUN_DIR measures the heads of every final network of a
- * finished run (every configuration, every seed, at the rates its
- * tuning.csv chose): seed 1's networks are reloaded from RUN_DIR/models,
- * the other seeds' too where a run kept them, and trained again
- * otherwise (the same batches, so the same networks: their test losses
- * must match RUN_DIR/results.csv within 0.002 nats, or it fails). It
- * writes seed_heads.csv and seed_heads.values, nothing else.
+ * --resume keeps the networks an earlier run into the same RESULTS_DIR
+ * finished with the same settings, and trains only the others
+ * (resume.c); --remeasure RUN_DIR measures the heads of every final
+ * network of a finished run (remeasure.c); --roles, roles as they
+ * appear (roles.c).
  *
  * --stop TOKENS (with --lrs) trains the tuning networks of the rates
  * given on their whole run's schedule but stops each after TOKENS
@@ -1129,15 +1119,9 @@ static void write_book_data(const char *impl, const struct lm *lm,
  * main: the options, the configurations, the loop over rates and seeds
  * ------------------------------------------------------------------- */
 
-struct opts {
-    const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
-    const char *impl;
-    int tokens, roles, stop, resume;
-};
-
 /* The options; returns RESULTS_DIR. */
 static const char *parse_options(struct run *run, int argc, char **argv,
-                                 struct opts *o)
+                                 struct lm_opts *o)
 {
     const struct run_opt opt[] = {
         {"--roles", "CHECKPOINTS", NULL, &o->roles, 1, MAX_CKPT},
@@ -1154,119 +1138,6 @@ static const char *parse_options(struct run *run, int argc, char **argv,
         {"--remeasure", "RUN_DIR", &o->remeasure, NULL, 0, 0},
         {"--resume", NULL, NULL, &o->resume, 0, 0}};
     return argv[run_args(run, argc, argv, opt, 13, 1, 1)];
-}
-
-/* The size, then the options over it, into lm. */
-static void size_options(struct run *run, const struct opts *o, struct lm *lm)
-{
-    const struct size *z = size_find(o->size);
-    if (!z)
-        run_fail(run, 2, "SIZE must be smoke, book, long or full, not '%s'",
-                 o->size);
-    lm->sz = *z;
-    if (run->seeds)
-        lm->sz.seeds = run->seeds;
-    run->seeds = lm->sz.seeds;
-    if (o->heads)
-        lm->sz.n_heads = run_parse_ints(run, "HEADS", o->heads, lm->sz.heads,
-                                        MAX_HC, 1, MAX_H);
-    if (o->lrs) { /* every rate listed is tried: no further ones */
-        lm->sz.n_lr = parse_lrs(run, o->lrs, lm->sz.lr);
-        lm->sz.lr_lo = 0, lm->sz.lr_hi = lm->sz.n_lr - 1;
-    }
-    if (o->tokens)
-        lm->sz.tokens = o->tokens;
-    if (o->roles && (lm->sz.n_lr != 1 || !o->lrs))
-        run_fail(run, 2, "--roles trains at one rate: give it as --lrs");
-    if (o->stop && !o->roles && !o->lrs)
-        run_fail(run, 2,
-                 "--stop trains the rates it is given and no others: give "
-                 "them as --lrs");
-    if (o->remeasure && (o->roles || o->stop || o->lrs || o->data || o->ref))
-        run_fail(run, 2,
-                 "--remeasure reads a finished run's rates and networks: "
-                 "give it the run's --size, --heads, --kv, --seeds and "
-                 "--corpus only");
-    if (o->remeasure && strlen(o->remeasure) > 400)
-        run_fail(run, 2, "RUN_DIR is too long (%zu characters)",
-                 strlen(o->remeasure));
-    if (o->stop && o->stop > lm->sz.tokens)
-        run_fail(run, 2, "--stop %d is past the run's %d tokens", o->stop,
-                 lm->sz.tokens);
-    lm->stop = o->stop;
-    lm->resume = o->resume;
-    for (int i = 0; i < lm->sz.n_heads; i++)
-        if (LM_C % lm->sz.heads[i] != 0)
-            run_fail(run, 2,
-                     "%d heads cannot split d_model = %d: a head count must "
-                     "divide %d (HEADS=%s)",
-                     lm->sz.heads[i], LM_C, LM_C, o->heads);
-}
-
-/* The configurations: every head count, then the K/V sharing ones. */
-static void configurations(struct run *run, const char *kv_arg, struct lm *lm)
-{
-    if (kv_arg && strcmp(kv_arg, "none") == 0)
-        lm->sz.n_kv = 0; /* no configuration shares K/V heads */
-    else if (kv_arg)
-        lm->sz.n_kv = run_parse_ints(run, "KV", kv_arg, lm->sz.kv, MAX_KV, 0,
-                                     lm->sz.gqa_h);
-    for (int i = 0; i < lm->sz.n_heads; i++)
-        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.heads[i],
-        lm->n_cfg++;
-    int has_gqa_h = 0; /* the K/V table's g = h row is a head count's */
-    for (int i = 0; i < lm->n_cfg; i++)
-        has_gqa_h |= lm->cfg_h[i] == lm->sz.gqa_h;
-    if (lm->sz.n_kv > 0 && !has_gqa_h)
-        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.gqa_h, lm->n_cfg++;
-    for (int i = 0; i < lm->sz.n_kv; i++) {
-        if (lm->sz.kv[i] == 0 || lm->sz.gqa_h % lm->sz.kv[i] != 0 ||
-            lm->sz.kv[i] == lm->sz.gqa_h)
-            run_fail(run, 2,
-                     "KV must list K/V head counts that divide %d and are "
-                     "smaller than it (%d query heads share them), not %d",
-                     lm->sz.gqa_h, lm->sz.gqa_h, lm->sz.kv[i]);
-        lm->cfg_h[lm->n_cfg] = lm->sz.gqa_h,
-        lm->cfg_g[lm->n_cfg] = lm->sz.kv[i];
-        lm->n_cfg++;
-    }
-    for (int i = 0; i < lm->n_cfg; i++) {
-        const struct gpt_config cfg = model_config(lm, lm->cfg_h[i]);
-        char why[160];
-        if (gpt_check_config(&cfg, why, sizeof why) != KIT_OK)
-            run_fail(run, 2, "%d heads: %s", lm->cfg_h[i], why);
-    }
-}
-
-/* workers x threads = the cores; the models' folder; what the run is */
-static void start(struct run *run, struct lm *lm, const char *dir, long cores)
-{
-    static char models[512];
-    const int H = lm->n_cfg, n_grid = H * (lm->sz.lr_hi - lm->sz.lr_lo + 1);
-    const int busy = run->workers < n_grid ? run->workers : n_grid;
-    lm->threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
-    if (strlen(dir) > 400)
-        run_fail(run, 2, "RESULTS_DIR is too long (%zu characters)",
-                 strlen(dir));
-    snprintf(models, sizeof models, "%s/models", dir);
-    make_dir(run, dir);
-    make_dir(run, models);
-    lm->models_dir = models;
-    fprintf(stderr, PROG ": size %s, heads", lm->sz.name);
-    for (int i = 0; i < H; i++)
-        fprintf(stderr, "%s%d", i ? "," : " ", lm->cfg_h[i]);
-    if (lm->sz.n_kv)
-        fprintf(stderr, " (the last %d sharing", lm->sz.n_kv);
-    for (int i = 0; i < lm->sz.n_kv; i++)
-        fprintf(stderr, " %d", lm->sz.kv[i]);
-    if (lm->sz.n_kv)
-        fprintf(stderr, " K/V heads)");
-    fprintf(stderr,
-            ", a grid of %d rates (a ladder of %d), %d seeds, %d tokens per "
-            "network; %d worker%s x %d thread%s\n",
-            lm->sz.lr_hi - lm->sz.lr_lo + 1, lm->sz.n_lr, lm->sz.seeds,
-            lm->sz.tokens, busy, busy > 1 ? "s" : "", lm->threads,
-            lm->threads > 1 ? "s" : "");
 }
 
 /* 1. tuning on seed 1: the grid, then, for every configuration whose
@@ -1330,24 +1201,6 @@ static void final_networks(struct run *run, struct lm *lm,
         memcpy(f->curve_tokens, t->curve_tokens, sizeof f->curve_tokens);
         memcpy(f->val_curve, t->val_curve, sizeof f->val_curve);
     }
-}
-
-/* the best many-head count, by the mean validation loss over seeds */
-static int best_many(const struct lm *lm, const struct result *fin)
-{
-    const int S = lm->sz.seeds;
-    int best_hc = -1;
-    double best_val = 0;
-    for (int hc = 0; hc < lm->n_cfg; hc++) {
-        if (lm->cfg_h[hc] == 1 || lm->cfg_g[hc] != lm->cfg_h[hc])
-            continue;
-        double v = 0;
-        for (int s = 0; s < S; s++)
-            v += fin[hc * S + s].val_loss / S;
-        if (best_hc < 0 || v < best_val)
-            best_hc = hc, best_val = v;
-    }
-    return best_hc;
 }
 
 /* tuning.csv and results.csv */
@@ -1419,19 +1272,6 @@ static int write_files(const struct run *run, const struct lm *lm,
     return n_meas;
 }
 
-/* --stop: the tuning networks' first points only */
-static void write_stopped(const struct run *run, const struct lm *lm,
-                          const char *dir, const struct result *tune, double t0)
-{
-    write_baselines(run, lm, dir);
-    write_tuning_curves(lm, dir, tune);
-    printf("Stopped run: %d network%s, each stopped after %d of its %d "
-           "tokens; wall time %.1f min.\n(written: "
-           "%s/curves_tuning.dat, baselines.csv)\n",
-           n_tuned(lm, tune), n_tuned(lm, tune) > 1 ? "s" : "", lm->stop,
-           lm->sz.tokens, (run_now() - t0) / 60, dir);
-}
-
 /* the wall time, the networks trained and kept, the files */
 static void summary(const struct lm *lm, const char *dir,
                     const struct result *tune, const struct result *fin,
@@ -1477,7 +1317,7 @@ int main(int argc, char **argv)
             "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
-    struct opts opt = {
+    struct lm_opts opt = {
         .size = "book", .corpus = "build/ch8/brown.bin", .impl = "solutions"};
     const char *dir = parse_options(&run, argc, argv, &opt);
     const char *impl = opt.impl, *ref_arg = opt.ref, *data_arg = opt.data;
@@ -1509,7 +1349,7 @@ int main(int argc, char **argv)
         return 0;
     }
     const int H = lm.n_cfg, S = lm.sz.seeds, n_lr = lm.sz.n_lr;
-    start(&run, &lm, dir, cores);
+    run_start(&run, &lm, dir, cores);
     const double t0 = run_now();
     struct result *tune = run_calloc(&run, H * n_lr, sizeof *tune);
     struct run_jobs jobs = {sizeof(struct result), network_run, network_name,

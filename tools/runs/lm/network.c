@@ -311,3 +311,21 @@ void network_score(const void *result, char *buf, size_t n)
                  (double)r->val_loss, r->tokens, r->train_s,
                  r->peak_kb / 1024.0);
 }
+
+/* the best many-head count, by the mean validation loss over seeds */
+int best_many(const struct lm *lm, const struct result *fin)
+{
+    const int S = lm->sz.seeds;
+    int best_hc = -1;
+    double best_val = 0;
+    for (int hc = 0; hc < lm->n_cfg; hc++) {
+        if (lm->cfg_h[hc] == 1 || lm->cfg_g[hc] != lm->cfg_h[hc])
+            continue;
+        double v = 0;
+        for (int s = 0; s < S; s++)
+            v += fin[hc * S + s].val_loss / S;
+        if (best_hc < 0 || v < best_val)
+            best_hc = hc, best_val = v;
+    }
+    return best_hc;
+}

@@ -2,6 +2,14 @@
  * resume.c: the networks of chapter 8's experiment saved and reloaded
  * (lm.h): their parameters, and beside them what their training was, for
  * --resume; the final networks' too, for --remeasure.
+ *
+ * --resume keeps every network that an earlier run into the same
+ * RESULTS_DIR finished with the same settings (its parameters in
+ * models/, and beside them NAME.bin.train: what its training depended on,
+ * its validation curve and its wall time; load_record()), and trains
+ * only the others, so that a run too long for one sitting can be
+ * stopped and started again, losing only the networks under way. The
+ * code is not among the settings: after changing it, delete models/.
  */
 #define _POSIX_C_SOURCE 200809L
 

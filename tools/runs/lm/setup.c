@@ -201,3 +201,69 @@ void lm_setup(const struct run *run, struct lm *lm, const struct corpus_data *d)
             run_fail(run, 1, "the prompt '%s' does not encode", prompts[g]);
     }
 }
+
+/* The configurations: every head count, then the K/V sharing ones. */
+void configurations(struct run *run, const char *kv_arg, struct lm *lm)
+{
+    if (kv_arg && strcmp(kv_arg, "none") == 0)
+        lm->sz.n_kv = 0; /* no configuration shares K/V heads */
+    else if (kv_arg)
+        lm->sz.n_kv = run_parse_ints(run, "KV", kv_arg, lm->sz.kv, MAX_KV, 0,
+                                     lm->sz.gqa_h);
+    for (int i = 0; i < lm->sz.n_heads; i++)
+        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.heads[i],
+        lm->n_cfg++;
+    int has_gqa_h = 0; /* the K/V table's g = h row is a head count's */
+    for (int i = 0; i < lm->n_cfg; i++)
+        has_gqa_h |= lm->cfg_h[i] == lm->sz.gqa_h;
+    if (lm->sz.n_kv > 0 && !has_gqa_h)
+        lm->cfg_h[lm->n_cfg] = lm->cfg_g[lm->n_cfg] = lm->sz.gqa_h, lm->n_cfg++;
+    for (int i = 0; i < lm->sz.n_kv; i++) {
+        if (lm->sz.kv[i] == 0 || lm->sz.gqa_h % lm->sz.kv[i] != 0 ||
+            lm->sz.kv[i] == lm->sz.gqa_h)
+            run_fail(run, 2,
+                     "KV must list K/V head counts that divide %d and are "
+                     "smaller than it (%d query heads share them), not %d",
+                     lm->sz.gqa_h, lm->sz.gqa_h, lm->sz.kv[i]);
+        lm->cfg_h[lm->n_cfg] = lm->sz.gqa_h,
+        lm->cfg_g[lm->n_cfg] = lm->sz.kv[i];
+        lm->n_cfg++;
+    }
+    for (int i = 0; i < lm->n_cfg; i++) {
+        const struct gpt_config cfg = model_config(lm, lm->cfg_h[i]);
+        char why[160];
+        if (gpt_check_config(&cfg, why, sizeof why) != KIT_OK)
+            run_fail(run, 2, "%d heads: %s", lm->cfg_h[i], why);
+    }
+}
+
+/* workers x threads = the cores; the models' folder; what the run is */
+void run_start(struct run *run, struct lm *lm, const char *dir, long cores)
+{
+    static char models[512];
+    const int H = lm->n_cfg, n_grid = H * (lm->sz.lr_hi - lm->sz.lr_lo + 1);
+    const int busy = run->workers < n_grid ? run->workers : n_grid;
+    lm->threads = (int)(cores / busy) > 1 ? (int)(cores / busy) : 1;
+    if (strlen(dir) > 400)
+        run_fail(run, 2, "RESULTS_DIR is too long (%zu characters)",
+                 strlen(dir));
+    snprintf(models, sizeof models, "%s/models", dir);
+    make_dir(run, dir);
+    make_dir(run, models);
+    lm->models_dir = models;
+    fprintf(stderr, PROG ": size %s, heads", lm->sz.name);
+    for (int i = 0; i < H; i++)
+        fprintf(stderr, "%s%d", i ? "," : " ", lm->cfg_h[i]);
+    if (lm->sz.n_kv)
+        fprintf(stderr, " (the last %d sharing", lm->sz.n_kv);
+    for (int i = 0; i < lm->sz.n_kv; i++)
+        fprintf(stderr, " %d", lm->sz.kv[i]);
+    if (lm->sz.n_kv)
+        fprintf(stderr, " K/V heads)");
+    fprintf(stderr,
+            ", a grid of %d rates (a ladder of %d), %d seeds, %d tokens per "
+            "network; %d worker%s x %d thread%s\n",
+            lm->sz.lr_hi - lm->sz.lr_lo + 1, lm->sz.n_lr, lm->sz.seeds,
+            lm->sz.tokens, busy, busy > 1 ? "s" : "", lm->threads,
+            lm->threads > 1 ? "s" : "");
+}

@@ -86,3 +86,50 @@ const struct size *size_find(const char *name)
             return &sizes[z];
     return NULL;
 }
+
+/* The size, then the options over it, into lm. */
+void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
+{
+    const struct size *z = size_find(o->size);
+    if (!z)
+        run_fail(run, 2, "SIZE must be smoke, book, long or full, not '%s'",
+                 o->size);
+    lm->sz = *z;
+    if (run->seeds)
+        lm->sz.seeds = run->seeds;
+    run->seeds = lm->sz.seeds;
+    if (o->heads)
+        lm->sz.n_heads = run_parse_ints(run, "HEADS", o->heads, lm->sz.heads,
+                                        MAX_HC, 1, MAX_H);
+    if (o->lrs) { /* every rate listed is tried: no further ones */
+        lm->sz.n_lr = parse_lrs(run, o->lrs, lm->sz.lr);
+        lm->sz.lr_lo = 0, lm->sz.lr_hi = lm->sz.n_lr - 1;
+    }
+    if (o->tokens)
+        lm->sz.tokens = o->tokens;
+    if (o->roles && (lm->sz.n_lr != 1 || !o->lrs))
+        run_fail(run, 2, "--roles trains at one rate: give it as --lrs");
+    if (o->stop && !o->roles && !o->lrs)
+        run_fail(run, 2,
+                 "--stop trains the rates it is given and no others: give "
+                 "them as --lrs");
+    if (o->remeasure && (o->roles || o->stop || o->lrs || o->data || o->ref))
+        run_fail(run, 2,
+                 "--remeasure reads a finished run's rates and networks: "
+                 "give it the run's --size, --heads, --kv, --seeds and "
+                 "--corpus only");
+    if (o->remeasure && strlen(o->remeasure) > 400)
+        run_fail(run, 2, "RUN_DIR is too long (%zu characters)",
+                 strlen(o->remeasure));
+    if (o->stop && o->stop > lm->sz.tokens)
+        run_fail(run, 2, "--stop %d is past the run's %d tokens", o->stop,
+                 lm->sz.tokens);
+    lm->stop = o->stop;
+    lm->resume = o->resume;
+    for (int i = 0; i < lm->sz.n_heads; i++)
+        if (LM_C % lm->sz.heads[i] != 0)
+            run_fail(run, 2,
+                     "%d heads cannot split d_model = %d: a head count must "
+                     "divide %d (HEADS=%s)",
+                     lm->sz.heads[i], LM_C, LM_C, o->heads);
+}

@@ -397,3 +397,16 @@ void write_seed_heads(const struct run *run, const struct lm *lm,
     }
     run_csv_close(&csv);
 }
+
+/* --stop: the tuning networks' first points only */
+void write_stopped(const struct run *run, const struct lm *lm, const char *dir,
+                   const struct result *tune, double t0)
+{
+    write_baselines(run, lm, dir);
+    write_tuning_curves(lm, dir, tune);
+    printf("Stopped run: %d network%s, each stopped after %d of its %d "
+           "tokens; wall time %.1f min.\n(written: "
+           "%s/curves_tuning.dat, baselines.csv)\n",
+           n_tuned(lm, tune), n_tuned(lm, tune) > 1 ? "s" : "", lm->stop,
+           lm->sz.tokens, (run_now() - t0) / 60, dir);
+}
