@@ -377,11 +377,11 @@ endif
 lib-only: $(LIBKIT)
 FORCE:
 
-# plotdata/ch8_roles.c and ch8_long.c read chapter 8's reference runs
-# committed there
+# plotdata/ch8_roles.c, ch8_long.c and ch8_tables.c read chapter 8's
+# reference runs committed there
 $(DATA_STAMP): $(PLOT_BINS) $(wildcard tools/runs/lm/reference/* \
                tools/runs/lm/reference/long/* tools/runs/lm/reference/long/data/* \
-               tools/runs/lm/reference/long-4m/*)
+               tools/runs/lm/reference/long/sentence/* tools/runs/lm/reference/long-4m/*)
 	@mkdir -p $(dir $@)
 	@set -e; for p in $(PLOT_BINS); do echo "  run  $$p"; $$p $(dir $@); done
 	@touch $@
