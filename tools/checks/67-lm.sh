@@ -13,6 +13,10 @@
 #      head count that does not divide d_model says so, an unknown size,
 #      a head count or a rate listed twice;
 #   3. a run stopped half-way leaves the previous results whole;
+#   4. --data writes values and plot data, no table or gnuplot script,
+#      and tools/runs/plotdata/ch8_tables.c makes the chapter's tables
+#      from them and the run's CSV files; --reference sets the run beside
+#      one of the same code, every configuration ok;
 #   6. the n-gram baselines are written, each order below the last;
 #   7. make lm-roles, stopped at its first checkpoint, reproduces the
 #      committed reference run's first point (tools/runs/lm/reference/);
@@ -71,6 +75,7 @@ csv offsets.csv 10                      # 2 blocks x (1 + 4) heads
 csv relations.csv 50                    # 5 relations x 10 heads
 csv ablation.csv 90                     # 10 heads x (all + 8 classes)
 csv seed_heads.csv 6                    # 3 configurations x 2 seeds
+csv row_max.csv 10                      # 2 blocks x (1 + 4) heads
 
 # --remeasure: the run's final networks again, the second seed's of one
 # configuration trained anew (its kept parameters removed), the others
@@ -228,11 +233,21 @@ data=$out/data
 rm -rf "$data"
 "$bin" --size smoke --corpus "$B/ch8/brown.bin" --data "$data" --reference "$out" \
     "$out/again" >"$log" 2>&1 || { cat "$log"; fail "--data/--reference run failed"; }
-for f in ch8run.values ch8run_measured.values ch8_heads.md ch8_kv.md ch8_relations.md \
-    ch8_positional.md ch8_sharp.md ch8_generated.md ch8_curves.dat ch8_curves.gpi ch8_offsets.dat \
-    ch8_relations.dat ch8_ablation.dat ch8_sent.gpi ch8_street.dat ch8_sent_one_l0_i0.dat \
+for f in ch8run.values ch8run_measured.values ch8tags.values ch8_curves.dat ch8_offsets.dat \
+    ch8_relations.dat ch8_ablation.dat ch8_street.dat ch8_sent_one_l0_i0.dat \
     ch8_sent_many_l1_i3.dat; do
     [ -s "$data/$f" ] || fail "--data: $data/$f is missing or empty"
+done
+# the run writes data only; its tables are made from it (plotdata/ch8_tables.c)
+rendered=$(cd "$data" && ls ./*.md ./*.gpi 2>/dev/null || true)
+[ -z "$rendered" ] && ok "--data: values and plot data only, no table or gnuplot script" ||
+    fail "--data: the run rendered $rendered"
+make --no-print-directory -s B="$B" "$B/plotdata/ch8_tables" >"$log" 2>&1 &&
+    "$B/plotdata/ch8_tables" "$data" "$out/again" "$data" >"$log" 2>&1 ||
+    { cat "$log"; fail "plotdata/ch8_tables on the --data run failed"; }
+for f in ch8_heads.md ch8_kv.md ch8_relations.md ch8_positional.md ch8_sharp.md \
+    ch8_generated.md ch8_tags.md ch8_sent_ablation.md ch8_curves.gpi ch8_sent.gpi; do
+    [ -s "$data/$f" ] || fail "ch8_tables: $data/$f is missing or empty"
 done
 head -n 1 "$data/ch8run_measured.values" | grep -q '^# measured' &&
     ok "--data: the wall time is in a '# measured' file, apart from the numbers the book quotes" ||

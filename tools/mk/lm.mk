@@ -57,7 +57,7 @@ LM_WORKERS ?=
 LM_EXP_DIR := $(B)/lm
 # the driver (main.c) and its parts (lm.h); train.c is lm-train's own
 LM_EXP_SRC := $(addprefix tools/runs/lm/,main.c network.c setup.c write.c \
-                resume.c roles.c remeasure.c sizes.c) $(RUNNER_SRC)
+                book.c resume.c roles.c remeasure.c sizes.c) $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
 # the reference's run of the same size, which the student's is compared
 # with: for the long size, the one committed with the kit (LM_LONG_REF)
@@ -85,8 +85,11 @@ LM_NEEDS := $(CH_NEEDS_8) 8
 # with. It is not part of `make all`: the book prints the long run
 # committed in $(LM_LONG_REF)/ (make lm-reference, below), which
 # tools/runs/plotdata/ch8_long.c copies into the plots' data. Its own
-# tables and values go into $(LM_EXP_DIR)/data (--data); it happens again
-# only when the program, the corpus file or the arguments changed.
+# values and plot data go into $(LM_EXP_DIR)/data (--data), and its
+# tables beside them, made from those and its CSV files by
+# tools/runs/plotdata/ch8_tables.c as the book's are (LM_TABLES); it
+# happens again only when the program, the corpus file or the arguments
+# changed.
 LM_BOOK_CSV  := $(LM_EXP_DIR)/results.csv
 LM_BOOK_ARGS := --size book --impl solutions --corpus $(CORPUS_BIN)
 LM_BOOK_ARGS_FILE := $(LM_EXP_DIR)/book_args
@@ -94,11 +97,14 @@ ifneq ($(filter lm-experiment $(EXP_GOALS) $(LM_BOOK_CSV),$(or $(MAKECMDGOALS),a
 $(shell mkdir -p $(LM_EXP_DIR) && { echo '$(LM_BOOK_ARGS)' | cmp -s - $(LM_BOOK_ARGS_FILE) || echo '$(LM_BOOK_ARGS)' >$(LM_BOOK_ARGS_FILE); })
 endif
 
-$(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE)
+LM_TABLES := $(B)/plotdata/ch8_tables
+
+$(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE) $(LM_TABLES)
 	@mkdir -p $(LM_EXP_DIR)/data
 	@echo "  lm-experiment: chapter 8's book-sized run (about 4 min on 2 cores; progress below)"
 	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_BOOK_ARGS) --data $(LM_EXP_DIR)/data \
 	  $(if $(LM_WORKERS),--workers $(LM_WORKERS)) $(LM_EXP_DIR) >/dev/null
+	$(LM_TABLES) $(LM_EXP_DIR)/data $(LM_EXP_DIR)
 
 .PHONY: lm-experiment
 ## lm-experiment: chapter 8 on the Brown corpus: head counts and K/V sharing tuned alike, over seeds; test loss, heads' measurements (LM_SIZE=smoke|book|long|full)
@@ -151,7 +157,7 @@ LM_LONG_TOL ?= 0.002
 
 .PHONY: lm-reference
 ## lm-reference: chapter 8's long run, whose numbers the book is to print, beside the committed ones (LM_STOP=tokens: its first points only)
-lm-reference: $(LM_EXP_DIR)/solutions/lm-experiment
+lm-reference: $(LM_EXP_DIR)/solutions/lm-experiment $(LM_TABLES)
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
 	@mkdir -p $(LM_LONG_OUT)/stopped
 ifeq ($(LM_STOP),)
@@ -159,6 +165,7 @@ ifeq ($(LM_STOP),)
 	  --data $(LM_LONG_OUT)/data \
 	  $(if $(wildcard $(LM_LONG_REF)/results.csv),--reference $(LM_LONG_REF)) \
 	  $(LM_LONG_OUT)
+	$(LM_TABLES) $(LM_LONG_OUT)/data $(LM_LONG_OUT)
 else
 	@[ -f $(LM_LONG_REF)/tuning.csv ] || { echo "make lm-reference LM_STOP=...: no committed run in $(LM_LONG_REF) to compare with"; exit 1; }
 	@lr=$$(awk -F, '$$2 == 4 && $$3 == 4 && $$9 == 1 { print $$4 }' $(LM_LONG_REF)/tuning.csv); \

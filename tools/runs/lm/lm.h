@@ -240,6 +240,22 @@ void lm_free(struct lm *lm, struct corpus_data *d);
 void configurations(struct run *run, const char *kv_arg, struct lm *lm);
 void run_start(struct run *run, struct lm *lm, const char *dir, long cores);
 
+/* book.c: the tables (table.txt), the run beside a reference
+ * (compare.txt), the heads' heaviest weights (row_max.csv) and --data's
+ * values and plot data; print_words: ids as words, "the jury said ..." */
+void print_words(FILE *f, const struct corpus_data *d, const int *ids, int n);
+void print_tables(FILE *f, const struct lm *lm, const char *impl,
+                  const struct result *tune, const struct result *fin,
+                  const struct result *const *meas, int n_meas, int best_hc);
+int compare_reference(FILE *out, const struct lm *lm, const struct result *fin,
+                      const char *ref);
+void write_row_max(const struct run *run, const char *dir,
+                   const struct result *const *meas, int n_meas);
+void write_book_data(const char *impl, const struct lm *lm, const char *dir,
+                     const struct result *tune, const struct result *fin,
+                     const struct result *const *meas, int n_meas, int best_hc,
+                     double wall, long peak_kb);
+
 /* write.c: the files */
 FILE *out_open(struct out *o, const char *dir, const char *name);
 void out_close(struct out *o);
