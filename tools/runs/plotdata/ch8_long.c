@@ -12,7 +12,8 @@
  *
  * Writes into OUTDIR:
  *   every file of REFDIR/data/, as the run wrote it (ch8run.values,
- *                     ch8_heads.md, the curves, the sentence's maps, ...)
+ *                     the curves, the sentence's maps, ...; its tables
+ *                     are plotdata/ch8_tables.c's)
  *   ch8_sentence_hH_lL_iI.dat, ch8_ablation_hH.dat  every file of
  *                     REFDIR/sentence/ (every head's weights on the lesson's
  *                     sentence, and what ablating each costs it), renamed
