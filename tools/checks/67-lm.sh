@@ -249,6 +249,7 @@ for f in ch8_heads.md ch8_kv.md ch8_relations.md ch8_positional.md ch8_sharp.md 
     ch8_generated.md ch8_tags.md ch8_sent_ablation.md ch8_curves.gpi ch8_sent.gpi; do
     [ -s "$data/$f" ] || fail "ch8_tables: $data/$f is missing or empty"
 done
+ok "ch8_tables: the chapter's tables and gnuplot settings made from the --data run"
 head -n 1 "$data/ch8run_measured.values" | grep -q '^# measured' &&
     ok "--data: the wall time is in a '# measured' file, apart from the numbers the book quotes" ||
     fail "--data: ch8run_measured.values is not marked '# measured'"

@@ -587,8 +587,8 @@ static void write_gap_values(FILE *f, const struct lm *lm,
     fprintf(f, "ch8run.widest_at_end=%d\n", at == fin[0].n_points - 1);
 }
 
-/* ch8run.values: every head count's test loss, 16 narrow heads against
- * 4, and K/V sharing: the fewest K/V heads against the query heads' own */
+/* ch8run.values: every head count's test loss, and 16 narrow heads
+ * against 4 */
 static void write_loss_values(FILE *f, const struct lm *lm,
                               const struct result *fin)
 {

@@ -45,16 +45,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG              "ch8_tables"
-#define MAX_CFG           16
-#define MAX_SEEDS         8
-#define MAX_TUNE          96
-#define MAX_NET           8
-#define MAX_HL            64 /* heads of one network, every block */
-#define MAX_NC            16
-#define R                 HEADS_N_RELATIONS
-#define POSITIONAL_MARGIN 0.05f /* ch8_tags: a head beating every offset */
-#define TAG_MIN_QUERIES   100   /* ch8_tags: classes with enough queries */
+#define PROG            "ch8_tables"
+#define MAX_CFG         16
+#define MAX_SEEDS       8
+#define MAX_TUNE        96
+#define MAX_NET         8
+#define MAX_HL          64 /* heads of one network, every block */
+#define MAX_NC          16
+#define R               HEADS_N_RELATIONS
+#define TAG_MARGIN      0.05f /* ch8_tags: a head beating every offset */
+#define TAG_MIN_QUERIES 100   /* ch8_tags: classes with enough queries */
 
 static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
                                        "verb_subj", "noun_poss"};
@@ -681,7 +681,7 @@ static float tag_margin(const struct tables *run, const struct net *x, int head,
 }
 
 /* ch8_tags.md: per network, its heads that beat every fixed offset on
- * some pair of classes by POSITIONAL_MARGIN, and the one that beats
+ * some pair of classes by TAG_MARGIN, and the one that beats
  * them most */
 static void write_tags(const struct tables *run, const char *out)
 {
@@ -691,7 +691,7 @@ static void write_tags(const struct tables *run, const char *out)
             "| heads | heads beating every offset by %.2f | head | from "
             "| to | its weight | uniform | best offset | margin |\n"
             "|---:|---:|---:|:--|:--|---:|---:|---:|---:|\n",
-            (double)POSITIONAL_MARGIN);
+            (double)TAG_MARGIN);
     for (int q = 0; q < run->n_net; q++) {
         const struct net *x = &run->net[q];
         int n_beat = 0, top = 0, top_pair = 0, top_k = 0;
@@ -699,7 +699,7 @@ static void write_tags(const struct tables *run, const char *out)
         for (int k = 0; k < x->n_heads; k++) {
             int pair = 0, kb = 0;
             const float m = tag_margin(run, x, k, &pair, &kb);
-            n_beat += m >= POSITIONAL_MARGIN;
+            n_beat += m >= TAG_MARGIN;
             if (m > top_m)
                 top_m = m, top = k, top_pair = pair, top_k = kb;
         }
