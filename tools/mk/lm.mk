@@ -68,7 +68,7 @@ LM_EXP_ARGS = --size $(LM_SIZE) --impl $(IMPL) --corpus $(CORPUS_BIN) \
   $(if $(LM_WORKERS),--workers $(LM_WORKERS))
 
 define lm_bin_rule
-$(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) tools/runs/lm/lm.h $(wildcard include/*.h) $(RUNNER_H) \
+$(LM_EXP_DIR)/$(1)/lm-experiment: $(LM_EXP_SRC) tools/runs/lm/lm.h tools/runs/lm/sizes_tsv.h $(wildcard include/*.h) $(RUNNER_H) \
                                   $(LIB_SRC) $(call LM_IMPL_SRC,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) -Iinclude -Itools/runs $$(ATT_CFLAGS) -o $$@ $(LM_EXP_SRC) \

@@ -44,9 +44,9 @@ static void print_heads_table(FILE *f, const struct lm *lm, const char *impl,
             "Each network saw %d tokens (%d steps). Learning rate chosen per "
             "head count by the validation loss of seed %llu (%d windows of %d "
             "tokens)\nfrom the grid {",
-            impl, lm->sz.name, lm->d->V, LM_C, LM_L, LM_T, LM_B, LM_T,
-            fin[0].n_params, fin[0].tokens, fin[0].steps, RUN_FIRST_SEED,
-            lm->val.n, LM_T);
+            impl, lm->sz.name, lm->d->V, lm->sz.C, lm->sz.L, lm->sz.T, lm->sz.B,
+            lm->sz.T, fin[0].n_params, fin[0].tokens, fin[0].steps,
+            RUN_FIRST_SEED, lm->val.n, lm->sz.T);
     for (int i = lm->sz.lr_lo; i <= lm->sz.lr_hi; i++)
         fprintf(f, "%s%g", i > lm->sz.lr_lo ? ", " : "", (double)lm->sz.lr[i]);
     fprintf(f, "}, then one rate further along {");
@@ -56,7 +56,7 @@ static void print_heads_table(FILE *f, const struct lm *lm, const char *impl,
             "} while the best was the lowest or highest tried (- : not "
             "tried);\nthe chosen rate then trained on %d seeds and scored "
             "once on the test set (%d windows, %d tokens).\n\n",
-            S, lm->test.n, lm->test.n * LM_T);
+            S, lm->test.n, lm->test.n * lm->sz.T);
     fprintf(f, "%-8s %8s", "heads", "d_head");
     for (int i = 0; i < n_lr; i++)
         if (rate_used(lm, tune, i))
@@ -66,7 +66,7 @@ static void print_heads_table(FILE *f, const struct lm *lm, const char *impl,
     for (int hc = 0; hc < H; hc++) {
         if (lm->cfg_g[hc] != lm->cfg_h[hc])
             continue; /* the K/V table's */
-        fprintf(f, "%-8d %8d", lm->cfg_h[hc], LM_C / lm->cfg_h[hc]);
+        fprintf(f, "%-8d %8d", lm->cfg_h[hc], lm->sz.C / lm->cfg_h[hc]);
         for (int i = 0; i < n_lr; i++) {
             const struct result *t = &tune[hc * n_lr + i];
             if (t->trained)
@@ -125,8 +125,8 @@ static void print_kv_table(FILE *f, const struct lm *lm,
             }
             struct run_stats a = run_sum_stats(&loss), b = run_sum_stats(&ppl);
             /* K and V, g heads of d_head floats, in every block */
-            const int bytes = 2 * LM_L * lm->cfg_g[hc] * (LM_C / lm->sz.gqa_h) *
-                              (int)sizeof(float);
+            const int bytes = 2 * lm->sz.L * lm->cfg_g[hc] *
+                              (lm->sz.C / lm->sz.gqa_h) * (int)sizeof(float);
             fprintf(f, "%-8d %9g %11.3f +- %5.3f %10.1f +- %5.1f %8d %16d\n",
                     lm->cfg_g[hc], (double)lm->sz.lr[lm->chosen[hc]], a.mean,
                     a.sd, b.mean, b.sd, fin[hc * S].n_params, bytes);
@@ -134,7 +134,7 @@ static void print_kv_table(FILE *f, const struct lm *lm,
         fprintf(f,
                 "(mean +- sd over the same seeds; cache bytes per token: "
                 "K and V, g heads of d_head floats, %d blocks)\n",
-                LM_L);
+                lm->sz.L);
     }
 }
 
@@ -163,7 +163,7 @@ static void print_relations_table(FILE *f, const struct lm *lm,
         for (int q = 0; q < n_meas; q++) {
             const struct result *r = meas[q];
             int best = 0;
-            for (int k = 1; k < LM_L * r->heads; k++)
+            for (int k = 1; k < r->L * r->heads; k++)
                 if (r->rel_score[k][rel] > r->rel_score[best][rel])
                     best = k;
             char who[24];
@@ -198,7 +198,7 @@ static void print_heads_use(FILE *f, const struct lm *lm,
         char pos[256] = "", first[64] = "";
         int n_pos = 0, n_first = 0;
         size_t used = 0;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             float share;
             int off = best_offset(r, k, &share);
             if (share >= HEADS_POSITIONAL) {
@@ -213,7 +213,7 @@ static void print_heads_use(FILE *f, const struct lm *lm,
         snprintf(first, sizeof first, "%d", n_first);
         int worst = 0;
         double base = overall(r->abl_base, r->abl_count), top = -1e9;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             double inc = overall(r->abl_loss[k], r->abl_count) - base;
             if (inc > top)
                 top = inc, worst = k;
@@ -225,7 +225,7 @@ static void print_heads_use(FILE *f, const struct lm *lm,
                 cls = c;
         char head_pos[300];
         snprintf(head_pos, sizeof head_pos, "%d of %d%s%s", n_pos,
-                 LM_L * r->heads, n_pos ? ": " : "", pos);
+                 r->L * r->heads, n_pos ? ": " : "", pos);
         fprintf(f, "%-6d %-34s %-12s %d.%d: %+.3f overall, %+.3f on %s\n",
                 r->heads, head_pos, first, worst / r->heads, worst % r->heads,
                 top, (double)(r->abl_loss[worst][cls] - r->abl_base[cls]),
@@ -368,7 +368,7 @@ static struct run_stats test_stats(const struct lm *lm,
 static int best_head(const struct result *r, int rel)
 {
     int best = 0;
-    for (int k = 1; k < LM_L * r->heads; k++)
+    for (int k = 1; k < r->L * r->heads; k++)
         if (r->rel_score[k][rel] > r->rel_score[best][rel])
             best = k;
     return best;
@@ -414,7 +414,7 @@ static void write_book_tags(const struct lm *lm, const char *dir,
         const struct result *r = meas[q];
         int n_beat = 0;
         float top_m = -1;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             int pair = 0, kb = 0;
             const float m = tag_margin(lm, r, k, &pair, &kb);
             n_beat += m >= TAG_MARGIN;
@@ -425,7 +425,7 @@ static void write_book_tags(const struct lm *lm, const char *dir,
         /* the sentence: the head whose ablation costs it most in all */
         double worst_sum = -1e9;
         int worst = 0;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             double sum = 0;
             for (int t = 0; t + 1 < r->n_sent; t++)
                 sum += r->sent_abl[k][t] - r->sent_base[t];
@@ -450,7 +450,7 @@ void write_row_max(const struct run *run, const char *dir,
     run_csv_open(&csv, run, dir, "row_max.csv", NULL, col, 4);
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             const double v[4] = {r->heads, k / r->heads, k % r->heads,
                                  r->row_max[k]};
             run_csv_row(&csv, NULL, v);
@@ -468,7 +468,7 @@ static void write_run_values(FILE *f, const char *impl, const struct lm *lm,
     const int S = lm->sz.seeds, H = lm->n_cfg, n_lr = lm->sz.n_lr;
     fprintf(f, "ch8run.size=%s\nch8run.impl=%s\n", lm->sz.name, impl);
     fprintf(f, "ch8run.tokens=%d\nch8run.steps=%d\nch8run.batch=%d\n",
-            fin[0].tokens, fin[0].steps, LM_B);
+            fin[0].tokens, fin[0].steps, lm->sz.B);
     fprintf(f,
             "ch8run.seeds=%d\nch8run.seed_first=%llu\nch8run.seed_last=%llu\n",
             S, RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1);
@@ -507,9 +507,9 @@ static void write_run_values(FILE *f, const char *impl, const struct lm *lm,
             fprintf(f, "%s%d", n++ ? ", " : "", lm->cfg_h[hc]);
     fprintf(f, "\nch8run.networks=%d\n", n_tuned(lm, tune) + H * (S - 1));
     fprintf(f, "ch8run.val_windows=%d\nch8run.val_tokens=%d\n", lm->val.n,
-            lm->val.n * LM_T);
+            lm->val.n * lm->sz.T);
     fprintf(f, "ch8run.test_windows=%d\nch8run.test_tokens=%d\n", lm->test.n,
-            lm->test.n * LM_T);
+            lm->test.n * lm->sz.T);
     fprintf(f, "ch8run.meas_windows=%d\nch8run.abl_windows=%d\n", lm->meas.n,
             lm->sz.n_abl < lm->meas.n ? lm->sz.n_abl : lm->meas.n);
     fprintf(f, "ch8run.params=%d\n", fin[0].n_params);
@@ -643,8 +643,8 @@ static void write_kv_values(FILE *f, const struct lm *lm,
 /* ch8run.values: the relations' best margin, and where the heads look:
  * positional heads, the mean weight by offset, how sharp the rows are,
  * the strongest pull of one offset */
-static void write_head_values(FILE *f, const struct result *const *meas,
-                              int n_meas)
+static void write_head_values(FILE *f, const struct lm *lm,
+                              const struct result *const *meas, int n_meas)
 {
     double top = -1e9;
     int top_rel = 0, top_q = 0, n_pos_rel = 0;
@@ -672,7 +672,7 @@ static void write_head_values(FILE *f, const struct result *const *meas,
     int n_heads = 0, n_positional = 0, top_off = 0, top_k = 0, top_m = 0;
     float top_share = -1;
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++) {
             float share;
             const int off = best_offset(meas[q], k, &share);
             n_heads++, n_positional += share >= HEADS_POSITIONAL;
@@ -684,7 +684,7 @@ static void write_head_values(FILE *f, const struct result *const *meas,
     /* the mean weight by offset, over every measured head */
     double w[LM_K + 2] = {0};
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++)
             for (int j = 0; j < LM_K + 2; j++)
                 w[j] += meas[q]->mean_w[k][j] / (n_heads ? n_heads : 1);
     fprintf(f,
@@ -694,17 +694,17 @@ static void write_head_values(FILE *f, const struct result *const *meas,
     /* how sharp the rows are: a row's heaviest weight, averaged */
     double sharp_sum = 0, even = 0; /* even: the same for uniform rows */
     int n_sharp = 0;
-    for (int i = LM_K; i < LM_T; i++)
+    for (int i = LM_K; i < lm->sz.T; i++)
         even += 1.0 / (i + 1);
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++)
             sharp_sum += meas[q]->row_max[k],
                 n_sharp += meas[q]->row_max[k] > 0.5f;
     fprintf(f,
             "ch8run.row_max_mean=%.2f\nch8run.row_max_sharp=%d\n"
             "ch8run.row_max_from=%d\nch8run.row_max_even=%.3f\n",
             n_heads ? sharp_sum / n_heads : 0.0, n_sharp, LM_K + 1,
-            even / (LM_T - LM_K));
+            even / (lm->sz.T - LM_K));
     if (n_meas > 0)
         fprintf(f,
                 "ch8run.top_share=%.2f\nch8run.top_offset=%d\n"
@@ -725,7 +725,7 @@ static void write_sentence_values(FILE *f, const struct lm *lm,
         const struct result *r = meas[q];
         const double base = overall(r->abl_base, r->abl_count);
         double worst = -1e9;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             const double inc = overall(r->abl_loss[k], r->abl_count) - base;
             worst = inc > worst ? inc : worst;
         }
@@ -746,7 +746,7 @@ static void write_sentence_values(FILE *f, const struct lm *lm,
     int one_word = 0; /* heads that give one word more than 0.9 */
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             const float *row = r->sent_w[k] + at_street * lm->n_sent;
             float top = 0;
             for (int j = 0; j <= at_street; j++)
@@ -809,7 +809,7 @@ static void write_sentence_data(const struct lm *lm, const char *dir,
         const struct result *r = meas[q];
         if (r->heads != 1 && q != many)
             continue;
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             char name[64];
             snprintf(name, sizeof name, "ch8_sent_%s_l%d_i%d.dat",
                      r->heads == 1 ? "one" : "many", k / r->heads,
@@ -828,7 +828,7 @@ static void write_sentence_data(const struct lm *lm, const char *dir,
         fprintf(f, " %s", lm->d->vocab[lm->sent[j]]);
     fprintf(f, "\n");
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++) {
             fprintf(f, "%dh:%d.%d", meas[q]->heads, k / meas[q]->heads,
                     k % meas[q]->heads);
             for (int j = 0; j <= street; j++)
@@ -889,7 +889,7 @@ static void write_plot_data(const struct lm *lm, const char *dir,
         fprintf(f, " %d", j);
     fprintf(f, " first\n");
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++) {
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++) {
             fprintf(f, "%dh:%d.%d", meas[q]->heads, k / meas[q]->heads,
                     k % meas[q]->heads);
             for (int j = 0; j < LM_K + 2; j++)
@@ -906,7 +906,7 @@ static void write_plot_data(const struct lm *lm, const char *dir,
         for (int c = 0; c < NC; c++)
             fprintf(f, " %s", corpus_tag_class_name(c));
         fprintf(f, "\n");
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
                     overall(r->abl_loss[k], r->abl_count) -
                         overall(r->abl_base, r->abl_count));
@@ -949,7 +949,7 @@ void write_book_data(const char *impl, const struct lm *lm, const char *dir,
     if (one >= 0 && best_hc >= 0)
         write_gap_values(f, lm, fin, one, best_hc);
     write_loss_values(f, lm, fin);
-    write_head_values(f, meas, n_meas);
+    write_head_values(f, lm, meas, n_meas);
     write_sentence_values(f, lm, meas, n_meas, best_hc);
     write_kv_values(f, lm, fin);
     out_close(&o);

@@ -11,7 +11,8 @@
  *                reloaded (--resume, --remeasure)
  *   roles.c      --roles: roles as they appear
  *   remeasure.c  --remeasure: every final network's heads again
- *   sizes.c      the sizes --size picks
+ *   sizes.c      the sizes --size picks (their width, depth, context,
+ *                batch and tokens: sizes.tsv)
  * main.c says what the run does and writes.
  *
  * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
@@ -34,11 +35,9 @@
 
 #define PROG "lm-experiment"
 
-/* The model: everything but the head count is fixed. */
-#define LM_C        64 /* d_model */
-#define LM_L        2  /* blocks */
-#define LM_T        64 /* context */
-#define LM_B        8  /* sequences per training batch */
+/* The model's width, depth and context and the training batch are a
+ * size's (sizes.tsv, struct size); the rest is fixed. */
+#define LM_SIZES    "tools/runs/lm/sizes.tsv" /* --sizes FILE */
 #define LM_EVAL_B   16 /* sequences per forward pass when evaluating */
 #define LM_K        8  /* offsets 0 .. K in the profiles */
 #define LM_TOP_K    40 /* generation: the top-k */
@@ -46,12 +45,17 @@
 #define LM_GEN_NEW  20 /* tokens generated per line */
 #define LM_GEN_SEED 7ULL
 
-#define MAX_HC     8 /* head counts */
-#define MAX_KV     4 /* K/V head counts beside the query heads' own */
-#define MAX_CFG    (MAX_HC + MAX_KV)
-#define MAX_LR     6  /* learning rates on the ladder */
-#define MAX_H      16 /* heads in one block */
-#define MAX_HL     (LM_L * MAX_H)
+#define MAX_HC  8 /* head counts */
+#define MAX_KV  4 /* K/V head counts beside the query heads' own */
+#define MAX_CFG (MAX_HC + MAX_KV)
+#define MAX_LR  6  /* learning rates on the ladder */
+#define MAX_H   16 /* heads in one block */
+/* the largest depth and context of a size (sizes.tsv), which size the
+ * measures' arrays: every row of the table is checked against them when
+ * the run starts */
+#define MAX_L      2  /* blocks */
+#define MAX_T      64 /* tokens of context */
+#define MAX_HL     (MAX_L * MAX_H)
 #define MAX_POINTS 17 /* points of a learning curve, the start included */
 #define MAX_S      16 /* tokens of the sentence */
 #define N_GEN      3
@@ -72,18 +76,22 @@ extern const char *const rel_key[R];
 
 struct size {
     const char *name;
+    /* sizes.tsv's row: d_model, blocks, context, windows per training
+     * batch */
+    int C, L, T, B;
     int seeds, n_heads, heads[MAX_HC], n_lr;
     int gqa_h, n_kv, kv[MAX_KV]; /* gqa_h query heads sharing kv[i] K/V */
     /* the ladder of rates a configuration may try, lowest first, and
      * the grid every configuration tries first: lr[lr_lo .. lr_hi] */
     float lr[MAX_LR];
     int lr_lo, lr_hi;
-    int tokens;                       /* per network */
+    int tokens;                       /* per network (sizes.tsv) */
     int points;                       /* validation points after the start */
     int n_val, n_test, n_meas, n_abl; /* sequences of T tokens */
 };
 
-/* the size named name (sizes.c), or NULL */
+/* the size named name (sizes.c), or NULL: its protocol only, without
+ * sizes.tsv's row */
 const struct size *size_find(const char *name);
 
 /* ---------------------------------------------------------------------
@@ -156,6 +164,7 @@ struct roles_point {
 };
 
 struct result {
+    int L; /* blocks: the network has L * heads heads */
     int heads, kv_heads, lr_index, seed_index, n_params, steps, tokens;
     int measured;
     int trained; /* a tuning network that was trained (phase 1) */
@@ -204,11 +213,12 @@ struct out {
 /* the options (main.c) */
 struct lm_opts {
     const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
-    const char *impl;
+    const char *impl, *sizes;
     int tokens, roles, stop, resume;
 };
 
-/* sizes.c: the size, then the options over it, into lm */
+/* sizes.c: the size, sizes.tsv's row of it, then the options over
+ * them, into lm */
 void size_options(struct run *run, const struct lm_opts *o, struct lm *lm);
 
 /* network.c: one network */
@@ -230,7 +240,7 @@ int best_many(const struct lm *lm, const struct result *fin);
 
 /* setup.c: the corpus's windows, the baselines */
 void windows_init(const struct run *run, struct windows *w,
-                  const struct corpus_data *d, int s, int n, int phase);
+                  const struct corpus_data *d, int s, int n, int T, int phase);
 void windows_free(struct windows *w);
 int parse_lrs(const struct run *run, const char *s, float *out);
 void lm_setup(const struct run *run, struct lm *lm,

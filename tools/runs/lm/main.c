@@ -7,7 +7,7 @@
  *
  *   lm-experiment [--size smoke|book|long|full] [--seeds N] [--workers W]
  *                 [--heads 1,2,4,8,16] [--lrs 7e-3,1.4e-2] [--kv 4,2,1|none]
- *                 [--tokens N] [--corpus FILE] [--impl NAME]
+ *                 [--tokens N] [--corpus FILE] [--impl NAME] [--sizes FILE]
  *                 [--data DIR] [--reference DIR] [--stop TOKENS]
  *                 RESULTS_DIR
  *   lm-experiment --roles CHECKPOINTS --lrs LR [...] RESULTS_DIR
@@ -86,7 +86,8 @@
  * baselines (setup.c), the heads' files (write.c), the tables and the
  * book's values (book.c), saving and resuming
  * (resume.c), --roles (roles.c), --remeasure (remeasure.c), the sizes
- * (sizes.c). Dimension letters: as lm.h.
+ * (sizes.c, and their widths, depths, contexts, batches and budgets in
+ * sizes.tsv, or --sizes FILE). Dimension letters: as lm.h.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -108,19 +109,20 @@ static const char *parse_options(struct run *run, int argc, char **argv,
 {
     const struct run_opt opt[] = {
         {"--roles", "CHECKPOINTS", NULL, &o->roles, 1, MAX_CKPT},
-        {"--stop", "STOP", NULL, &o->stop, LM_B * LM_T, 100000000},
+        {"--stop", "STOP", NULL, &o->stop, 1, 100000000},
         {"--size", "SIZE", &o->size, NULL, 0, 0},
         {"--heads", "HEADS", &o->heads, NULL, 0, 0},
         {"--lrs", "LRS", &o->lrs, NULL, 0, 0},
         {"--kv", "KV", &o->kv, NULL, 0, 0},
         {"--data", "DATA_DIR", &o->data, NULL, 0, 0},
         {"--reference", "REF_DIR", &o->ref, NULL, 0, 0},
-        {"--tokens", "TOKENS", NULL, &o->tokens, LM_B * LM_T, 100000000},
+        {"--tokens", "TOKENS", NULL, &o->tokens, 1, 100000000},
+        {"--sizes", "SIZES", &o->sizes, NULL, 0, 0},
         {"--corpus", "CORPUS", &o->corpus, NULL, 0, 0},
         {"--impl", "IMPL", &o->impl, NULL, 0, 0},
         {"--remeasure", "RUN_DIR", &o->remeasure, NULL, 0, 0},
         {"--resume", NULL, NULL, &o->resume, 0, 0}};
-    return argv[run_args(run, argc, argv, opt, 13, 1, 1)];
+    return argv[run_args(run, argc, argv, opt, 14, 1, 1)];
 }
 
 /* 1. tuning on seed 1: the grid, then, for every configuration whose
@@ -297,7 +299,7 @@ int main(int argc, char **argv)
             "[--size smoke|book|long|full] [--seeds N] [--workers W] "
             "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
             "[--data DIR] [--reference DIR] "
-            "[--tokens N] [--corpus FILE] [--impl NAME] "
+            "[--tokens N] [--corpus FILE] [--impl NAME] [--sizes FILE] "
             "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};

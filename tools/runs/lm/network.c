@@ -16,9 +16,9 @@
 struct gpt_config model_config(const struct lm *lm, int heads)
 {
     return (struct gpt_config){.V = lm->d->V,
-                               .T = LM_T,
-                               .C = LM_C,
-                               .L = LM_L,
+                               .T = lm->sz.T,
+                               .C = lm->sz.C,
+                               .L = lm->sz.L,
                                .n_heads = heads,
                                .B = LM_EVAL_B};
 }
@@ -55,7 +55,7 @@ int unique_params(const struct gpt_model *m, int g)
  * measures), into r. */
 int measure(struct gpt_model *m, const struct lm *lm, struct result *r)
 {
-    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
+    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = lm->sz.T;
     const int d_head = m->cfg.C / h, S = lm->n_sent;
     const size_t TT = (size_t)T * T;
     float *A = malloc((size_t)L * h * N * TT * sizeof *A);
@@ -173,8 +173,8 @@ void job_of(const struct lm *lm, int k, int *hc, int *lr, int *s)
  * numbers only (roles_measure()) */
 int heads_summary(struct gpt_model *m, const struct lm *lm, struct result *r)
 {
-    float *A = malloc((size_t)m->cfg.L * m->cfg.n_heads * lm->meas.n * LM_T *
-                      LM_T * sizeof *A);
+    float *A = malloc((size_t)m->cfg.L * m->cfg.n_heads * lm->meas.n *
+                      lm->sz.T * lm->sz.T * sizeof *A);
     int rc = A ? roles_measure(m, lm, &r->heads_sum, A) : KIT_E_NOMEM;
     free(A);
     return rc;
@@ -185,11 +185,11 @@ int heads_summary(struct gpt_model *m, const struct lm *lm, struct result *r)
 static int train(struct gpt_model *m, const struct lm *lm, int g,
                  unsigned long long seed, struct result *r)
 {
-    const int steps = r->steps, per = LM_B * LM_T;
+    const int steps = r->steps, per = lm->sz.B * lm->sz.T;
     /* --stop: the schedule stays the whole run's, the loop ends early */
     const struct lm_plan p = {
-        .B = LM_B,
-        .T = LM_T,
+        .B = lm->sz.B,
+        .T = lm->sz.T,
         .steps = steps,
         .last = lm->stop && lm->stop / per < steps ? lm->stop / per : steps,
         .points = lm->sz.points,
@@ -223,13 +223,13 @@ int network_run(int k, void *result, void *ctx)
         return rc;
     if (g < cfg.n_heads)
         gpt_kv_share(&m, g, GPT_KV_COPY);
-    r->heads = cfg.n_heads, r->kv_heads = g, r->lr_index = li;
+    r->L = cfg.L, r->heads = cfg.n_heads, r->kv_heads = g, r->lr_index = li;
     r->seed_index = s, r->lr = lm->sz.lr[li],
     r->n_params = unique_params(&m, g);
-    r->steps = lm->sz.tokens / (LM_B * LM_T);
-    r->tokens = r->steps * LM_B * LM_T;
+    r->steps = lm->sz.tokens / (lm->sz.B * lm->sz.T);
+    r->tokens = r->steps * lm->sz.B * lm->sz.T;
     if (lm->stop && lm->stop < r->tokens) /* --stop: the tokens it trains */
-        r->tokens = lm->stop / (LM_B * LM_T) * LM_B * LM_T;
+        r->tokens = lm->stop / (lm->sz.B * lm->sz.T) * lm->sz.B * lm->sz.T;
     char path[600], spath[600];
     model_path(lm, cfg.n_heads, g, li, path, sizeof path);
     seed_path(lm, cfg.n_heads, g, li, s, spath, sizeof spath);
@@ -262,7 +262,7 @@ int network_run(int k, void *result, void *ctx)
         rc = save_record(lm, r, own);
     r->trained = lm->phase == 1;
     if (rc == KIT_OK && lm->phase >= 2) {
-        rc = lm_eval_loss(&m, lm->test.x, lm->test.y, lm->test.n, LM_T,
+        rc = lm_eval_loss(&m, lm->test.x, lm->test.y, lm->test.n, lm->sz.T,
                           &r->test_loss);
         if (rc == KIT_OK && lm->phase == 2 && s == 0 && g == cfg.n_heads)
             rc = measure(&m, lm, r);

@@ -86,7 +86,7 @@ static void record_key(const struct lm *lm, const struct result *r, char *buf,
              lm->d->V, lm->d->split_n[SPLIT_TRAIN], lm->val.n, r->tokens,
              r->steps, lm->sz.points, (double)r->lr,
              RUN_FIRST_SEED + (unsigned long long)r->seed_index, r->heads,
-             r->kv_heads, LM_B, LM_T, LM_C, LM_L);
+             r->kv_heads, lm->sz.B, lm->sz.T, lm->sz.C, lm->sz.L);
 }
 
 int save_record(const struct lm *lm, const struct result *r, const char *path)

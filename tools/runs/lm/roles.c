@@ -30,7 +30,7 @@ static int roles_steps(int steps, int P, int *at)
 int roles_measure(struct gpt_model *m, const struct lm *lm,
                   struct roles_point *p, float *A)
 {
-    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = LM_T;
+    const int L = m->cfg.L, h = m->cfg.n_heads, N = lm->meas.n, T = lm->sz.T;
     const size_t TT = (size_t)T * T;
     int rc = lm_eval_loss(m, lm->val.x, lm->val.y, lm->val.n, T, &p->val_loss);
     if (rc == KIT_OK)
@@ -85,30 +85,31 @@ static int roles_job(int k, void *result, void *ctx)
     int rc = gpt_init(&m, &cfg, RUN_FIRST_SEED);
     if (rc != KIT_OK)
         return rc;
-    const int steps = lm->sz.tokens / (LM_B * LM_T);
+    const int steps = lm->sz.tokens / (lm->sz.B * lm->sz.T);
     int at[MAX_CKPT];
     const int n_at = roles_steps(steps, lm->sz.points, at);
     struct gpt_train_config tc = gpt_default_train(steps);
     tc.lr = lm->sz.lr[0], tc.lr_min = tc.lr / 10;
     struct rng rng;
     lm_batches_seed(&rng, RUN_FIRST_SEED); /* as lm_train()'s */
-    int *x = malloc((size_t)LM_B * LM_T * sizeof *x);
-    int *y = malloc((size_t)LM_B * LM_T * sizeof *y);
-    float *A = malloc((size_t)LM_L * cfg.n_heads * lm->meas.n * LM_T * LM_T *
-                      sizeof *A);
+    int *x = malloc((size_t)lm->sz.B * lm->sz.T * sizeof *x);
+    int *y = malloc((size_t)lm->sz.B * lm->sz.T * sizeof *y);
+    float *A = malloc((size_t)lm->sz.L * cfg.n_heads * lm->meas.n * lm->sz.T *
+                      lm->sz.T * sizeof *A);
     rc = x && y && A ? KIT_OK : KIT_E_NOMEM;
     rr->heads = cfg.n_heads;
     double t_train = 0;
-    const int last = lm->stop ? lm->stop / (LM_B * LM_T) : steps;
+    const int last = lm->stop ? lm->stop / (lm->sz.B * lm->sz.T) : steps;
     for (int step = 0, c = 0; step < last && rc == KIT_OK; step++) {
         float loss;
         const double t0 = run_now();
-        lm_train_batch(lm->d, &rng, LM_B, LM_T, x, y);
-        rc = lm_train_step(&m, &tc, step, x, y, LM_B, LM_T, cfg.n_heads, &loss);
+        lm_train_batch(lm->d, &rng, lm->sz.B, lm->sz.T, x, y);
+        rc = lm_train_step(&m, &tc, step, x, y, lm->sz.B, lm->sz.T, cfg.n_heads,
+                           &loss);
         t_train += run_now() - t0;
         if (rc == KIT_OK && c < n_at && step + 1 == at[c]) {
             struct roles_point *p = &rr->p[rr->n++];
-            p->tokens = (step + 1) * LM_B * LM_T;
+            p->tokens = (step + 1) * lm->sz.B * lm->sz.T;
             p->train_s = t_train;
             rc = roles_measure(&m, lm, p, A);
             fprintf(stderr,
@@ -122,9 +123,10 @@ static int roles_job(int k, void *result, void *ctx)
     if (rc == KIT_OK && rr->n == 0)
         rc = KIT_E_SIZE; /* --stop before the first checkpoint */
     if (rc == KIT_OK) {
-        rr->final.heads = cfg.n_heads, rr->final.kv_heads = cfg.n_heads;
+        rr->final.L = cfg.L, rr->final.heads = cfg.n_heads,
+        rr->final.kv_heads = cfg.n_heads;
         rr->final.val_loss = rr->p[rr->n - 1].val_loss;
-        rc = lm_eval_loss(&m, lm->test.x, lm->test.y, lm->test.n, LM_T,
+        rc = lm_eval_loss(&m, lm->test.x, lm->test.y, lm->test.n, lm->sz.T,
                           &rr->final.test_loss);
     }
     if (rc == KIT_OK)

@@ -19,30 +19,31 @@ const char *const ngram_name[NGRAM_MAX_ORDER] = {"unigram", "bigram",
 const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj", "verb_subj",
                                 "noun_poss"};
 
-/* n windows spread evenly over split s, starting `phase` (0 or 1) half
- * a spacing in, so that two sets of one split do not share a window */
+/* n windows of T tokens spread evenly over split s, starting `phase`
+ * (0 or 1) half a spacing in, so that two sets of one split do not
+ * share a window */
 void windows_init(const struct run *run, struct windows *w,
-                  const struct corpus_data *d, int s, int n, int phase)
+                  const struct corpus_data *d, int s, int n, int T, int phase)
 {
     w->n = n;
-    w->x = run_calloc(run, n * LM_T, sizeof *w->x);
-    w->y = run_calloc(run, n * LM_T, sizeof *w->y);
-    w->y_class = run_calloc(run, n * LM_T, sizeof *w->y_class);
-    w->x_class = run_calloc(run, n * LM_T, sizeof *w->x_class);
-    w->x_tag = run_calloc(run, n * LM_T, sizeof *w->x_tag);
-    const long span = d->split_n[s] - LM_T - 1;
+    w->x = run_calloc(run, n * T, sizeof *w->x);
+    w->y = run_calloc(run, n * T, sizeof *w->y);
+    w->y_class = run_calloc(run, n * T, sizeof *w->y_class);
+    w->x_class = run_calloc(run, n * T, sizeof *w->x_class);
+    w->x_tag = run_calloc(run, n * T, sizeof *w->x_tag);
+    const long span = d->split_n[s] - T - 1;
     if (span < n)
         run_fail(run, 1, "the corpus's %s split is too small for %d windows",
                  s == SPLIT_VALID ? "validation" : "test", n);
     for (int i = 0; i < n; i++) {
         long at = d->split_first[s] + (2L * i + phase) * span / (2L * n);
-        for (int t = 0; t < LM_T; t++) {
+        for (int t = 0; t < T; t++) {
             const long p = at + t;
-            w->x[i * LM_T + t] = d->token[p];
-            w->y[i * LM_T + t] = d->token[p + 1];
-            w->y_class[i * LM_T + t] = d->tag_cl[d->tag[p + 1]];
-            w->x_class[i * LM_T + t] = d->tag_cl[d->tag[p]];
-            w->x_tag[i * LM_T + t] = d->tags[d->tag[p]];
+            w->x[i * T + t] = d->token[p];
+            w->y[i * T + t] = d->token[p + 1];
+            w->y_class[i * T + t] = d->tag_cl[d->tag[p + 1]];
+            w->x_class[i * T + t] = d->tag_cl[d->tag[p]];
+            w->x_tag[i * T + t] = d->tags[d->tag[p]];
         }
     }
 }
@@ -117,9 +118,9 @@ void baselines_run(const struct run *run, struct lm *lm)
                       d->split_n[SPLIT_TRAIN], NULL, why, sizeof why) != KIT_OK)
             run_fail(run, 1, "the %s baseline: %s", ngram_name[k], why);
         b->order = k + 1, b->train_tokens = m.n_train;
-        if (ngram_window_loss(&m, lm->val.x, lm->val.y, lm->val.n, LM_T,
+        if (ngram_window_loss(&m, lm->val.x, lm->val.y, lm->val.n, lm->sz.T,
                               &b->val) != KIT_OK ||
-            ngram_window_loss(&m, lm->test.x, lm->test.y, lm->test.n, LM_T,
+            ngram_window_loss(&m, lm->test.x, lm->test.y, lm->test.n, lm->sz.T,
                               &b->test) != KIT_OK)
             run_fail(run, 1, "the %s baseline cannot score the windows",
                      ngram_name[k]);
@@ -155,32 +156,33 @@ void lm_free(struct lm *lm, struct corpus_data *d)
  * sentence and the prompts, encoded */
 void lm_setup(const struct run *run, struct lm *lm, const struct corpus_data *d)
 {
-    windows_init(run, &lm->val, d, SPLIT_VALID, lm->sz.n_val, 0);
-    windows_init(run, &lm->meas, d, SPLIT_VALID, lm->sz.n_meas, 1);
-    windows_init(run, &lm->test, d, SPLIT_TEST, lm->sz.n_test, 0);
-    heads_tag_profile(NULL, lm->meas.x_class, lm->meas.n, LM_T, LM_K, -1,
+    windows_init(run, &lm->val, d, SPLIT_VALID, lm->sz.n_val, lm->sz.T, 0);
+    windows_init(run, &lm->meas, d, SPLIT_VALID, lm->sz.n_meas, lm->sz.T, 1);
+    windows_init(run, &lm->test, d, SPLIT_TEST, lm->sz.n_test, lm->sz.T, 0);
+    heads_tag_profile(NULL, lm->meas.x_class, lm->meas.n, lm->sz.T, LM_K, -1,
                       lm->tag_uni, lm->tag_q);
     for (int k = 0; k <= LM_K; k++)
-        heads_tag_profile(NULL, lm->meas.x_class, lm->meas.n, LM_T, LM_K, k,
+        heads_tag_profile(NULL, lm->meas.x_class, lm->meas.n, lm->sz.T, LM_K, k,
                           lm->tag_off[k], NULL);
     for (int rel = 0; rel < R; rel++) {
         int n = 0;
         for (int s = 0; s < lm->meas.n; s++)
-            n += heads_relation_cases(lm->meas.x_tag + (size_t)s * LM_T, LM_T,
-                                      rel, 0, NULL, NULL, 0);
+            n += heads_relation_cases(lm->meas.x_tag + (size_t)s * lm->sz.T,
+                                      lm->sz.T, rel, 0, NULL, NULL, 0);
         lm->word[rel] = run_calloc(run, n, sizeof(int));
         lm->related[rel] = run_calloc(run, n, sizeof(int));
         int at = 0;
         for (int s = 0; s < lm->meas.n; s++)
-            at += heads_relation_cases(lm->meas.x_tag + (size_t)s * LM_T, LM_T,
-                                       rel, s * LM_T, lm->word[rel] + at,
+            at += heads_relation_cases(lm->meas.x_tag + (size_t)s * lm->sz.T,
+                                       lm->sz.T, rel, s * lm->sz.T,
+                                       lm->word[rel] + at,
                                        lm->related[rel] + at, n - at);
         lm->n_cases[rel] = n;
         /* the most common offset, and the cases not at it */
-        int count[LM_T] = {0}, mode = 0;
+        int count[MAX_T] = {0}, mode = 0;
         for (int c = 0; c < n; c++)
             count[lm->word[rel][c] - lm->related[rel][c]]++;
-        for (int k = 1; k < LM_T; k++)
+        for (int k = 1; k < lm->sz.T; k++)
             mode = count[k] > count[mode] ? k : mode;
         lm->mode_k[rel] = mode;
         lm->hword[rel] = run_calloc(run, n, sizeof(int));

@@ -1,9 +1,14 @@
 /*
- * sizes.c: the sizes of chapter 8's experiment, what --size picks (lm.h).
+ * sizes.c: the sizes of chapter 8's experiment, what --size picks (lm.h):
+ * a size's width, depth, context, batch and token budget are its row of
+ * sizes.tsv (LM_SIZES, or --sizes FILE), read when the run starts and
+ * checked against the driver's maxima (MAX_L, MAX_T); its protocol (the
+ * seeds, head counts, rates and evaluation sets) is its entry here.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "lm.h"
+#include "sizes_tsv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +25,6 @@ static const struct size sizes[] = {
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
-     .tokens = 2048,
      .points = 2,
      .n_val = 8,
      .n_test = 8,
@@ -37,7 +41,6 @@ static const struct size sizes[] = {
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
-     .tokens = 131072,
      .points = 8,
      .n_val = 64,
      .n_test = 128,
@@ -54,7 +57,6 @@ static const struct size sizes[] = {
      .gqa_h = 4,
      .n_kv = 1,
      .kv = {1},
-     .tokens = 8388608,
      .points = 16,
      .n_val = 128,
      .n_test = 512,
@@ -71,7 +73,6 @@ static const struct size sizes[] = {
      .gqa_h = 8,
      .n_kv = 3,
      .kv = {4, 2, 1},
-     .tokens = 8388608,
      .points = 16,
      .n_val = 128,
      .n_test = 512,
@@ -87,14 +88,61 @@ const struct size *size_find(const char *name)
     return NULL;
 }
 
+/* The table of sizes (path): every row within the driver's maxima and
+ * with its protocol here; the one named name into lm->sz. */
+static void size_row(struct run *run, const char *path, const char *name,
+                     struct lm *lm)
+{
+    static struct size_row rows[SIZES_TSV_MAX];
+    char why[600], names[400] = "";
+    const int n = sizes_tsv_read(path, rows, why, sizeof why);
+    if (n == 0)
+        run_fail(run, 1, "the table of sizes: %s", why);
+    for (int k = 0; k < n; k++) {
+        const struct size_row *z = &rows[k];
+        if (z->L > MAX_L || z->T > MAX_T)
+            run_fail(run, 1,
+                     "%s: size %s has %d blocks and a context of %d tokens; "
+                     "the driver holds at most %d blocks (MAX_L) and %d "
+                     "tokens (MAX_T): raise them in tools/runs/lm/lm.h",
+                     path, z->name, z->L, z->T, MAX_L, MAX_T);
+        if (z->T <= LM_K || z->tokens < z->B * z->T)
+            run_fail(run, 1,
+                     "%s: size %s: its context must be over %d tokens (the "
+                     "offsets measured) and its budget at least one batch, "
+                     "%d x %d tokens",
+                     path, z->name, LM_K, z->B, z->T);
+        if (!size_find(z->name))
+            run_fail(run, 1,
+                     "%s: size %s has no protocol (seeds, heads, rates) in "
+                     "tools/runs/lm/sizes.c",
+                     path, z->name);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.31s",
+                 k == 0       ? ""
+                 : k == n - 1 ? " or "
+                              : ", ",
+                 z->name);
+    }
+    const struct size_row *z = sizes_tsv_find(rows, n, name);
+    const struct size *p = size_find(name);
+    if (!z || !p)
+        run_fail(run, 2, "SIZE must be %s (%s), not '%s'", names, path, name);
+    lm->sz = *p;
+    lm->sz.C = z->C, lm->sz.L = z->L, lm->sz.T = z->T, lm->sz.B = z->B;
+    lm->sz.tokens = z->tokens;
+}
+
 /* The size, then the options over it, into lm. */
 void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
 {
-    const struct size *z = size_find(o->size);
-    if (!z)
-        run_fail(run, 2, "SIZE must be smoke, book, long or full, not '%s'",
-                 o->size);
-    lm->sz = *z;
+    size_row(run, o->sizes ? o->sizes : LM_SIZES, o->size, lm);
+    const struct size *z = &lm->sz;
+    if (o->tokens && o->tokens < z->B * z->T)
+        run_fail(run, 2, "--tokens %d is under one batch, %d x %d tokens",
+                 o->tokens, z->B, z->T);
+    if (o->stop && o->stop < z->B * z->T)
+        run_fail(run, 2, "--stop %d is under one batch, %d x %d tokens",
+                 o->stop, z->B, z->T);
     if (run->seeds)
         lm->sz.seeds = run->seeds;
     run->seeds = lm->sz.seeds;
@@ -127,9 +175,9 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
     lm->stop = o->stop;
     lm->resume = o->resume;
     for (int i = 0; i < lm->sz.n_heads; i++)
-        if (LM_C % lm->sz.heads[i] != 0)
+        if (lm->sz.C % lm->sz.heads[i] != 0)
             run_fail(run, 2,
                      "%d heads cannot split d_model = %d: a head count must "
                      "divide %d (HEADS=%s)",
-                     lm->sz.heads[i], LM_C, LM_C, o->heads);
+                     lm->sz.heads[i], lm->sz.C, lm->sz.C, o->heads);
 }

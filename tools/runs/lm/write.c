@@ -82,7 +82,7 @@ void write_offsets(const struct run *run, const char *dir,
     run_csv_open(&csv, run, dir, "offsets.csv", NULL, col, nc);
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             double v[3 + 2 * (LM_K + 2) + 3];
             int j = 0;
             v[j++] = r->heads, v[j++] = k / r->heads, v[j++] = k % r->heads;
@@ -114,7 +114,7 @@ void write_relations(const struct run *run, const struct lm *lm,
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
         for (int rel = 0; rel < R; rel++)
-            for (int k = 0; k < LM_L * r->heads; k++) {
+            for (int k = 0; k < r->L * r->heads; k++) {
                 const double v[12] = {r->heads,
                                       k / r->heads,
                                       k % r->heads,
@@ -144,7 +144,7 @@ void write_ablation(const struct run *run, const char *dir,
     run_csv_open(&csv, run, dir, "ablation.csv", "class", col, 7);
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             const double all = overall(r->abl_loss[k], r->abl_count);
             const double base = overall(r->abl_base, r->abl_count);
             int n_all = 0;
@@ -174,7 +174,7 @@ void write_ablation(const struct run *run, const char *dir,
         for (int c = 0; c < NC; c++)
             fprintf(f, " %s", corpus_tag_class_name(c));
         fprintf(f, "\n");
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
                     overall(r->abl_loss[k], r->abl_count) -
                         overall(r->abl_base, r->abl_count));
@@ -197,7 +197,7 @@ void write_sentence(const struct run *run, const struct lm *lm, const char *dir,
     const int S = lm->n_sent;
     for (int q = 0; q < n_meas; q++) {
         const struct result *r = meas[q];
-        for (int k = 0; k < LM_L * r->heads; k++) {
+        for (int k = 0; k < r->L * r->heads; k++) {
             char name[64];
             snprintf(name, sizeof name, "sentence_h%d_l%d_i%d.dat", r->heads,
                      k / r->heads, k % r->heads);
@@ -222,13 +222,13 @@ void write_sentence(const struct run *run, const struct lm *lm, const char *dir,
         struct out o;
         FILE *f = out_open(&o, sdir, name);
         fprintf(f, "word loss");
-        for (int k = 0; k < LM_L * r->heads; k++)
+        for (int k = 0; k < r->L * r->heads; k++)
             fprintf(f, " %d.%d", k / r->heads, k % r->heads);
         fprintf(f, "\n");
         for (int t = 0; t + 1 < S; t++) {
             fprintf(f, "%s %.4f", lm->d->vocab[lm->sent[t + 1]],
                     (double)r->sent_base[t]);
-            for (int k = 0; k < LM_L * r->heads; k++)
+            for (int k = 0; k < r->L * r->heads; k++)
                 fprintf(f, " %.4f",
                         (double)(r->sent_abl[k][t] - r->sent_base[t]));
             fprintf(f, "\n");
@@ -317,7 +317,7 @@ void write_tag_profiles(const struct lm *lm, const char *dir,
     f = out_open(&o, dir, "tag_profiles.csv");
     fprintf(f, "heads,block,head,from,to,mass\n");
     for (int q = 0; q < n_meas; q++)
-        for (int k = 0; k < LM_L * meas[q]->heads; k++)
+        for (int k = 0; k < meas[q]->L * meas[q]->heads; k++)
             for (int c = 0; c < NC * NC; c++)
                 fprintf(f, "%d,%d,%d,%s,%s,%.4f\n", meas[q]->heads,
                         k / meas[q]->heads, k % meas[q]->heads,
