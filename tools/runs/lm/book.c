@@ -469,6 +469,8 @@ static void write_run_values(FILE *f, const char *impl, const struct lm *lm,
     fprintf(f, "ch8run.size=%s\nch8run.impl=%s\n", lm->sz.name, impl);
     fprintf(f, "ch8run.tokens=%d\nch8run.steps=%d\nch8run.batch=%d\n",
             fin[0].tokens, fin[0].steps, lm->sz.B);
+    fprintf(f, "ch8run.d_model=%d\nch8run.layers=%d\nch8run.context=%d\n",
+            lm->sz.C, lm->sz.L, lm->sz.T);
     fprintf(f,
             "ch8run.seeds=%d\nch8run.seed_first=%llu\nch8run.seed_last=%llu\n",
             S, RUN_FIRST_SEED, RUN_FIRST_SEED + S - 1);

@@ -6,10 +6,11 @@
  * and with --data the values and plot data (data/); this program reads
  * them and renders.
  *
- *   usage: ch8_tables OUTDIR [RUNDIR [DATADIR]]
+ *   usage: ch8_tables OUTDIR [RUNDIR [DATADIR [SIZES]]]
  *
  * RUNDIR defaults to tools/runs/lm/reference/long (the run the book
- * prints), DATADIR to RUNDIR/data. Reads from RUNDIR results.csv,
+ * prints), DATADIR to RUNDIR/data, SIZES to tools/runs/lm/sizes.tsv (the
+ * table of the experiment's sizes). Reads from RUNDIR results.csv,
  * tuning.csv, baselines.csv, relations.csv, offsets.csv, ablation.csv,
  * tag_profiles.csv, tag_baselines.csv, row_max.csv, generated.txt and
  * sentence/ablation_hH.dat; from DATADIR ch8run.values, ch8tags.values
@@ -29,8 +30,14 @@
  *   ch8_sent_ablation.md  the head whose ablation costs the sentence most
  *   ch8_curves.gpi      the head counts of ch8_curves.dat's columns
  *   ch8_sent.gpi        which networks the sentence's maps show
- * The model's width (d_head = d_model / h, the K/V cache's bytes) is
- * gpt_default_config()'s, the run's; its depth is read from offsets.csv.
+ *   ch8size.values      the run's size, as the book prints it: its row of
+ *                       SIZES (ch8size.d_model, .layers, .context,
+ *                       .batch, .tokens, .d_head_h16)
+ * The run's size is SIZES's row named by ch8run.size, and it must be the
+ * one the run was trained at, as the run records it (read_size()): a
+ * size the book prints is never other than the committed run's. The
+ * width (d_head = d_model / h, the K/V cache's bytes) is that row's; the
+ * depth is read from offsets.csv.
  * Dimension letters: H = head counts, R = relations, NC = tag classes.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +46,7 @@
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
+#include "../lm/sizes_tsv.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -829,19 +837,107 @@ static void write_sent_gpi(const struct tables *run, const char *out)
     data_close(PROG, f);
 }
 
+/* one size of the run's record against the table's, or stop */
+static void same_size(const char *what, int recorded, int table,
+                      const char *where, const char *sizes, const char *name)
+{
+    if (recorded == table)
+        return;
+    fprintf(stderr,
+            PROG ": %s, size %s: %s is %d there but %d in the run (%s): "
+                 "the book would print a size the run was not trained at\n",
+            sizes, name, what, table, recorded, where);
+    exit(1);
+}
+
+/* The run's size: the row of the table of sizes (path) that ch8run.size
+ * names, checked against what the run records it was trained at: its
+ * batch, tokens and steps (ch8run.values: steps x batch x context are
+ * its tokens, the budget cut to whole steps), its width, depth and
+ * context where it writes them (ch8run.d_model, .layers, .context) and
+ * in table.txt's first line, its depth in offsets.csv; into run->C and
+ * OUTDIR/ch8size.values. */
+static void read_size(struct tables *run, const char *path, const char *out)
+{
+    static struct size_row rows[SIZES_TSV_MAX];
+    char why[700], name[64], where[700];
+    const int n = sizes_tsv_read(path, rows, why, sizeof why);
+    if (n == 0) {
+        fprintf(stderr, PROG ": the table of sizes: %s\n", why);
+        exit(1);
+    }
+    if (!value(run, "ch8run.values", "ch8run.size", name, sizeof name))
+        die("names no size (ch8run.size)", run->data);
+    const struct size_row *z = sizes_tsv_find(rows, n, name);
+    if (!z) {
+        fprintf(stderr, PROG ": %s: no size '%s', the size of the run in %s\n",
+                path, name, run->data);
+        exit(1);
+    }
+    /* table.txt's first line: "Chapter 8 (IMPL, size NAME): V 8192,
+     * d_model 64, 2 blocks, context 64, batch 8 x 64 tokens; ..." */
+    snprintf(where, sizeof where, "%s/table.txt", run->dir);
+    FILE *f = fopen(where, "r");
+    char line[1024];
+    int V, C, L, T, B, T2;
+    if (f && fgets(line, sizeof line, f) &&
+        sscanf(line,
+               "Chapter 8 (%*[^)]): V %d, d_model %d, %d blocks, context %d, "
+               "batch %d x %d tokens",
+               &V, &C, &L, &T, &B, &T2) == 6) {
+        same_size("d_model", C, z->C, where, path, name);
+        same_size("the depth", L, z->L, where, path, name);
+        same_size("the context", T, z->T, where, path, name);
+        same_size("the batch", B, z->B, where, path, name);
+    } else if (f)
+        die("its first line does not name the run's sizes", where);
+    if (f)
+        fclose(f);
+    snprintf(where, sizeof where, "%s/ch8run.values", run->data);
+    const int steps = z->tokens / (z->B * z->T);
+    same_size("d_model",
+              int_value(run, "ch8run.values", "ch8run.d_model", z->C), z->C,
+              where, path, name);
+    same_size("the depth",
+              int_value(run, "ch8run.values", "ch8run.layers", z->L), z->L,
+              where, path, name);
+    same_size("the context",
+              int_value(run, "ch8run.values", "ch8run.context", z->T), z->T,
+              where, path, name);
+    same_size("the batch", int_value(run, "ch8run.values", "ch8run.batch", -1),
+              z->B, where, path, name);
+    same_size("the number of steps",
+              int_value(run, "ch8run.values", "ch8run.steps", -1), steps, where,
+              path, name);
+    same_size("the tokens per network",
+              int_value(run, "ch8run.values", "ch8run.tokens", -1),
+              steps * z->B * z->T, where, path, name);
+    snprintf(where, sizeof where, "%s/offsets.csv", run->dir);
+    same_size("the depth", run->L, z->L, where, path, name);
+    run->C = z->C;
+    FILE *v = data_open(PROG, out, "ch8size.values");
+    fprintf(v,
+            "ch8size.d_model=%d\nch8size.layers=%d\nch8size.context=%d\n"
+            "ch8size.batch=%d\nch8size.tokens=%d\n",
+            z->C, z->L, z->T, z->B, z->tokens);
+    if (z->C % 16 == 0) /* the width of a head of the 16-head networks */
+        fprintf(v, "ch8size.d_head_h16=%d\n", z->C / 16);
+    data_close(PROG, v);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 4) {
-        fprintf(stderr, "usage: " PROG " OUTDIR [RUNDIR [DATADIR]]\n");
+    if (argc < 2 || argc > 5) {
+        fprintf(stderr, "usage: " PROG " OUTDIR [RUNDIR [DATADIR [SIZES]]]\n");
         return 2;
     }
     static struct tables run;
     char data[600];
     run.dir = argc >= 3 ? argv[2] : "tools/runs/lm/reference/long";
     snprintf(data, sizeof data, "%s/data", run.dir);
-    run.data = argc == 4 ? argv[3] : data;
-    run.C = gpt_default_config().C;
+    run.data = argc >= 4 ? argv[3] : data;
     read_offsets(&run); /* first: the networks in the run's order */
+    read_size(&run, argc == 5 ? argv[4] : "tools/runs/lm/sizes.tsv", argv[1]);
     read_results(&run);
     read_tuning(&run);
     read_baselines(&run);
