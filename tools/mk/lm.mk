@@ -51,6 +51,16 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # chapter 7's flags (ATT_CFLAGS, OpenMP) against IMPL's files of the
 # chapters chapter 8 links (CH_FILES_8), the given code and the runner.
 LM_SIZE    ?= book
+# The sizes, a row each (smoke, book, long, full): their width, depth,
+# context, batch and token budget, in one table, which the driver
+# (tools/runs/lm/sizes.c), the bench (tools/runs/bench/lm.sh) and the
+# book (tools/runs/plotdata/ch8_tables.c: ch8size.values) read as well;
+# $(call lm_size,SIZE,COLUMN) is one of its values here, a COLUMN being
+# d_model, layers, context, batch or tokens.
+LM_SIZES_TSV := tools/runs/lm/sizes.tsv
+lm_size = $(shell awk -F'\t' -v s='$(1)' -v c='$(2)' '/^\#/ { next } \
+  !h { for (i = 1; i <= NF; i++) col[$$i] = i; h = 1; next } \
+  $$1 == s && c in col { print $$col[c] }' $(LM_SIZES_TSV))
 LM_SEEDS   ?=
 LM_HEADS   ?=
 LM_WORKERS ?=
@@ -98,6 +108,12 @@ $(shell mkdir -p $(LM_EXP_DIR) && { echo '$(LM_BOOK_ARGS)' | cmp -s - $(LM_BOOK_
 endif
 
 LM_TABLES := $(B)/plotdata/ch8_tables
+
+# The book's data step (Makefile: DATA_STAMP) runs ch8_tables, which
+# prints the long run's row of the table of sizes (ch8size.values) once
+# it has checked it against the sizes the committed run was trained at:
+# a changed table makes it again.
+$(DATA_STAMP): $(LM_SIZES_TSV)
 
 $(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE) $(LM_TABLES)
 	@mkdir -p $(LM_EXP_DIR)/data
@@ -200,8 +216,9 @@ lm-remeasure: $(LM_EXP_DIR)/solutions/lm-experiment
 	  --remeasure $(LM_LONG_OUT) $(LM_LONG_OUT)
 
 # make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
-# --roles): one network each of 1, 4 and 16 heads, trained on 8,388,608
-# tokens (about nine passes over the training texts) at one rate, and
+# --roles): one network each of 1, 4 and 16 heads, trained on the long
+# size's budget (tools/runs/lm/sizes.tsv: 8,388,608 tokens, about nine
+# passes over the training texts) at one rate, and
 # measured at 16 checkpoints: the validation loss, the positional heads,
 # the largest single-offset share, each relation's best margin over its
 # best fixed offset. Results into $(B)/lm/roles/, then compared,
@@ -223,7 +240,7 @@ LM_ROLES_TOL   ?= 0.06
 LM_ROLES_OUT   ?= $(B)/lm/roles
 LM_STOP        ?=
 LM_ROLES_ARGS   = --size book --heads $(LM_ROLES_HEADS) --lrs 7e-3 \
-  --tokens 8388608 --roles 16 --workers 3
+  --tokens $(call lm_size,long,tokens) --roles 16 --workers 3
 
 .PHONY: lm-roles
 ## lm-roles: chapter 8's roles as they appear: 1, 4 and 16 heads trained long, measured at checkpoints, beside the committed reference run (LM_STOP=tokens stops early)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # lm.sh: chapter 8's training step against PyTorch's. Trains the model of
-# include/gpt.h (V 8192, C 64, L 2, T 64, 4 heads by default) on the
+# include/gpt.h (by default V 8192, 4 heads, and the width, depth and
+# context of chapter 8's long run, its row of tools/runs/lm/sizes.tsv) on the
 # synthetic stream of tools/runs/lm/train.c, at each batch size, with the
 # kit's gpt_train_step() (tools/runs/lm/train.c) and with PyTorch
 # (tools/runs/bench/torch_lm.py: the same model, AdamW and clipping), one
@@ -14,7 +15,8 @@
 #
 #   usage: lm.sh TRAIN_BIN ATTENTION_BIN OUTDIR
 #   environment (defaults): LM_BATCHES="8 16 64" LM_STEPS=10 (timed, after
-#     one warm-up step) LM_THREADS=2 LM_SIZE="8192 64 2 64 4" (V C L T h)
+#     one warm-up step) LM_THREADS=2 LM_SIZE="8192 C L T 4" (V C L T h; C L T
+#     the long size's d_model, layers and context in tools/runs/lm/sizes.tsv)
 #
 # Writes OUTDIR/lm.csv (impl,B,threads,tokens_per_s,peak_mb) and
 # OUTDIR/lm_summary.txt, and prints the summary. The machine is shared:
@@ -24,7 +26,11 @@ train=$1 att=$2 out=$3
 batches=${LM_BATCHES:-8 16 64}
 steps=${LM_STEPS:-10}
 threads=${LM_THREADS:-2}
-read -r V C L T H <<<"${LM_SIZE:-8192 64 2 64 4}"
+sizes=tools/runs/lm/sizes.tsv
+long=$(awk -F'\t' '/^#/ { next } !h { for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next }
+    $1 == "long" { print $col["d_model"], $col["layers"], $col["context"] }' "$sizes")
+[ -n "$long" ] || { echo "lm.sh: $sizes has no long size" >&2; exit 1; }
+read -r V C L T H <<<"${LM_SIZE:-8192 $long 4}"
 mkdir -p "$out"
 csv=$out/lm.csv
 tmp=$csv.tmp
