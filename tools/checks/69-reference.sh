@@ -9,7 +9,14 @@
 #   3. the data writers themselves (tools/runs/plotdata/ch8_long.c and
 #      ch8_roles.c, on copies of the runs) refuse a value that is not a
 #      number, or a row without its last field, naming the file and line,
-#      never reading a number's prefix.
+#      never reading a number's prefix;
+#   4. the sizes chapter 8 prints (ch8size.values: the long run's row of
+#      tools/runs/lm/sizes.tsv, which ch8_tables writes for the book) are
+#      the ones the committed run was trained at: every ch8size key the
+#      chapter prints is written, and a planted mismatch, in the table
+#      (its width, depth, context, batch or budget) or in the run's own
+#      record of its width (long/table.txt), stops ch8_tables with one
+#      line naming the size.
 set -eu
 . tools/checks/lib.sh
 B=${B:-build}
@@ -66,7 +73,8 @@ one_line "long-4m/seed_heads.csv cut short" "$ref/long-4m/seed_heads.csv" "sha25
 [ -e "$T/build/plotdata" ] && fail "the data writers were built before the manifests were checked"
 
 # 3. the data writers, strict: on copies of the runs (no manifest read)
-make --no-print-directory -s B="$B" "$B/plotdata/ch8_long" "$B/plotdata/ch8_roles"
+make --no-print-directory -s B="$B" "$B/plotdata/ch8_long" "$B/plotdata/ch8_roles" \
+    "$B/plotdata/ch8_tables"
 cp -r "$ref" "$T/ref"
 mkdir "$T/out-dir"
 sed -i 's/5\.03776/5.0x776/' "$T/ref/long/results.csv"
@@ -79,4 +87,33 @@ one_line "ch8_long on a row without its last field" "$T/ref/long-4m/seed_heads.c
 sed -i '2 s/,\([0-9.]*\),/,\1x,/' "$T/ref/roles.csv"
 one_line "ch8_roles on a garbled value" "$T/ref/roles.csv, line 2" "not a" -- \
     "$B/plotdata/ch8_roles" "$T/out-dir" "$T/ref"
+
+# 4. the sizes the book prints against the committed run's
+sizes=tools/runs/lm/sizes.tsv
+chapter=chapters/08-many-heads-on-real-english.md
+mkdir "$T/sz"
+if "$B/plotdata/ch8_tables" "$T/sz" "$ref/long" "$ref/long/data" "$sizes" >"$T/out" 2>&1; then
+    missing=$(grep -o 'key="ch8size\.[a-z0-9_]*"' "$chapter" | sed 's/key="\(.*\)"/\1/' |
+        sort -u | while read -r k; do grep -q "^$k=" "$T/sz/ch8size.values" || echo "$k"; done)
+    if [ -z "$missing" ]; then
+        ok "the sizes chapter 8 prints are $sizes's long row, the committed run's: $(tr '\n' ' ' <"$T/sz/ch8size.values")"
+    else
+        fail "chapter 8 prints sizes ch8_tables does not write: $missing"
+    fi
+else
+    cat "$T/out"
+    fail "the sizes of $sizes are not the ones the committed long run was trained at"
+fi
+mismatch="the book would print a size the run was not trained at"
+# each column of the long row doubled in turn, then the run's own record
+# of its width changed
+for plant in "2:d_model" "3:the depth" "4:the context" "5:the batch" "6:the number of steps"; do
+    what=${plant#*:}
+    awk -F'\t' -v OFS='\t' -v c="${plant%%:*}" '$1 == "long" { $c = 2 * $c } 1' "$sizes" >"$T/sizes.tsv"
+    one_line "the long row of the table of sizes with column ${plant%%:*} ($what) doubled" "$T/sizes.tsv, size long: $what" "$mismatch" -- \
+        "$B/plotdata/ch8_tables" "$T/sz" "$ref/long" "$ref/long/data" "$T/sizes.tsv"
+done
+sed -i '1 s/d_model \([0-9]*\),/d_model 1\1,/' "$T/ref/long/table.txt"
+one_line "a committed run that records another width" "size long: d_model" "$T/ref/long/table.txt" "$mismatch" -- \
+    "$B/plotdata/ch8_tables" "$T/sz" "$T/ref/long" "$T/ref/long/data" "$sizes"
 exit $status
