@@ -13,7 +13,9 @@
 #   4. the sizes chapter 8 prints (ch8size.values: the long run's row of
 #      tools/runs/lm/sizes.tsv, which ch8_tables writes for the book) are
 #      the ones the committed run was trained at: every ch8size key the
-#      chapter prints is written, and a planted mismatch, in the table
+#      chapter prints is written, the model's sizes it prints from
+#      gpt_default_config() (plotdata/ch8.c: ch8.C, ch8.L, ch8.T) are the
+#      same, and a planted mismatch, in the table
 #      (its width, depth, context, batch or budget) or in the run's own
 #      record of its width (long/table.txt), stops ch8_tables with one
 #      line naming the size.
@@ -74,7 +76,7 @@ one_line "long-4m/seed_heads.csv cut short" "$ref/long-4m/seed_heads.csv" "sha25
 
 # 3. the data writers, strict: on copies of the runs (no manifest read)
 make --no-print-directory -s B="$B" "$B/plotdata/ch8_long" "$B/plotdata/ch8_roles" \
-    "$B/plotdata/ch8_tables"
+    "$B/plotdata/ch8_tables" "$B/plotdata/ch8"
 cp -r "$ref" "$T/ref"
 mkdir "$T/out-dir"
 sed -i 's/5\.03776/5.0x776/' "$T/ref/long/results.csv"
@@ -104,6 +106,18 @@ else
     cat "$T/out"
     fail "the sizes of $sizes are not the ones the committed long run was trained at"
 fi
+# the model's sizes as the chapter prints them (gpt_default_config())
+mkdir "$T/c8"
+"$B/plotdata/ch8" "$T/c8" >"$T/out" 2>&1 || { cat "$T/out"; fail "plotdata/ch8 failed"; }
+for pair in C:d_model L:layers T:context; do
+    model=$(sed -n "s/^ch8\.${pair%%:*}=//p" "$T/c8/ch8.values")
+    run=$(sed -n "s/^ch8size\.${pair#*:}=//p" "$T/sz/ch8size.values")
+    if [ -n "$model" ] && [ "$model" = "$run" ]; then
+        ok "the model's ${pair%%:*} (ch8.${pair%%:*}, gpt_default_config()) is the run's ${pair#*:}, $run"
+    else
+        fail "chapter 8 prints the model's ${pair%%:*} as '$model' (gpt_default_config()) but its run was trained at ${pair#*:} '$run' ($sizes)"
+    fi
+done
 mismatch="the book would print a size the run was not trained at"
 # each column of the long row doubled in turn, then the run's own record
 # of its width changed
