@@ -903,21 +903,7 @@ static void write_plot_data(const struct lm *lm, const char *dir,
         const struct result *r = meas[q];
         if (best_hc < 0 || r->heads != lm->cfg_h[best_hc])
             continue;
-        f = out_open(&o, dir, "ch8_ablation.dat");
-        fprintf(f, "head\\class all");
-        for (int c = 0; c < NC; c++)
-            fprintf(f, " %s", corpus_tag_class_name(c));
-        fprintf(f, "\n");
-        for (int k = 0; k < r->L * r->heads; k++) {
-            fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
-                    overall(r->abl_loss[k], r->abl_count) -
-                        overall(r->abl_base, r->abl_count));
-            for (int c = 0; c < NC; c++)
-                fprintf(f, " %.4f",
-                        (double)(r->abl_loss[k][c] - r->abl_base[c]));
-            fprintf(f, "\n");
-        }
-        out_close(&o);
+        write_ablation_table(dir, "ch8_ablation.dat", r);
     }
 }
 

@@ -277,6 +277,8 @@ void write_offsets(const struct run *run, const char *dir,
 void write_relations(const struct run *run, const struct lm *lm,
                      const char *dir, const struct result *const *meas,
                      int n_meas);
+void write_ablation_table(const char *dir, const char *name,
+                          const struct result *r);
 void write_ablation(const struct run *run, const char *dir,
                     const struct result *const *meas, int n_meas);
 void write_sentence(const struct run *run, const struct lm *lm, const char *dir,

@@ -45,6 +45,30 @@ double overall(const float *loss, const int *count)
     return n ? s / n : 0;
 }
 
+/* One network's head x class table of the loss increases (every head's
+ * overall increase, then one per tag class), for gnuplot's `matrix
+ * rowheaders columnheaders`: ablation_hH.dat here, and the book's
+ * ch8_ablation.dat (book.c) */
+void write_ablation_table(const char *dir, const char *name,
+                          const struct result *r)
+{
+    struct out o;
+    FILE *f = out_open(&o, dir, name);
+    fprintf(f, "head\\class all");
+    for (int c = 0; c < NC; c++)
+        fprintf(f, " %s", corpus_tag_class_name(c));
+    fprintf(f, "\n");
+    for (int k = 0; k < r->L * r->heads; k++) {
+        fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
+                overall(r->abl_loss[k], r->abl_count) -
+                    overall(r->abl_base, r->abl_count));
+        for (int c = 0; c < NC; c++)
+            fprintf(f, " %.4f", (double)(r->abl_loss[k][c] - r->abl_base[c]));
+        fprintf(f, "\n");
+    }
+    out_close(&o);
+}
+
 /* the heaviest-weight offset of head k and its share (0 .. K) */
 int best_offset(const struct result *r, int k, float *share)
 {
@@ -164,26 +188,9 @@ void write_ablation(const struct run *run, const char *dir,
                 run_csv_row(&csv, corpus_tag_class_name(c), w);
             }
         }
-        /* the head x class table of this head count, for gnuplot's
-         * `matrix rowheaders columnheaders` */
         char name[64];
         snprintf(name, sizeof name, "ablation_h%d.dat", r->heads);
-        struct out o;
-        FILE *f = out_open(&o, dir, name);
-        fprintf(f, "head\\class all");
-        for (int c = 0; c < NC; c++)
-            fprintf(f, " %s", corpus_tag_class_name(c));
-        fprintf(f, "\n");
-        for (int k = 0; k < r->L * r->heads; k++) {
-            fprintf(f, "%d.%d %.4f", k / r->heads, k % r->heads,
-                    overall(r->abl_loss[k], r->abl_count) -
-                        overall(r->abl_base, r->abl_count));
-            for (int c = 0; c < NC; c++)
-                fprintf(f, " %.4f",
-                        (double)(r->abl_loss[k][c] - r->abl_base[c]));
-            fprintf(f, "\n");
-        }
-        out_close(&o);
+        write_ablation_table(dir, name, r);
     }
     run_csv_close(&csv);
 }
