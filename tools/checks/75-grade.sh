@@ -15,6 +15,9 @@ KIT=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TEST_TIMEOUT=5 # seconds per test (the kit's default; a machine under load needs it)
+# lap NAME: the seconds since the last lap, for the section just done
+lap_t=$(date +%s)
+lap() { echo "     (section $1: $(($(date +%s) - lap_t)) s)"; lap_t=$(date +%s); }
 
 # A copy of the solutions with one planted mistake from tests/mutants.
 mutate() { # mutate NAME DIR
@@ -52,6 +55,7 @@ else
     fail "--results table is wrong:"; head -n 5 "$work/sel.tsv"
 fi
 
+lap 1
 # ---------------------------------------------------------------------
 # 1b. Issue 53: grading from the committed stubs, a half-finished tree
 #     still graded, every entry of a class's folder accounted for. In a
@@ -121,6 +125,7 @@ if [ $rc53 -eq 0 ] && [ "$empty53" = 0.00 ] && [ "$said" -eq 4 ] &&
     ok "issue 53: grade-all over an empty folder, bob.zip, .carol and a linked folder: 4 of 4 entries accounted for, the empty one 0.00 with the solutions in the working starter/"
 else fail "issue 53: grade-all: rc $rc53, the empty submission '${empty53}' (not 0.00?), $said of 4 entries named; it said: $(printf '%s' "$ga53" | head -c 600)"; fi
 rm -rf "$k53" "$s53" "$work/elsewhere53"
+lap 1b
 [ "${ONLY:-}" != issue53 ] || exit $status
 
 # ---------------------------------------------------------------------
@@ -160,7 +165,60 @@ s="$work/subs"
 mkdir -p "$s/full" "$s/stubs/starter" "$s/base"
 cp solutions/*.c "$s/full/"
 cp starter/*.c "$s/stubs/starter/"
+# Alone: this first grade prepares the kit ($AG/prep), which every later
+# grade reuses.
 grade "$s/full"
+# Grades that do not depend on one another run two at a time: slot 0 is
+# $AG, slot 1 a second unpacked autograder, $AG1, whose prep is $AG's
+# (as make grade-all's students share one). A test's limit counts its
+# own CPU time (--cpu-time, ulimit -t), so a neighbour cannot change a
+# verdict. pregrade KEY... grades $s/KEY (or ${gdir[KEY]}, with GATE
+# ${ggate[KEY]} when set), the Nth in slot N mod 2, and keeps its
+# results; take KEY puts them back where grade would have left them and
+# sets score and json, so that every check reads what it read before.
+AG1="$work/autograder1"
+mkdir -p "$AG1/source"
+unzip -q "$zip" -d "$AG1/source"
+ln -s "$AG/prep" "$AG1/prep"
+graded="$work/graded"
+mkdir -p "$graded"
+declare -A gdir=() ggate=()
+grade_in() { # grade_in ROOT KEY
+    local r=$1 k=$2 d=${gdir[$2]:-$s/$2} g=${ggate[$2]:-} rc=0
+    rm -rf "$r/submission" "$r/results" "$r/grading"
+    cp -r "$d" "$r/submission"
+    if [ -n "$g" ]; then
+        GATE=$g AUTOGRADER_ROOT="$r" bash "$r/source/run_autograder" >"$graded/$k.log" 2>&1 || rc=1
+    else
+        AUTOGRADER_ROOT="$r" bash "$r/source/run_autograder" >"$graded/$k.log" 2>&1 || rc=1
+    fi
+    mkdir -p "$graded/$k"
+    echo "$rc" >"$graded/$k/rc"
+    mv "$r/results" "$r/grading" "$graded/$k/" 2>/dev/null
+}
+pregrade() { # pregrade KEY...
+    local i=0 k p0 p1 slot0=() slot1=()
+    for k in "$@"; do
+        if [ $((i % 2)) -eq 0 ]; then slot0+=("$k"); else slot1+=("$k"); fi
+        i=$((i + 1))
+    done
+    (for k in "${slot0[@]}"; do grade_in "$AG" "$k"; done) </dev/null &
+    p0=$!
+    (for k in "${slot1[@]}"; do grade_in "$AG1" "$k"; done) </dev/null &
+    p1=$!
+    wait "$p0" "$p1"
+}
+take() { # take KEY
+    [ -e "$graded/$1/rc" ] || { fail "the grade of $1 was not kept"; score=-1 json=/dev/null; return; }
+    rm -rf "$AG/results" "$AG/grading"
+    mv "$graded/$1/results" "$AG/results" 2>/dev/null
+    mv "$graded/$1/grading" "$AG/grading" 2>/dev/null
+    cp "$graded/$1.log" "$work/ag.log"
+    [ "$(cat "$graded/$1/rc")" = 0 ] || { echo "run_autograder failed:"; cat "$work/ag.log"; }
+    json="$AG/results/results.json"
+    score=$(jq -e '.score | numbers' "$json" 2>/dev/null)
+    score=${score:--1}
+}
 [ "$score" = 100 ] && ok "the solutions, uploaded flat: 100" || fail "the solutions score $score, not 100"
 # Each test's max_score, to 2 places as Gradescope shows it: they add
 # up to each chapter's points exactly.
@@ -169,52 +227,62 @@ sums=$(per_test max_score | awk '{ m[$1] += sprintf("%.0f", $2 * 100) }
 want=$(sh tools/mk/chapters.sh points-table | awk '!/^#/ && NF == 2 { printf "%s %d ", $1, $2 * 100 }')
 [ "$sums" = "$want" ] && ok "the tests' max_scores add up to each chapter's points exactly (in hundredths: $sums)" ||
     fail "the tests' max_scores add up to (in hundredths) $sums, not $want"
-grade "$s/stubs"
-[ "$score" = 0 ] && ok "the stubs, in starter/: 0" || fail "the stubs score $score, not 0"
-
 # One crash and one hang: partial marks, both named.
 mkdir -p "$s/crashhang/starter" && cp solutions/*.c "$s/crashhang/starter/"
 plant crash mha_forward_fused "$s/crashhang/starter/ch3_mha.c"
 plant hang causal_mask_backward "$s/crashhang/starter/ch4_grad.c"
-grade "$s/crashhang"
+# Not compiling: 0 for its chapter, the compiler's first error shown.
+mkdir -p "$s/nocompile" && cp starter/*.c "$s/nocompile/"
+printf 'int broken(void) { return 1 }\n' >>"$s/nocompile/ch1_attention.c"
+# A missing file: a clear message; the other chapters are still graded.
+mkdir -p "$s/missing" && cp solutions/*.c "$s/missing/" && rm "$s/missing/ch3_mha.c"
+pregrade stubs crashhang nocompile missing
+
+take stubs
+[ "$score" = 0 ] && ok "the stubs, in starter/: 0" || fail "the stubs score $score, not 0"
+take crashhang
 if awk "BEGIN { exit !($score > 0 && $score < 100) }" && has 'crashed with SIGSEGV' && has 'timed out after' &&
     has 'It happened inside mha_forward_fused'; then
     ok "a crash and a hang: $score, the crash and the hang named in the output"
 else fail "crash and hang: score $score; crash named: $(has 'crashed with SIGSEGV' && echo yes || echo no); hang named: $(has 'timed out after' && echo yes || echo no)"; fi
 
-# Not compiling: 0 for its chapter, the compiler's first error shown.
-mkdir -p "$s/nocompile" && cp starter/*.c "$s/nocompile/"
-printf 'int broken(void) { return 1 }\n' >>"$s/nocompile/ch1_attention.c"
-grade "$s/nocompile"
+take nocompile
 if [ "$score" = 0 ] && has 'ch1_attention.c does not compile' && has "expected ';' before '}' token"; then
     ok "a file that does not compile: 0, and the compiler's first error in the output"
 else fail "not compiling: score $score; output: $(head -c 400 "$json")"; fi
 
-# A missing file: a clear message; the other chapters are still graded.
-mkdir -p "$s/missing" && cp solutions/*.c "$s/missing/" && rm "$s/missing/ch3_mha.c"
-grade "$s/missing"
+take missing
 if has 'ch3_mha.c was not in the submission' && awk "BEGIN { exit !($score > 0 && $score < 100) }"; then
     ok "a missing file: '$(jq -r '.. | strings' "$json" | grep -o 'ch3_mha.c was not in the submission[^.]*' | head -n 1)', score $score"
 else fail "missing file: score $score, message missing"; fi
 
+lap 2
 # ---------------------------------------------------------------------
 # 3. Hostile submissions. The baseline is an honest submission with one
 #    planted mistake; each trick is added to it and must gain nothing.
 # ---------------------------------------------------------------------
 cp solutions/*.c "$s/base/"
 mutate ch1-no-scale "$s/base"
-grade "$s/base"
-base=$score
+# Every submission of this section is planted first, each check deferred
+# (later CHECK ARGS...: run in order once all are graded); pg lists what
+# pregrade grades, two at a time. The checks and their lines are the
+# same, in the same order.
+checks=() pg=(base)
+later() { checks+=("$(printf '%q ' "$@")"); }
 # The points of the judged chapters (PREP/judged.txt: no student code in the
 # process that judges them), from the last results.json.
 judged_score() {
     per_test score | awk -v list=" $(tr '\n' ' ' <"$AG/prep/judged.txt")" '
         index(list, " " $1 " ") { t += $2 } END { printf "%.2f\n", t }'
 }
-jbase=$(judged_score)
-cp "$AG/grading/work/results.tsv" "$work/base.tsv"
-echo "     baseline (one planted mistake, ch1-no-scale): $base; its slowest tests (seconds, of a $TEST_TIMEOUT s limit):"
-sort -t$'\t' -k5,5gr "$work/base.tsv" | head -n 3 | awk -F'\t' '{ printf "       ch%s %s %s s\n", $1, $3, $5 }'
+take_base() {
+    take base
+    base=$score
+    jbase=$(judged_score)
+    cp "$AG/grading/work/results.tsv" "$work/base.tsv"
+    echo "     baseline (one planted mistake, ch1-no-scale): $base; its slowest tests (seconds, of a $TEST_TIMEOUT s limit):"
+    sort -t$'\t' -k5,5gr "$work/base.tsv" | head -n 3 | awk -F'\t' '{ printf "       ch%s %s %s s\n", $1, $3, $5 }'
+}
 # A score that differs from the baseline's is shown test by test: what
 # changed, and how long each side took, so that a verdict that changes
 # from run to run is found, not guessed at.
@@ -226,8 +294,9 @@ differs() { # differs NAME [BASE-SCORE BASE-TSV]: after a grade with a trick
         <(awk -F'\t' 'NR > 1 { print $1 ":" $3 "\t" $4 " " $5 "s " substr($6, 1, 90) }' "$AG/grading/work/results.tsv" | sort) |
         awk -F'\t' '{ split($2, a, " "); split($3, b, " "); if (a[1] != b[1]) print "       " $0 }' | head -n 8
 }
-hostile() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
-    grade "$s/$1"
+hostile() { pg+=("$1") && later hostile_now "$@"; }
+hostile_now() { # hostile NAME WHAT-MUST-BE-SAID: grade $s/NAME against the baseline
+    take "$1"
     differs "$1"
     if awk "BEGIN { exit !($score <= $base) }" && [ "$score" != 100 ] && has "$2"; then
         ok "hostile '$1': $score (baseline $base), says '$2'"
@@ -258,8 +327,8 @@ cat >"$work/p.c" <<EOF
 #include <stdio.h>
 static void write_fake_results(void)
 {
-    const char *paths[] = {"$AG/results/results.json", "results.tsv", "../results.tsv"};
-    for (int i = 0; i < 3; i++) {
+    const char *paths[] = {"$AG/results/results.json", "$AG1/results/results.json", "results.tsv", "../results.tsv"};
+    for (int i = 0; i < 4; i++) {
         FILE *f = fopen(paths[i], "w");
         if (f) {
             fputs("{\"score\": 100, \"tests\": []}\n", f);
@@ -322,10 +391,13 @@ hostile golden-sys "may include only the kit's headers"
 h shadow
 mkdir -p "$s/shadow/include"
 printf '#error the shadow header was used\n' | tee "$s/shadow/attention.h" >"$s/shadow/include/attention.h"
-grade "$s/shadow"
-if [ "$score" = "$base" ] && has 'Ignored, not graded' && has 'include/attention.h'; then
-    ok "hostile 'shadow': $score (baseline $base), the headers ignored and the feedback says so"
-else fail "hostile 'shadow' scores $score against $base, or the feedback does not list the ignored header"; fi
+shadow_check() {
+    take shadow
+    if [ "$score" = "$base" ] && has 'Ignored, not graded' && has 'include/attention.h'; then
+        ok "hostile 'shadow': $score (baseline $base), the headers ignored and the feedback says so"
+    else fail "hostile 'shadow' scores $score against $base, or the feedback does not list the ignored header"; fi
+}
+pg+=(shadow) && later shadow_check
 # (g) replacing a CUnit or C library function the runner uses
 h interpose
 cat >>"$s/interpose/ch1_attention.c" <<'EOF'
@@ -391,12 +463,21 @@ stopped_by() { # what the feedback and the logs say stopped the trick
 # other chapters' tests run in one process with every student file (see
 # build.sh), and the gate is what protects them.
 jl=$(tr '\n' ',' <"$AG/prep/judged.txt" | sed 's/,$//')
+for t in got gmon asm; do
+    for on in base stubs; do
+        plant_trick "h-$t-$on" "$on" "$t"
+        for g in on off; do
+            gdir[h-$t-$on-$g]="$s/h-$t-$on" ggate[h-$t-$on-$g]=$g
+            pg+=("h-$t-$on-$g")
+        done
+    done
+done
+holes_check() {
 printf '     %-5s %-5s %-6s %-9s %-7s %s\n' trick gate on "at most" score "what stopped it"
 for t in got gmon asm; do
     for g in on off; do
         for on in base stubs; do
-            plant_trick "h-$t-$on" "$on" "$t"
-            GATE=$g grade "$s/h-$t-$on"
+            take "h-$t-$on-$g"
             [ "$on" = stubs ] || [ "$g" = off ] || differs "$t (gate $g)"
             want=$base got=$score
             [ "$g" = off ] && want=$jbase got=$(judged_score)
@@ -410,6 +491,8 @@ for t in got gmon asm; do
     done
 done
 [ $status -eq 0 ] && ok "issue 20's three holes: at most the baseline's $base, the stubs 0, through the gate; without it, chapters $jl (judged in the worker) at most the baseline's $jbase and the stubs' 0, nothing read in the worker"
+}
+later holes_check
 # (h') Memoisation: every answer the tests publish (the golden cases of
 #      tests/golden/ and the worked examples) pasted into the submission
 #      and returned whenever the inputs are the published ones, in every
@@ -433,12 +516,14 @@ memo_tests="matmul_by_hand matmul_golden matmul_bt_golden softmax_golden attenti
     ln_backward_golden ln_backward_accumulates"
 rm -rf "$s/memo-base" && mkdir -p "$s/memo-base" && cp solutions/*.c "$s/memo-base/"
 for m in $memo_mutants; do mutate "$m" "$s/memo-base" || fail "the memo baseline's mutant $m"; done
-grade "$s/memo-base"
-mbase=$score
-cp "$AG/grading/work/results.tsv" "$work/memo-base.tsv"
 rm -rf "$s/memo" && cp -r "$s/memo-base" "$s/memo"
 sh tools/grade/tricks/memo/plant.sh "$KIT" "$s/memo" || fail "the trick memo was not planted"
-grade "$s/memo"
+pg+=(memo-base memo) && later memo_check
+memo_check() {
+take memo-base
+mbase=$score
+cp "$AG/grading/work/results.tsv" "$work/memo-base.tsv"
+take memo
 seed=$(cat "$AG/grading/work/hidden_seed" 2>/dev/null)
 # test by test: failed in the baseline on its published case, and, with
 # the answers replayed, failed again on a hidden case of the seed
@@ -456,16 +541,20 @@ else
     differs memo "$mbase" "$work/memo-base.tsv"
     fail "hostile 'memo' scores $score against its baseline $mbase; $nf of $nt published tests fail in the baseline; not failed on a hidden case of seed '$seed':$missed"
 fi
+}
 # (h'') A data race (tests/mutants/ch7.tsv's ch7-fast-shared-index: the
 #       loop's index shared by every thread). Its output is right on most
 #       runs, so only the race pass (ThreadSanitizer, as make races runs
 #       it) sees it, and it must on every grading.
 mkdir -p "$s/race" && cp solutions/*.c "$s/race/"
 mutate ch7-fast-shared-index "$s/race"
-grade "$s/race"
-if awk "BEGIN { exit !($score < 100) }" && has 'shared by every thread'; then
-    ok "a data race in matmul_fast(): $score, the race named ('a variable declared outside the parallel loop, and so shared by every thread')"
-else fail "a data race in matmul_fast() scores $score, or the race is not named"; fi
+race_check() {
+    take race
+    if awk "BEGIN { exit !($score < 100) }" && has 'shared by every thread'; then
+        ok "a data race in matmul_fast(): $score, the race named ('a variable declared outside the parallel loop, and so shared by every thread')"
+    else fail "a data race in matmul_fast() scores $score, or the race is not named"; fi
+}
+pg+=(race) && later race_check
 # (h3) The race pass's cell (tools/harness/jail.c). The race pass cannot
 #      keep the student's code out of the tests' process (ThreadSanitizer
 #      sees a race only inside the process that races), so it runs that
@@ -479,6 +568,7 @@ else fail "a data race in matmul_fast() scores $score, or the race is not named"
 #      process behind; in the judge it runs in the worker's sandbox. None
 #      of it may work, and the score is at most the baseline's (the
 #      stubs' 0).
+cell_check() { # graded here, alone: it counts every kit_race process left
 printf 'TRICK-SECRET-%s\n' "$$" >"$AG/../secret" && chmod 600 "$AG/../secret"
 awk_sum=$(cksum <"$AG/source/tools/grade/compose.awk")
 for on in base stubs; do
@@ -511,6 +601,8 @@ for on in base stubs; do
     pkill -KILL -x kit_race 2>/dev/null
 done
 rm -f "$AG/../secret" /tmp/trick-cell-file
+}
+later cell_check
 # (i) A flood of output: 1,000,000 lines from every call of attention().
 #     The worker's output is kept up to 64 KiB per test, with a note of
 #     how much was cut; the score is the baseline's.
@@ -518,13 +610,20 @@ h flood
 sed -i '1i #include <stdio.h>' "$s/flood/ch1_attention.c"
 sed -i '/^int attention(/,/^{$/ s|^{$|{\n    for (int k = 0; k < 1000000; k++)\n        printf("flood flood flood flood flood flood flood flood %d\\n", k);|' "$s/flood/ch1_attention.c"
 grep -q 'flood flood' "$s/flood/ch1_attention.c" || fail "the flood was not planted"
-grade "$s/flood"
+flood_check() {
+take flood
 differs flood
 logs=$(cat "$AG/grading/work/log"/run-* | wc -c)
 cut=$(cat "$AG/grading/work/log"/run-* | grep -c "output was cut at 65536 bytes")
 if awk "BEGIN { exit !($score <= $base) }" && [ "$cut" -gt 0 ] && [ "$logs" -lt 8000000 ]; then
     ok "hostile 'flood': $score (baseline $base); $cut tests' output cut at 64 KiB, with a note; $logs bytes of logs in all"
 else fail "hostile 'flood': $score (baseline $base), $cut notes of a cut, $logs bytes of logs"; fi
+}
+pg+=(flood) && later flood_check
+# Every submission planted: grade them, two at a time, then check each.
+pregrade "${pg[@]}"
+take_base
+for c in "${checks[@]}"; do eval "$c"; done
 # The same got trick in one process with the runner, as grading was
 # before the worker: it forges its way through chapter 1's attention tests.
 mkdir -p "$work/inproc"
@@ -547,6 +646,7 @@ if make --no-print-directory -s B="$B" grade >"$work/grade.log" 2>&1 &&
     ok "make grade: $B/grade/results.json, score 0 for the stubs, every test with name, score, max_score, status, output, visibility"
 else fail "make grade:"; cat "$work/grade.log"; head -c 600 "$B/grade/results.json"; fi
 
+lap 3
 # ---------------------------------------------------------------------
 # 3b. The two paths agree. make test runs the judged chapters
 #     (PREP/judged.txt) with the student's code in the tests' process
@@ -572,6 +672,13 @@ both() { # both NAME DIR CHAPTERS [status]: DIR holds the judged files;
     [ "${4:-}" = status ] && cols=1-4
     mkdir -p "$o"
     for f in $judged; do
+        # A file the same as the solutions' is the solutions' object
+        # (compiled once, with the same flags; -fmacro-prefix-map makes
+        # its file names the same): only the mutated file is compiled.
+        if [ "$1" != solutions ] && [ -e "$pw/solutions/$f.o" ] && cmp -s "$d/$f.c" "$pw/src-solutions/$f.c"; then
+            objs+=("$pw/solutions/$f.o")
+            continue
+        fi
         # shellcheck disable=SC2086
         [ "$o/$f.o" -nt "$d/$f.c" ] || cc $scf -I"$AG/source/include" -fmacro-prefix-map="$d/=starter/" \
             -c -o "$o/$f.o" "$d/$f.c" 2>/dev/null || { fail "paths $1: $f.c does not compile"; return; }
@@ -636,19 +743,50 @@ beside_write="ch1-wrong-axis ch1-matmul-overrun ch3-slice-past-end ch8-ablate-me
 # any one run, either way; the race pass names it, not this comparison.)
 # (Nor a mistake planted in given code, such as ch5-residual-copy-dropped:
 # both paths link the kit's own given objects, so it would compare nothing.)
+# The mutants are compared two at a time (each in its own folders, its
+# own subshell): both paths of one mutant run one after the other, as
+# before, and each counts CPU time, so a neighbour cannot change a
+# verdict. Each mutant's lines and outcome are printed in the list's
+# order once all are done.
+path_jobs=${PATH_JOBS:-2}
+path_one() { # path_one MUTANT HOW: writes $pw/out-MUTANT (lines) and .st (status npaths)
+    local m=$1 how=$2 c
+    (
+        exec >"$pw/out-$m" 2>&1
+        status=0 npaths=0
+        rm -rf "$pw/src-$m" && cp -r "$pw/src-solutions" "$pw/src-$m"
+        if mutate "$m" "$pw/src-$m"; then
+            mname=$m
+            c=${m%%-*}
+            both "m-$m" "$pw/src-$m" "${c#ch}" $how
+        fi
+        rm -rf "$pw/m-$m" "$pw/src-$m"
+        echo "$status $npaths" >"$pw/st-$m"
+    ) </dev/null
+}
+pmuts=""
+running=0
 for m in $(for c in $(cat "$P/judged.txt"); do awk -F'\t' '!/^#/ && NF >= 3 && $2 !~ /^given\// && $4 !~ /^races:/ { print $1 }' "tests/mutants/ch$c.tsv"; done); do
     how=""
     case " $beside_read " in *" $m "*) how=status ;; esac
     case " $beside_write " in *" $m "*) continue ;; esac
-    rm -rf "$pw/src-m" && cp -r "$pw/src-solutions" "$pw/src-m"
-    mutate "$m" "$pw/src-m" || continue
-    mname=$m
-    c=${m%%-*}
-    both "m" "$pw/src-m" "${c#ch}" $how
-    rm -f "$pw/m"/*.o
+    pmuts="$pmuts $m"
+    path_one "$m" "$how" &
+    running=$((running + 1))
+    if [ $running -ge "$path_jobs" ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+for m in $pmuts; do
+    cat "$pw/out-$m" 2>/dev/null
+    if [ -e "$pw/st-$m" ]; then
+        read -r st n <"$pw/st-$m"
+        [ "$st" -eq 0 ] || status=1
+        npaths=$((npaths + n))
+    else fail "paths $m: its comparison ended without an outcome"; fi
 done
 [ $status -eq 0 ] && ok "make test's path and the worker's agree, test by test (status and message), on the solutions, the stubs and $((npaths - 2)) planted mistakes of chapters $(tr '\n' ',' <"$P/judged.txt" | sed 's/,$//') (${beside_read:+the status only for $beside_read, which read beside an array or memory never set; }not $beside_write, which write beside an array or past a block of their own)"
 
+lap 3b
 # ---------------------------------------------------------------------
 # 4. The points table: a malformed line is an error naming it.
 # ---------------------------------------------------------------------
@@ -688,6 +826,7 @@ rc=$?
 case "$out" in *"refusing to grade"*) [ $rc -ne 0 ] && ok "grade-all refuses when the sandbox cannot start" ;;
 *) fail "grade-all with a broken sandbox said: $out" ;; esac
 
+lap 4-5
 # ---------------------------------------------------------------------
 # 6. make grade-all on a generated class of 7.
 # ---------------------------------------------------------------------
@@ -734,6 +873,7 @@ grep -qF 'W_o forgotten | 1 of 7' "$rep" || fail "report.md does not count W_o f
 for f in mistakes.png mistakes.svg; do [ -s "$B/grade-all/$f" ] || fail "no $B/grade-all/$f"; done
 [ $status -eq 0 ] && ok "class report: report.md and mistakes.png/svg"
 
+lap 6
 # ---------------------------------------------------------------------
 # 7. A hog beside an honest neighbour. One student's matmul_fast() spins
 #    on 16 threads (plain C and an OpenMP pragma, which the gate allows);
@@ -753,6 +893,7 @@ t_honest=$(total honest) t_hog=$(total hog)
 if [ "$t_honest" = 100.00 ] && awk "BEGIN { exit !($t_hog < 100) }" && row hog | grep -q 'timed out'; then
     ok "a 16-thread hog graded beside the solutions: the neighbour $t_honest, the hog $t_hog (timed out), in $(($(date +%s) - start)) s"
 else fail "hog beside a neighbour: the neighbour $t_honest (not 100.00?), the hog $t_hog: $(row hog | cut -c1-200)"; fi
+lap 7
 # ---------------------------------------------------------------------
 # 8. The race pass's cell in grade-all, where bubblewrap runs it and it
 #    cannot become nobody: the trick 'cell' (tools/grade/tricks/cell.c,
@@ -795,5 +936,6 @@ if [ "$ran" -gt 0 ] && [ -z "$worked" ] && [ "$leaked" -eq 0 ] && [ "$t_honest" 
 else fail "grade-all cell: the neighbour $t_honest, the trick $t_cell (at most $base); run in the race pass: $ran; what worked: ${worked:-nothing}; the secret leaked: $leaked"; fi
 rm -f /tmp/trick-cell-file
 rm -f "$B/cell-secret"
+lap 8
 
 exit $status
