@@ -94,20 +94,31 @@ expect() { # id -> "right<TAB>neighbours", or nothing
         case "$id" in $glob) printf '%s\t%s\n' "$right" "${near:--}"; return ;; esac
     done <$here/expect.tsv
 }
-one() { # ch file id
-    local ch=$1 file=$2 id=$3 d=$work/ch$1 objs="" o
+# The other solutions' objects, for each file (once, not per mutant).
+declare -A others=()
+for f in $(printf '%s\n' "$targets" | cut -d' ' -f2); do
+    others[$f]=""
     for o in "$B"/solutions/solutions/*.o; do
-        [ "$(basename "$o" .o).c" = "$file" ] || objs="$objs $o"
+        [ "$(basename "$o" .o).c" = "$f" ] || others[$f]="${others[$f]} $o"
     done
+done
+one() { # ch file id; ID.exp keeps its expect.tsv line, ID.t its seconds:
+    # building, running (and the AddressSanitizer build and run)
+    local ch=$1 file=$2 id=$3 d=$work/ch$1 objs=${others[$2]} t0 t1 t2
+    expect "$id" >"$d/$id.exp"
+    t0=$(date +%s%N)
     if ! $cc $cflags -c -o "$d/$id.o" "$d/$id.c" 2>"$d/$id.cc" ||
         ! $cc $openmp -o "$d/$id.bin" $shared $objs "$d/$id.o" $libs 2>>"$d/$id.cc"; then
         echo cc >"$d/$id.rc"; return
     fi
+    t1=$(date +%s%N)
     "$d/$id.bin" --impl solutions --chapter "$ch" --timeout 5 >"$d/$id.out" 2>&1
     echo $? >"$d/$id.rc"
+    t2=$(date +%s%N)
+    echo "$(((t1 - t0) / 1000000)) $(((t2 - t1) / 1000000))" >"$d/$id.t"
     rm -f "$d/$id.bin" "$d/$id.o"
     # expect.tsv's "sanitizer": the same under AddressSanitizer too
-    if [ "$(expect "$id" | cut -f1)" = sanitizer ]; then
+    if [ "$(cut -f1 "$d/$id.exp")" = sanitizer ]; then
         if $cc $cflags $san -c -o "$d/$id.o" "$d/$id.c" 2>>"$d/$id.cc" &&
             $cc $openmp $san -o "$d/$id.bin" $shared $objs "$d/$id.o" $libs 2>>"$d/$id.cc"; then
             ASAN_OPTIONS=detect_leaks=0 "$d/$id.bin" --impl solutions --chapter "$ch" \
@@ -117,6 +128,7 @@ one() { # ch file id
             echo cc >"$d/$id.san"
         fi
         rm -f "$d/$id.bin" "$d/$id.o"
+        echo " $((($(date +%s%N) - t2) / 1000000))" >>"$d/$id.t"
     fi
 }
 t0=$(date +%s)
@@ -151,7 +163,7 @@ while IFS=$'\t' read -r ch file id fam before after; do
     d=$work/ch$ch
     fn=${id%%.*}
     rc=$(cat "$d/$id.rc" 2>/dev/null || echo none)
-    e=$(expect "$id")
+    if [ -e "$d/$id.exp" ]; then e=$(cat "$d/$id.exp"); else e=$(expect "$id"); fi
     right=${e%%$'\t'*} near=${e#*$'\t'}
     verdict="" why=""
     if [ "$rc" = cc ] && grep -q 'error:' "$d/$id.cc" &&
@@ -243,4 +255,18 @@ awk -F'\t' '
             printf "generated mistakes: named %d, neighbouring %d, described %d, caught only by SAN=1 %d, refused by the compiler (-Werror) %d, unseen on the tests inputs %d, misnamed %d, missed %d, of %d planted (%d%% named; %d equivalent changes not counted)\n", tot["named"], tot["neighbouring"], tot["described"], tot["sanitizer"], tot["compiler"], tot["unseen"], tot["misnamed"], tot["missed"], N, 100 * tot["named"] / N, tot["equivalent"]
     }' "$results"
 echo "built and ran $(wc -l <"$manifest") mutants in $((t1 - t0)) s ($jobs at a time), read their messages in $(($(date +%s) - t1)) s"
+# Where the time went, summed over the mutants (seconds of one slot):
+# building, running the tests (and how much of it in runs where a test
+# timed out), and the AddressSanitizer passes.
+while IFS=$'\t' read -r ch file id fam before after; do
+    d=$work/ch$ch
+    [ -e "$d/$id.t" ] || continue
+    read -r tb tr ts <"$d/$id.t"
+    to=0
+    grep -q 'timed out after' "$d/$id.out" 2>/dev/null && to=1
+    printf '%s %s %s %s %s\n' "$ch" "$tb" "$tr" "${ts:-0}" "$to"
+done <"$manifest" | awk '{ b += $2; r += $3; s += $4; if ($5) { tr += $3; nt++ }; cb[$1] += $2; cr[$1] += $3 }
+    END { printf "time in all: building %.0f s, running %.0f s (%.0f s of it in the %d mutants where a test timed out), AddressSanitizer %.0f s; per chapter (building+running):", b / 1000, r / 1000, tr / 1000, nt, s / 1000
+          for (c = 1; c <= 99; c++) if (c in cb) printf " ch%d %.0f+%.0f", c, cb[c] / 1000, cr[c] / 1000
+          printf "\n" }'
 [ -s "$results" ] && [ $bad -eq 0 ]
