@@ -3,7 +3,7 @@
 # kit's self-test. Runs the steps in tools/checks/ in order, each a
 # script that exits non-zero on failure (77: skipped, because a tool it
 # needs is missing; it says which), and ends with one line: N passed,
-# M failed, K skipped.
+# M failed, K skipped, after a table of each step's time.
 #
 # Every step is in one of two tiers, so that the README's second command
 # stays short and nothing is dropped:
@@ -64,30 +64,39 @@ if $list; then
     done
     exit 0
 fi
-passed=0 failed=0 skipped=0 failures="" skips=""
+passed=0 failed=0 skipped=0 failures="" skips="" table=""
 for step in $steps; do
     name=$(basename "$step" .sh)
     echo "== check $name"
     start=$(date +%s)
     rc=0
     bash "$step" || rc=$?
+    secs=$(( $(date +%s) - start ))
     if [ "$rc" -eq 77 ] && $no_skip; then
         failed=$((failed + 1))
         failures="$failures $name"
-        echo "== FAIL $name: SKIPPED, and every tier is installed here, so nothing may be skipped ($(( $(date +%s) - start )) s)"
+        echo "== FAIL $name: SKIPPED, and every tier is installed here, so nothing may be skipped ($secs s)"
     elif [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
-        echo "== ok   $name ($(( $(date +%s) - start )) s)"
+        echo "== ok   $name ($secs s)"
     elif [ "$rc" -eq 77 ]; then
         skipped=$((skipped + 1))
         skips="$skips $name"
-        echo "== SKIPPED $name ($(( $(date +%s) - start )) s)"
+        echo "== SKIPPED $name ($secs s)"
     else
         failed=$((failed + 1))
         failures="$failures $name"
-        echo "== FAIL $name ($(( $(date +%s) - start )) s)"
+        echo "== FAIL $name ($secs s)"
     fi
+    case $rc in 0) r=ok ;; 77) r=skipped ;; *) r=FAIL ;; esac
+    [ "$rc" -eq 77 ] && $no_skip && r=FAIL
+    table="$table$(printf '%-18s %-6s %7d  %s' "$name" "$(tier_of "$name")" "$secs" "$r")
+"
 done
+echo
+printf '%-18s %-6s %7s  %s\n' step tier seconds result
+printf '%s' "$table"
+printf '%-18s %-6s %7d\n' total "" "$(printf '%s' "$table" | awk '{ t += $3 } END { print t + 0 }')"
 echo
 [ -n "$failures" ] && echo "failed steps:$failures"
 [ -n "$skips" ] && echo "skipped steps (a tool is missing; see above):$skips"
