@@ -41,7 +41,7 @@ bench-lm: $(LM_BIN) $(ATT_BIN)
 # into $(B)/lm/starter/..., once the tests of the chapters it links
 # (LM_NEEDS: chapter 8 and the chapters it needs) pass.
 #
-#   make lm-experiment                 the book size (about 4 min, 2 cores)
+#   make lm-experiment                 the book size (a few minutes, 2 cores)
 #   make lm-experiment LM_SIZE=full    the full sweep (about 40 networks at the
 #                                      long run's budget: hours)
 #   make lm-experiment LM_SIZE=smoke   seconds: checks the machinery
@@ -117,7 +117,7 @@ $(DATA_STAMP): $(LM_SIZES_TSV)
 
 $(LM_BOOK_CSV): $(LM_EXP_DIR)/solutions/lm-experiment $(CORPUS_BIN) $(LM_BOOK_ARGS_FILE) $(LM_TABLES)
 	@mkdir -p $(LM_EXP_DIR)/data
-	@echo "  lm-experiment: chapter 8's book-sized run (about 4 min on 2 cores; progress below)"
+	@echo "  lm-experiment: chapter 8's book-sized run (a few minutes on 2 cores; progress below)"
 	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_BOOK_ARGS) --data $(LM_EXP_DIR)/data \
 	  $(if $(LM_WORKERS),--workers $(LM_WORKERS)) $(LM_EXP_DIR) >/dev/null
 	$(LM_TABLES) $(LM_EXP_DIR)/data $(LM_EXP_DIR)
