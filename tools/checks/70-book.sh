@@ -420,8 +420,9 @@ unnamed_figures() { # unnamed_figures HTML: the figures no text of their chapter
 }
 
 # The planted cases: chapter 1 with one function left out of its
-# Summary, and with its values typed in; a chapter whose second figure
-# is named only by its own caption.
+# Summary, with its values typed in, and without its "## Summary"
+# heading; a chapter whose second figure is named only by its own
+# caption.
 ch1=$(sh tools/mk/chapters.sh mds | head -n 1)
 fn1=$(registry_functions 1 | head -n 1)
 if [ -n "$fn1" ] && [ -e "$ch1" ]; then
@@ -436,6 +437,12 @@ if [ -n "$fn1" ] && [ -e "$ch1" ]; then
     case "$got" in
         *"quotes no value"*) echo "  a Summary whose numbers are typed, not values from the runs, fails" ;;
         *) fail "the summary check passed chapter 1's Summary with its values typed in: '$got'" ;;
+    esac
+    sed '/^## Summary/d' "$ch1" >"$work/sum-noheading.md"
+    got=$(summary_problems "$work/sum-noheading.md" 1)
+    case "$got" in
+        *'no section "## Summary"'*) echo "  a chapter without its Summary heading fails: $(printf '%s\n' "$got" | sed "s|$work/||" | head -n 1)" ;;
+        *) fail "the summary check passed chapter 1 with its \"## Summary\" heading removed: '$got'" ;;
     esac
 else
     fail "no chapter 1, or no exercise of it in tools/harness/exercises.def, to plant a mistake in"
