@@ -105,6 +105,7 @@ struct windows {
     unsigned char *y_class; /* (N, T) the tag class of each target */
     unsigned char *x_class; /* (N, T) the tag class of each input token */
     const char **x_tag;     /* (N, T) the Brown tag of each input token */
+    long *first; /* (N) the corpus index of each window's first token */
 };
 
 /* an n-gram baseline's losses on the networks' windows */

@@ -31,12 +31,14 @@ void windows_init(const struct run *run, struct windows *w,
     w->y_class = run_calloc(run, n * T, sizeof *w->y_class);
     w->x_class = run_calloc(run, n * T, sizeof *w->x_class);
     w->x_tag = run_calloc(run, n * T, sizeof *w->x_tag);
+    w->first = run_calloc(run, n, sizeof *w->first);
     const long span = d->split_n[s] - T - 1;
     if (span < n)
         run_fail(run, 1, "the corpus's %s split is too small for %d windows",
                  s == SPLIT_VALID ? "validation" : "test", n);
     for (int i = 0; i < n; i++) {
         long at = d->split_first[s] + (2L * i + phase) * span / (2L * n);
+        w->first[i] = at;
         for (int t = 0; t < T; t++) {
             const long p = at + t;
             w->x[i * T + t] = d->token[p];
@@ -51,7 +53,7 @@ void windows_init(const struct run *run, struct windows *w,
 void windows_free(struct windows *w)
 {
     free(w->x), free(w->y), free(w->y_class), free(w->x_class);
-    free((void *)w->x_tag);
+    free((void *)w->x_tag), free(w->first);
 }
 
 /* --lrs "2e-3,5e-3": numbers from 1e-5 to 1 */
