@@ -47,3 +47,31 @@ links-save:
 	cp $(LINKS_OUT)/all/sentences.tsv $(LINKS_OUT)/all/params.tsv $(LINKS_OUT)/all/coverage.tsv $(LINKS_DATA)/
 	gzip -n -9 -c $(LINKS_OUT)/all/links.tsv >$(LINKS_DATA)/links.tsv.gz
 	@sh tools/runs/sums.sh write $(LINKS_DATA)
+
+# make relations: chapter 8's relations from the committed links, on the
+# long run's windows (tools/runs/links/relations.c): each relation's cases
+# in the measurement and test windows, its best fixed offset, the class
+# rule, its hard cases, and the best margin the best of 1, 4 or 16 heads
+# a block shows by chance; no network is read. The links are decompressed
+# into $(LINKS_TSV) (given/links_lm.c reads them). The program links the
+# run's own setup (tools/runs/lm/: the windows, the sizes), so that its
+# windows are the run's; the recipe's sources are lm.mk's LM_EXP_SRC
+# (defined after this file is read: the prerequisites name the folder).
+LINKS_TSV   := $(B)/ch8/links.tsv
+REL_OUT     := $(LINKS_OUT)/relations
+REL_BIN     := $(LINKS_OUT)/relations-bin/relations
+
+$(LINKS_TSV): $(LINKS_DATA)/links.tsv.gz
+	@mkdir -p $(dir $@)
+	gzip -dc $< >$@.tmp && mv $@.tmp $@
+
+$(REL_BIN): tools/runs/links/relations.c $(wildcard tools/runs/lm/*.c tools/runs/lm/*.h) \
+            $(wildcard include/*.h) $(LIB_SRC) $(wildcard solutions/*.c) tools/runs/runner.c tools/runs/runner.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Itools/runs -Itools/runs/lm $(ATT_CFLAGS) -o $@ tools/runs/links/relations.c \
+	  $(filter-out tools/runs/lm/main.c,$(LM_EXP_SRC)) $(call LM_IMPL_SRC,solutions) $(LIB_SRC) -lm
+
+.PHONY: relations
+## relations: chapter 8's relations from the committed links on the long run's windows: cases, offset and class baselines, hard cases, the best-of-N null (build/links/relations)
+relations: $(REL_BIN) $(LINKS_TSV) $(CORPUS_BIN)
+	@$(REL_BIN) --corpus $(CORPUS_BIN) --links $(LINKS_TSV) $(REL_OUT)
