@@ -13,6 +13,8 @@
  *   remeasure.c  --remeasure: every final network's heads again
  *   sizes.c      the sizes --size picks (their width, depth, context,
  *                batch and tokens: sizes.tsv)
+ *   parsed.c     --parsed: a finished run's heads on the parser's
+ *                relations (links_lm.h)
  * main.c says what the run does and writes.
  *
  * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
@@ -215,6 +217,7 @@ struct out {
 struct lm_opts {
     const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
     const char *impl, *sizes;
+    const char *parsed, *links; /* --parsed RUN_DIR, --links FILE */
     int tokens, roles, stop, resume;
 };
 
@@ -320,5 +323,12 @@ float *remeasure_want(const struct run *run, struct lm *lm, const char *from);
 void remeasure_main(struct run *run, struct lm *lm, const char *dir,
                     const char *from, float *want, int argc, char **argv,
                     long cores);
+
+/* parsed.c: --parsed RUN_DIR: seed 1's network of every configuration
+ * of the finished run RUN_DIR, reloaded, its heads scored on the
+ * relations of the links in links_path (links_lm.h); parsed.csv into
+ * dir */
+void parsed_main(struct run *run, struct lm *lm, const char *dir,
+                 const char *from, const char *links_path);
 
 #endif

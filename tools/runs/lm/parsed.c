@@ -1,0 +1,258 @@
+/*
+ * parsed.c: --parsed RUN_DIR (lm.h): the heads of a finished run's
+ * networks scored on the parser's relations (links_lm.h) instead of the
+ * tag rules. For every configuration, seed 1's network at the rate the
+ * run's tuning chose (RUN_DIR/tuning.csv, read as --remeasure reads it;
+ * its parameters from RUN_DIR/models, load_params()) is reloaded, not
+ * trained; then, for each relation:
+ *   1. every head is scored on the measurement windows (lm->meas, the
+ *      validation text): its score is the share of the relation's cases
+ *      whose row puts its heaviest weight on the related word (the rule
+ *      of heads_lm.h: among j = 0 .. i, the lowest j on a tie), its
+ *      margin that minus the best fixed offset's share on the same cases
+ *      (links_baselines());
+ *   2. the head with the largest margin there (the first on a tie) is
+ *      chosen, and scored once on the test windows (lm->test), beside
+ *      the test cases' own offset and class baselines; and on the test
+ *      cases that are hard (neither at the best offset nor the nearest
+ *      word of their class).
+ * Choosing the best of L*h heads on the measurement windows inflates its
+ * margin there; the test score is the honest one, and meas_null_p95 is
+ * the 95th percentile of the best margin that L*h heads with no skill
+ * beyond the offset would show on the measurement cases
+ * (links_best_of_null(): PARSED_DRAWS draws, seed PARSED_SEED).
+ *
+ * Written into RESULTS_DIR: parsed.csv, one row per configuration and
+ * relation; the same printed. The links are --links FILE (default
+ * build/ch8/links.tsv: make build/ch8/links.tsv decompresses the
+ * committed ones).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "lm.h"
+#include "links_lm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PARSED_DRAWS 10000
+#define PARSED_SEED  20190801ULL
+#define LR           LINKS_N_RELATIONS
+#define PARSED_CHUNK 64 /* test windows whose weights are held at once */
+
+/* One relation's cases on one set of windows. */
+struct rcases {
+    int n, *word, *related;
+    unsigned char *hard;
+    struct links_baseline b;
+};
+
+static void cases_on(const struct run *run, const struct links *lk, int rel,
+                     const struct windows *w, int T, struct rcases *c)
+{
+    c->n = links_relation_cases(lk, rel, w->first, w->n, T, NULL, NULL, 0);
+    if (c->n < 0)
+        run_fail(run, 1, "the cases of %s: %s", links_relation_key(rel),
+                 kit_strerror(c->n));
+    c->word = run_calloc(run, c->n > 0 ? c->n : 1, sizeof *c->word);
+    c->related = run_calloc(run, c->n > 0 ? c->n : 1, sizeof *c->related);
+    c->hard = run_calloc(run, c->n > 0 ? c->n : 1, sizeof *c->hard);
+    links_relation_cases(lk, rel, w->first, w->n, T, c->word, c->related, c->n);
+    const int rc = links_baselines(c->word, c->related, c->n, w->x_class, w->n,
+                                   T, c->hard, &c->b);
+    if (rc != KIT_OK)
+        run_fail(run, 1, "the baselines of %s: %s", links_relation_key(rel),
+                 kit_strerror(rc));
+}
+
+/* The cases c0 .. c1 - 1 (flat positions from window w0 on) whose row in
+ * A (windows w0 .., T, T; one head) has its heaviest weight on the
+ * related word, those that are hard too into *hard_hits. */
+static long hits(const float *A, int T, int w0, const struct rcases *c, int c0,
+                 int c1, long *hard_hits)
+{
+    long n = 0;
+    for (int k = c0; k < c1; k++) {
+        const int p = c->word[k] - w0 * T, i = p % T;
+        const float *row = A + (size_t)p * T;
+        int best = 0;
+        for (int j = 1; j <= i; j++)
+            if (row[j] > row[best])
+                best = j;
+        const int hit = best == c->related[k] - w0 * T - (p - i);
+        n += hit;
+        if (hard_hits)
+            *hard_hits += hit && c->hard[k];
+    }
+    return n;
+}
+
+/* The first case at or after window w. */
+static int case_at(const struct rcases *c, int T, int w)
+{
+    int k = 0;
+    while (k < c->n && c->word[k] / T < w)
+        k++;
+    return k;
+}
+
+/* One network's row per relation: the best head on meas, scored on test. */
+struct parsed_row {
+    int head; /* l*h + i */
+    float meas_score, meas_margin, test_score, test_margin, hard_score;
+    float null_p95;
+};
+
+static int parsed_network(const struct lm *lm, struct gpt_model *m,
+                          const struct rcases *meas, const struct rcases *test,
+                          struct parsed_row *out)
+{
+    const int T = lm->sz.T, H = m->cfg.L * m->cfg.n_heads;
+    const int Nm = lm->meas.n, Nt = lm->test.n;
+    const int chunk = PARSED_CHUNK < Nm ? PARSED_CHUNK : Nm;
+    const size_t TT = (size_t)T * T;
+    const int most = Nm > chunk ? Nm : chunk;
+    float *A = malloc((size_t)H * most * TT * sizeof *A);
+    if (!A)
+        return KIT_E_NOMEM;
+    int rc = heads_weights(m, lm->meas.x, Nm, T, A);
+    for (int q = 0; q < LR && rc == KIT_OK; q++) {
+        out[q].head = 0;
+        float best = -2;
+        for (int k = 0; k < H; k++) {
+            const long n = hits(A + (size_t)k * Nm * TT, T, 0, &meas[q], 0,
+                                meas[q].n, NULL);
+            const float s = meas[q].n ? (float)n / (float)meas[q].n : 0.0f;
+            if (s - meas[q].b.offset_base > best) {
+                best = s - meas[q].b.offset_base;
+                out[q].head = k, out[q].meas_score = s,
+                out[q].meas_margin = best;
+            }
+        }
+        float mean, all_mean, all_p95;
+        rc = links_best_of_null(&meas[q].n, &meas[q].b.offset_base, 1, H,
+                                PARSED_DRAWS, PARSED_SEED, &mean,
+                                &out[q].null_p95, &all_mean, &all_p95);
+    }
+    /* the test windows, a chunk at a time */
+    long th[LR] = {0}, hh[LR] = {0};
+    for (int w0 = 0; w0 < Nt && rc == KIT_OK; w0 += chunk) {
+        const int nw = Nt - w0 < chunk ? Nt - w0 : chunk;
+        rc = heads_weights(m, lm->test.x + (size_t)w0 * T, nw, T, A);
+        for (int q = 0; q < LR && rc == KIT_OK; q++)
+            th[q] += hits(A + (size_t)out[q].head * nw * TT, T, w0, &test[q],
+                          case_at(&test[q], T, w0),
+                          case_at(&test[q], T, w0 + nw), &hh[q]);
+    }
+    for (int q = 0; q < LR && rc == KIT_OK; q++) {
+        const int n_hard = test[q].b.n_hard;
+        out[q].test_score = test[q].n ? (float)th[q] / (float)test[q].n : 0;
+        out[q].test_margin = out[q].test_score - test[q].b.offset_base;
+        out[q].hard_score = n_hard ? (float)hh[q] / (float)n_hard : 0;
+    }
+    free(A);
+    return rc;
+}
+
+void parsed_main(struct run *run, struct lm *lm, const char *dir,
+                 const char *from, const char *links_path)
+{
+    const int T = lm->sz.T;
+    for (int k = 0; k < 2; k++) { /* what a finished run wrote */
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", from,
+                 k ? "results.csv" : "tuning.csv");
+        FILE *f = fopen(path, "r");
+        if (!f)
+            run_fail(run, 1, "--parsed: cannot read %s (a finished run's)",
+                     path);
+        fclose(f);
+    }
+    free(remeasure_want(run, lm, from)); /* lm->chosen from its tuning.csv */
+    struct links lk;
+    char err[LINKS_ERR_LEN];
+    if (links_read(&lk, links_path, lm->d, err) != KIT_OK)
+        run_fail(run, 1, "--parsed: %s", err);
+    static struct rcases meas[LR], test[LR];
+    for (int q = 0; q < LR; q++) {
+        cases_on(run, &lk, q, &lm->meas, T, &meas[q]);
+        cases_on(run, &lk, q, &lm->test, T, &test[q]);
+    }
+    links_free(&lk);
+    char models[512];
+    snprintf(models, sizeof models, "%s/models", from);
+    lm->models_dir = models;
+    make_dir(run, dir);
+    struct run_col col[] = {
+        {"heads", 0},         {"kv_heads", 0},       {"lr", 6},
+        {"block", 0},         {"head", 0},           {"meas_cases", 0},
+        {"meas_score", 4},    {"meas_base", 4},      {"meas_margin", 4},
+        {"meas_null_p95", 4}, {"test_cases", 0},     {"test_score", 4},
+        {"test_base", 4},     {"test_margin", 4},    {"test_class_base", 4},
+        {"test_hard", 0},     {"test_hard_score", 4}};
+    const int nc = (int)(sizeof col / sizeof col[0]);
+    struct run_csv csv;
+    run_csv_open(&csv, run, dir, "parsed.csv", "relation", col, nc);
+    printf("The parser's relations: each network's best head on the %d "
+           "measurement windows (its margin over the best offset), scored "
+           "once on the %d test windows\n",
+           lm->meas.n, lm->test.n);
+    for (int hc = 0; hc < lm->n_cfg; hc++) {
+        const struct gpt_config cfg = model_config(lm, lm->cfg_h[hc]);
+        const int g = lm->cfg_g[hc], li = lm->chosen[hc];
+        struct gpt_model m;
+        char path[600], name[64];
+        cfg_label(lm, hc, name, sizeof name);
+        model_path(lm, cfg.n_heads, g, li, path, sizeof path);
+        int rc = gpt_init(&m, &cfg, RUN_FIRST_SEED);
+        if (rc != KIT_OK)
+            run_fail(run, 1, "%s: %s", name, kit_strerror(rc));
+        if (g < cfg.n_heads)
+            gpt_kv_share(&m, g, GPT_KV_COPY);
+        if (load_params(&m, path) != KIT_OK)
+            run_fail(run, 1, "--parsed: cannot read %s (%s, seed %llu)", path,
+                     name, RUN_FIRST_SEED);
+        struct parsed_row row[LR];
+        rc = parsed_network(lm, &m, meas, test, row);
+        gpt_free(&m);
+        if (rc != KIT_OK)
+            run_fail(run, 1, "%s: %s", name, kit_strerror(rc));
+        printf("\n%s (lr %g): relation, block.head, meas score/base/margin "
+               "(null p95), test score/base/margin, class rule, hard score\n",
+               name, (double)lm->sz.lr[li]);
+        for (int q = 0; q < LR; q++) {
+            const struct parsed_row *r = &row[q];
+            const int l = r->head / cfg.n_heads, i = r->head % cfg.n_heads;
+            const double v[] = {cfg.n_heads,
+                                g,
+                                lm->sz.lr[li],
+                                l,
+                                i,
+                                meas[q].n,
+                                r->meas_score,
+                                meas[q].b.offset_base,
+                                r->meas_margin,
+                                r->null_p95,
+                                test[q].n,
+                                r->test_score,
+                                test[q].b.offset_base,
+                                r->test_margin,
+                                test[q].b.class_base,
+                                test[q].b.n_hard,
+                                r->hard_score};
+            run_csv_row(&csv, links_relation_key(q), v);
+            printf("  %-4s %d.%-2d  %.3f %.3f %+.3f (%.3f)  %.3f %.3f %+.3f  "
+                   "%.3f  %.3f\n",
+                   links_relation_key(q), l, i, (double)r->meas_score,
+                   (double)meas[q].b.offset_base, (double)r->meas_margin,
+                   (double)r->null_p95, (double)r->test_score,
+                   (double)test[q].b.offset_base, (double)r->test_margin,
+                   (double)test[q].b.class_base, (double)r->hard_score);
+        }
+    }
+    run_csv_close(&csv);
+    printf("(written: %s/parsed.csv)\n", dir);
+    for (int q = 0; q < LR; q++)
+        free(meas[q].word), free(meas[q].related), free(meas[q].hard),
+            free(test[q].word), free(test[q].related), free(test[q].hard);
+}
