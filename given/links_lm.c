@@ -48,7 +48,7 @@ static const struct {
     [LINKS_REL_R] = {"R", "relative pronoun -> noun", "R", NULL},
     [LINKS_REL_B] = {"B", "verb -> noun it relates to", "B", NULL},
     [LINKS_REL_ZZZ] = {"ZZZ", "quotation mark -> word before", "ZZZ", NULL},
-    [LINKS_REL_WV] = {"WV", "verb -> its clause's head", "WV", NULL},
+    [LINKS_REL_WV] = {"WV", "verb -> word opening its clause", "WV", NULL},
     [LINKS_REL_IDIOM] = {"_", "within an idiom", "_", NULL},
     [LINKS_REL_MX] = {"MX", "apposition -> noun", "MX", NULL},
 };

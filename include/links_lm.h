@@ -110,7 +110,7 @@ enum links_relation_id {
     LINKS_REL_B,     /* verb -> the noun it relates back to ("the
                       * man he saw", a relative clause)            */
     LINKS_REL_ZZZ,   /* quotation mark -> the word before it      */
-    LINKS_REL_WV,    /* verb -> its clause's head word             */
+    LINKS_REL_WV,    /* verb -> the word that opens its clause     */
     LINKS_REL_IDIOM, /* within an idiom of the dictionary ("_")   */
     LINKS_REL_MX,    /* apposition -> noun ("John, my friend,")   */
     LINKS_N_RELATIONS
