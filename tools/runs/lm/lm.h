@@ -6,7 +6,8 @@
  *                (heads_lm.h)
  *   setup.c      the windows, relations, sentence and prompts the run
  *                reads from the corpus, and the n-gram baselines
- *   write.c      the CSV and data files of the measured heads
+ *   write.c      the CSV and data files of the measured heads, and the
+ *                run's closing summary
  *   resume.c     the networks' parameters and records, saved and
  *                reloaded (--resume, --remeasure)
  *   roles.c      --roles: roles as they appear
@@ -281,6 +282,9 @@ void write_offsets(const struct run *run, const char *dir,
 void write_relations(const struct run *run, const struct lm *lm,
                      const char *dir, const struct result *const *meas,
                      int n_meas);
+/* the wall time, the networks trained and kept, the files (stdout) */
+void summary(const struct lm *lm, const char *dir, const struct result *tune,
+             const struct result *fin, double wall, long peak);
 void write_ablation_table(const char *dir, const char *name,
                           const struct result *r);
 void write_ablation(const struct run *run, const char *dir,

@@ -263,39 +263,6 @@ static int write_files(const struct run *run, const struct lm *lm,
     return n_meas;
 }
 
-/* the wall time, the networks trained and kept, the files */
-static void summary(const struct lm *lm, const char *dir,
-                    const struct result *tune, const struct result *fin,
-                    double wall, long peak)
-{
-    const int H = lm->n_cfg, S = lm->sz.seeds, n_lr = lm->sz.n_lr;
-    printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
-           "tuning + %d more seeds), %d tokens each; peak memory of a "
-           "training process %.0f MB.\n",
-           wall, wall / 60, n_tuned(lm, tune) + H * (S - 1), n_tuned(lm, tune),
-           H * (S - 1), fin[0].tokens, peak / 1024.0);
-    int kept = 0;
-    double train_sum = 0;
-    for (int k = 0; k < H * n_lr; k++) {
-        kept += tune[k].kept;
-        train_sum += tune[k].trained ? tune[k].train_s : 0;
-    }
-    for (int k = 0; k < H * S; k++) { /* seed 1's are the tuning's */
-        kept += k % S > 0 && fin[k].kept;
-        train_sum += k % S > 0 ? fin[k].train_s : 0;
-    }
-    if (kept)
-        printf("Resumed: %d of those networks were kept from an earlier run "
-               "(--resume), so the wall time above is this run's part only. "
-               "Every network's training, summed: %.1f s (%.1f min) of one "
-               "core.\n",
-               kept, train_sum, train_sum / 60);
-    printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
-           "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
-           "row_max.csv, sentence/, generated.txt)\n",
-           dir);
-}
-
 int main(int argc, char **argv)
 {
     struct run run = {
@@ -329,11 +296,6 @@ int main(int argc, char **argv)
                                 : NULL; /* the run's test losses */
     lm_setup(&run, &lm, &d);
     if (opt.parsed) { /* a finished run's heads on the parser's relations */
-        if (opt.remeasure || opt.roles || opt.stop || opt.lrs || opt.data ||
-            opt.ref)
-            run_fail(&run, 2,
-                     "--parsed reads a finished run's networks: give it the "
-                     "run's --size, --heads, --kv, --seeds and --corpus only");
         parsed_main(&run, &lm, dir, opt.parsed,
                     opt.links ? opt.links : "build/ch8/links.tsv");
         lm_free(&lm, &d);

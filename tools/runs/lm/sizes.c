@@ -161,6 +161,11 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         run_fail(run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
+    if (o->parsed &&
+        (o->remeasure || o->roles || o->stop || o->lrs || o->data || o->ref))
+        run_fail(run, 2,
+                 "--parsed reads a finished run's networks: give it the "
+                 "run's --size, --heads, --kv, --seeds and --corpus only");
     if (o->remeasure && (o->roles || o->stop || o->lrs || o->data || o->ref))
         run_fail(run, 2,
                  "--remeasure reads a finished run's rates and networks: "

@@ -417,3 +417,35 @@ void write_stopped(const struct run *run, const struct lm *lm, const char *dir,
            n_tuned(lm, tune), n_tuned(lm, tune) > 1 ? "s" : "", lm->stop,
            lm->sz.tokens, (run_now() - t0) / 60, dir);
 }
+
+/* the wall time, the networks trained and kept, the files */
+void summary(const struct lm *lm, const char *dir, const struct result *tune,
+             const struct result *fin, double wall, long peak)
+{
+    const int H = lm->n_cfg, S = lm->sz.seeds, n_lr = lm->sz.n_lr;
+    printf("\nWall time %.1f s (%.1f min) for %d networks trained (%d "
+           "tuning + %d more seeds), %d tokens each; peak memory of a "
+           "training process %.0f MB.\n",
+           wall, wall / 60, n_tuned(lm, tune) + H * (S - 1), n_tuned(lm, tune),
+           H * (S - 1), fin[0].tokens, peak / 1024.0);
+    int kept = 0;
+    double train_sum = 0;
+    for (int k = 0; k < H * n_lr; k++) {
+        kept += tune[k].kept;
+        train_sum += tune[k].trained ? tune[k].train_s : 0;
+    }
+    for (int k = 0; k < H * S; k++) { /* seed 1's are the tuning's */
+        kept += k % S > 0 && fin[k].kept;
+        train_sum += k % S > 0 ? fin[k].train_s : 0;
+    }
+    if (kept)
+        printf("Resumed: %d of those networks were kept from an earlier run "
+               "(--resume), so the wall time above is this run's part only. "
+               "Every network's training, summed: %.1f s (%.1f min) of one "
+               "core.\n",
+               kept, train_sum, train_sum / 60);
+    printf("(written: %s/table.txt, tuning.csv, results.csv, curves.dat, "
+           "offsets.csv, relations.csv, ablation.csv, seed_heads.csv, "
+           "row_max.csv, sentence/, generated.txt)\n",
+           dir);
+}
