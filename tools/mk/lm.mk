@@ -67,7 +67,8 @@ LM_WORKERS ?=
 LM_EXP_DIR := $(B)/lm
 # the driver (main.c) and its parts (lm.h); train.c is lm-train's own
 LM_EXP_SRC := $(addprefix tools/runs/lm/,main.c network.c setup.c write.c \
-                book.c resume.c roles.c remeasure.c sizes.c parsed.c) $(RUNNER_SRC)
+                book.c resume.c roles.c remeasure.c sizes.c parsed.c \
+                weights16.c) $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
 # the reference's run of the same size, which the student's is compared
 # with: for the long size, the one committed with the kit (LM_LONG_REF)
@@ -250,3 +251,38 @@ lm-roles: $(LM_EXP_DIR)/solutions/lm-experiment
 	$(LM_EXP_DIR)/solutions/lm-experiment $(LM_ROLES_ARGS) --corpus $(CORPUS_BIN) \
 	  $(if $(LM_STOP),--stop $(LM_STOP)) $(LM_ROLES_OUT)
 	@sh tools/runs/lm/roles_compare.sh $(LM_ROLES_OUT) $(LM_ROLES_REF) $(LM_ROLES_TOL)
+
+# make lm-weights-check: the committed long run's final networks, kept
+# in 16-bit floats in $(LM_WEIGHTS)/ (tools/runs/lm/weights16.c:
+# hH_gG_sSEED.f16, about 1.26 MB each, which lm-experiment --pack RUN_DIR
+# writes from a run's models/), measured again without training
+# (--remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS)) into
+# $(LM_WEIGHTS_OUT)/, then every measure compared with the committed
+# run's CSV files by tools/runs/lm/weights_compare.sh: seed_heads.csv
+# (each network's test loss and its heads summed up), offsets.csv,
+# relations.csv, ablation.csv, tag_profiles.csv and row_max.csv, each
+# number within LM_WEIGHTS_TOL (0.0005: the same to 3 decimals) of the
+# committed one, widened by half a unit of the committed value's last
+# printed decimal; a whole number equal. LM_WEIGHTS_KV=none: the head
+# counts only (the networks sharing K/V heads left out).
+#
+#   make lm-weights-check
+#   make lm-weights-check LM_WEIGHTS=build/lm/smoke/weights \
+#     LM_WEIGHTS_REF=build/lm/smoke LM_WEIGHTS_SIZE=smoke
+LM_WEIGHTS      ?= $(LM_LONG_REF)/weights
+LM_WEIGHTS_REF  ?= $(LM_LONG_REF)
+LM_WEIGHTS_SIZE ?= long
+LM_WEIGHTS_OUT  ?= $(B)/lm/weights-check
+LM_WEIGHTS_TOL  ?= 0.0005
+LM_WEIGHTS_KV   ?=
+
+.PHONY: lm-weights-check
+## lm-weights-check: the committed long run's final networks, read from their 16-bit weights, measured again: every measure the same as the committed CSV files' to 3 decimals
+lm-weights-check: $(LM_EXP_DIR)/solutions/lm-experiment
+	@[ -d $(LM_WEIGHTS) ] || { echo "make lm-weights-check: no 16-bit weights in $(LM_WEIGHTS)/ to check: write them from the run's networks with lm-experiment --size $(LM_WEIGHTS_SIZE) --pack RUN_DIR $(LM_WEIGHTS)"; exit 1; }
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	@mkdir -p $(LM_WEIGHTS_OUT)
+	$(LM_EXP_DIR)/solutions/lm-experiment --size $(LM_WEIGHTS_SIZE) --corpus $(CORPUS_BIN) \
+	  $(if $(LM_WEIGHTS_KV),--kv $(LM_WEIGHTS_KV)) \
+	  --remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS) $(LM_WEIGHTS_OUT)
+	@sh tools/runs/lm/weights_compare.sh $(LM_WEIGHTS_OUT) $(LM_WEIGHTS_REF) $(LM_WEIGHTS_TOL)

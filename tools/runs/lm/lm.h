@@ -11,7 +11,10 @@
  *   resume.c     the networks' parameters and records, saved and
  *                reloaded (--resume, --remeasure)
  *   roles.c      --roles: roles as they appear
- *   remeasure.c  --remeasure: every final network's heads again
+ *   remeasure.c  --remeasure: every final network's heads again, from
+ *                the run's models or (--weights) its 16-bit files;
+ *                --pack: those files written
+ *   weights16.c  a network in 16-bit floats: the conversion, the file
  *   sizes.c      the sizes --size picks (their width, depth, context,
  *                batch and tokens: sizes.tsv)
  *   parsed.c     --parsed: a finished run's heads on the parser's
@@ -34,6 +37,7 @@
 #include "rng.h"
 #include "runner.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 #define PROG "lm-experiment"
@@ -125,6 +129,9 @@ struct lm {
     int base_gen[N_GEN][8 + LM_GEN_NEW]; /* the trigram's lines */
     struct size sz;
     const char *models_dir;
+    /* --weights: the final networks are read from this folder's 16-bit
+     * files (weights16_path()), none trained, and seed 1's measured */
+    const char *weights_dir;
     int threads;
     int resume; /* --resume: networks an earlier run finished are kept */
     /* 1: tuning, 2: the chosen rates over seeds, 3: --remeasure (phase
@@ -217,7 +224,7 @@ struct out {
 /* the options (main.c) */
 struct lm_opts {
     const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
-    const char *impl, *sizes;
+    const char *impl, *sizes, *pack, *weights;
     const char *parsed, *links; /* --parsed RUN_DIR, --links FILE */
     int tokens, roles, stop, resume;
 };
@@ -312,7 +319,7 @@ void model_path(const struct lm *lm, int heads, int g, int lr_index, char *buf,
 void seed_path(const struct lm *lm, int heads, int g, int lr_index, int s,
                char *buf, size_t n);
 int save_params(const struct gpt_model *m, const char *path);
-int load_params(struct gpt_model *m, const char *path);
+int load_params(struct gpt_model *m, const char *path, char *why, size_t n);
 int save_record(const struct lm *lm, const struct result *r, const char *path);
 int load_record(const struct lm *lm, struct result *r, const char *path);
 
@@ -322,11 +329,47 @@ int roles_measure(struct gpt_model *m, const struct lm *lm,
 void roles_main(struct run *run, struct lm *lm, const char *dir, int roles,
                 int argc, char **argv, long cores);
 
-/* remeasure.c: --remeasure */
+/* remeasure.c: --remeasure, --pack */
+void read_chosen(const struct run *run, struct lm *lm, const char *from,
+                 const char *opt);
 float *remeasure_want(const struct run *run, struct lm *lm, const char *from);
 void remeasure_main(struct run *run, struct lm *lm, const char *dir,
                     const char *from, float *want, int argc, char **argv,
                     long cores);
+void pack_main(struct run *run, struct lm *lm, const char *dir,
+               const char *from);
+
+/* weights16.c: a network in 16-bit floats (IEEE binary16, little-endian):
+ * "LMPARAMH", then V T C L n_heads kv_heads n_params seed and the rate's
+ * float32 bits as uint32, then the parameters */
+#define PARAMS16_MAGIC "LMPARAMH"
+struct params16_head {
+    int V, T, C, L, n_heads, kv_heads, n_params;
+    unsigned long long seed;
+    float lr;
+};
+/* x rounded to the nearest 16-bit float (a tie to even) into *h: KIT_OK,
+ * or KIT_E_INPUT for a NaN, an infinity or a value beyond 65504 */
+int f16_from_float(float x, uint16_t *h);
+float f16_to_float(uint16_t h);
+/* the conversion's edge cases and round trips: KIT_OK and a line that
+ * says so, or KIT_E_INPUT and the first case wrong, into why */
+int f16_selftest(char *why, size_t n);
+/* DIR/hH_gG_sSEED.f16 */
+void weights16_path(const char *dir, int heads, int g, unsigned long long seed,
+                    char *buf, size_t n);
+/* These return KIT_OK, or an error and one line into why (if not NULL)
+ * that names the file and what is wrong with it. */
+int save_params16(const struct gpt_model *m, int kv_heads,
+                  unsigned long long seed, float lr, const char *path,
+                  char *why, size_t n);
+/* the header into *hd and (if params) the parameters, of which the
+ * file must hold max_params */
+int read_params16(const char *path, struct params16_head *hd, float *params,
+                  int max_params, char *why, size_t n);
+/* into m, whose sizes the file's must be; its K/V heads must be copies
+ * as its header says */
+int load_params16(struct gpt_model *m, const char *path, char *why, size_t n);
 
 /* parsed.c: --parsed RUN_DIR: seed 1's network of every configuration
  * of the finished run RUN_DIR, reloaded, its heads scored on the

@@ -11,17 +11,20 @@
  *                 [--data DIR] [--reference DIR] [--stop TOKENS]
  *                 RESULTS_DIR
  *   lm-experiment --roles CHECKPOINTS --lrs LR [...] RESULTS_DIR
- *   lm-experiment --remeasure RUN_DIR [--size ...] RESULTS_DIR
+ *   lm-experiment --remeasure RUN_DIR [--weights DIR] [--size ...] RESULTS_DIR
+ *   lm-experiment --pack RUN_DIR [--size ...] OUT_DIR
  *   lm-experiment --resume [...] RESULTS_DIR
  *   lm-experiment --parsed RUN_DIR [--links FILE] [--size ...] RESULTS_DIR
  *
  * --resume keeps the networks an earlier run into the same RESULTS_DIR
  * finished with the same settings, and trains only the others
  * (resume.c); --remeasure RUN_DIR measures the heads of every final
- * network of a finished run (remeasure.c); --roles, roles as they
- * appear (roles.c); --parsed RUN_DIR scores the heads of a finished
- * run's seed-1 networks on the parser's relations (parsed.c: links
- * from --links FILE, default build/ch8/links.tsv), writing parsed.csv.
+ * network of a finished run (remeasure.c), with --weights DIR from its
+ * networks in 16-bit floats (weights16.c), which --pack RUN_DIR writes
+ * into OUT_DIR; --roles, roles as they appear (roles.c); --parsed
+ * RUN_DIR scores the heads of a finished run's seed-1 networks on the
+ * parser's relations (parsed.c: links from --links FILE, default
+ * build/ch8/links.tsv), writing parsed.csv.
  *
  * --stop TOKENS (with --lrs) trains the tuning networks of the rates
  * given on their whole run's schedule but stops each after TOKENS
@@ -124,10 +127,12 @@ static const char *parse_options(struct run *run, int argc, char **argv,
         {"--corpus", "CORPUS", &o->corpus, NULL, 0, 0},
         {"--impl", "IMPL", &o->impl, NULL, 0, 0},
         {"--remeasure", "RUN_DIR", &o->remeasure, NULL, 0, 0},
+        {"--weights", "WEIGHTS_DIR", &o->weights, NULL, 0, 0},
+        {"--pack", "RUN_DIR", &o->pack, NULL, 0, 0},
         {"--resume", NULL, NULL, &o->resume, 0, 0},
         {"--parsed", "RUN_DIR", &o->parsed, NULL, 0, 0},
         {"--links", "LINKS", &o->links, NULL, 0, 0}};
-    return argv[run_args(run, argc, argv, opt, 16, 1, 1)];
+    return argv[run_args(run, argc, argv, opt, 18, 1, 1)];
 }
 
 /* 1. tuning on seed 1: the grid, then, for every configuration whose
@@ -272,8 +277,9 @@ int main(int argc, char **argv)
             "[--heads 1,2,4,8,16] [--lrs 1.5e-3,3e-3,6e-3] [--kv 4,2,1|none] "
             "[--data DIR] [--reference DIR] "
             "[--tokens N] [--corpus FILE] [--impl NAME] [--sizes FILE] "
-            "[--stop TOKENS] [--remeasure RUN_DIR] [--resume] "
-            "[--parsed RUN_DIR] [--links FILE] RESULTS_DIR",
+            "[--stop TOKENS] [--remeasure RUN_DIR [--weights DIR]] "
+            "[--pack RUN_DIR] [--resume] [--parsed RUN_DIR] [--links FILE] "
+            "RESULTS_DIR",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     struct lm_opts opt = {
@@ -292,6 +298,11 @@ int main(int argc, char **argv)
                        "Brown corpus it reads)");
     lm.d = &d;
     configurations(&run, opt.kv, &lm);
+    if (opt.pack) { /* a finished run's final networks in 16 bits */
+        pack_main(&run, &lm, dir, opt.pack);
+        lm_free(&lm, &d);
+        return 0;
+    }
     float *want = opt.remeasure ? remeasure_want(&run, &lm, opt.remeasure)
                                 : NULL; /* the run's test losses */
     lm_setup(&run, &lm, &d);

@@ -238,10 +238,16 @@ int network_run(int k, void *result, void *ctx)
     const char *own = lm->phase == 1 ? path : spath;
     const int keep = lm->resume && !lm->stop && (lm->phase == 1 || s > 0) &&
                      load_record(lm, r, own) == KIT_OK &&
-                     load_params(&m, own) == KIT_OK;
-    if (lm->phase >= 2 && s == 0) /* the tuning run's own network */
-        rc = load_params(&m, path);
-    else if (lm->phase == 3 && load_params(&m, spath) == KIT_OK)
+                     load_params(&m, own, NULL, 0) == KIT_OK;
+    char why[1400];
+    if (lm->weights_dir) { /* --weights: the run's 16-bit files, only */
+        weights16_path(lm->weights_dir, cfg.n_heads, g, seed, path,
+                       sizeof path);
+        if ((rc = load_params(&m, path, why, sizeof why)) != KIT_OK)
+            fprintf(stderr, PROG ": %s\n", why);
+    } else if (lm->phase >= 2 && s == 0) /* the tuning run's own network */
+        rc = load_params(&m, path, NULL, 0);
+    else if (lm->phase == 3 && load_params(&m, spath, NULL, 0) == KIT_OK)
         rc = KIT_OK; /* --remeasure: a seed's network, kept */
     else if (keep)
         rc = KIT_OK, r->kept = 1;
@@ -264,7 +270,8 @@ int network_run(int k, void *result, void *ctx)
     if (rc == KIT_OK && lm->phase >= 2) {
         rc = lm_eval_loss(&m, lm->test.x, lm->test.y, lm->test.n, lm->sz.T,
                           &r->test_loss);
-        if (rc == KIT_OK && lm->phase == 2 && s == 0 && g == cfg.n_heads)
+        if (rc == KIT_OK && (lm->phase == 2 || lm->weights_dir) && s == 0 &&
+            g == cfg.n_heads)
             rc = measure(&m, lm, r);
         if (rc == KIT_OK)
             rc = heads_summary(&m, lm, r);

@@ -209,9 +209,10 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
             run_fail(run, 1, "%s: %s", name, kit_strerror(rc));
         if (g < cfg.n_heads)
             gpt_kv_share(&m, g, GPT_KV_COPY);
-        if (load_params(&m, path) != KIT_OK)
-            run_fail(run, 1, "--parsed: cannot read %s (%s, seed %llu)", path,
-                     name, RUN_FIRST_SEED);
+        char why[300];
+        if (load_params(&m, path, why, sizeof why) != KIT_OK)
+            run_fail(run, 1, "--parsed: %s (%s, seed %llu)", why, name,
+                     RUN_FIRST_SEED);
         struct parsed_row row[LR];
         rc = parsed_network(lm, &m, meas, test, row);
         gpt_free(&m);

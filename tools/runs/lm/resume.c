@@ -10,6 +10,9 @@
  * only the others, so that a run too long for one sitting can be
  * stopped and started again, losing only the networks under way. The
  * code is not among the settings: after changing it, delete models/.
+ *
+ * load_params() reads the 16-bit files of weights16.c as well, so
+ * --remeasure and --resume take either.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -54,21 +57,39 @@ int save_params(const struct gpt_model *m, const char *path)
     return KIT_OK;
 }
 
-int load_params(struct gpt_model *m, const char *path)
+/* Either format, by its first 8 bytes: this file's 32-bit one, or the
+ * 16-bit one of weights16.c (load_params16()). On an error, why (if not
+ * NULL) says what is wrong with the file in one line. */
+int load_params(struct gpt_model *m, const char *path, char *why, size_t n)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
+    if (!f) {
+        if (why)
+            snprintf(why, n, "%s: cannot open it", path);
         return KIT_E_INPUT;
-    char magic[8];
+    }
+    char magic[8] = {0};
     int head[6];
     const int want[6] = {m->cfg.V, m->cfg.T,       m->cfg.C,
                          m->cfg.L, m->cfg.n_heads, m->n_params};
-    int ok = fread(magic, 8, 1, f) == 1 && !memcmp(magic, PARAMS_MAGIC, 8) &&
-             fread(head, sizeof head, 1, f) == 1 &&
-             !memcmp(head, want, sizeof head) &&
-             fread(m->params, sizeof *m->params, (size_t)m->n_params, f) ==
-                 (size_t)m->n_params;
+    if (fread(magic, 8, 1, f) == 1 && !memcmp(magic, PARAMS16_MAGIC, 8)) {
+        fclose(f);
+        return load_params16(m, path, why, n);
+    }
+    int ok = !memcmp(magic, PARAMS_MAGIC, 8), sizes = 0;
+    ok = ok && fread(head, sizeof head, 1, f) == 1 &&
+         (sizes = !memcmp(head, want, sizeof head)) &&
+         fread(m->params, sizeof *m->params, (size_t)m->n_params, f) ==
+             (size_t)m->n_params &&
+         fgetc(f) == EOF;
     fclose(f);
+    if (!ok && why)
+        snprintf(why, n, "%s: %s", path,
+                 memcmp(magic, PARAMS_MAGIC, 8)
+                     ? "not a network's parameters (it begins neither "
+                       "\"" PARAMS_MAGIC "\" nor \"" PARAMS16_MAGIC "\")"
+                 : !sizes ? "its header's sizes are not the network's"
+                          : "truncated, or bytes after the parameters");
     return ok ? KIT_OK : KIT_E_INPUT;
 }
 

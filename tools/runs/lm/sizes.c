@@ -161,8 +161,24 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         run_fail(run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
-    if (o->parsed &&
-        (o->remeasure || o->roles || o->stop || o->lrs || o->data || o->ref))
+    if (o->weights && !o->remeasure)
+        run_fail(run, 2,
+                 "--weights DIR reads the networks of the run --remeasure "
+                 "RUN_DIR names: give both");
+    if (o->pack && (o->remeasure || o->roles || o->resume))
+        run_fail(run, 2,
+                 "--pack is alone: not with --remeasure, --roles "
+                 "or --resume");
+    if (o->pack || o->weights) { /* the 16-bit conversion, first */
+        char why[200];
+        const int rc = f16_selftest(why, sizeof why);
+        if (rc != KIT_OK)
+            run_fail(run, 1, "%s", why);
+        fprintf(stderr, PROG ": %s\n", why);
+    }
+    lm->weights_dir = o->weights;
+    if (o->parsed && (o->remeasure || o->roles || o->stop || o->lrs ||
+                      o->data || o->ref || o->pack || o->weights))
         run_fail(run, 2,
                  "--parsed reads a finished run's networks: give it the "
                  "run's --size, --heads, --kv, --seeds and --corpus only");
