@@ -22,7 +22,10 @@
 # number (a count, an offset, a flag) must be equal. A configuration (the
 # heads and, where there is the column, the K/V heads) that NEW has no row
 # of is not compared, and said so; of one it has, every row of REF must be
-# in NEW. Prints a line per file (its largest difference, and where) and
+# in NEW. A relation's score (and so its margin) is the share of its
+# cases whose heaviest weight falls on the related word: one case that
+# changes is 1/cases, more than 0.0005 in every committed relation, and a
+# disagreement there says how many cases changed. Prints a line per file (its largest difference, and where) and
 # each measure that disagrees; exits 1 when one does or a row is missing.
 set -eu
 new=$1 ref=$2 tol=$3
@@ -41,6 +44,15 @@ for spec in seed_heads.csv:1,2,4:1,2 offsets.csv:1,2,3:1 \
                 for (i = 1; i <= nk; i++) iskey[kc[i]] = 1 }
         function id(   s, i) { s = $kc[1]; for (i = 2; i <= nk; i++) s = s "," $kc[i]; return s }
         function cfg(   s, i) { s = $cc[1]; for (i = 2; i <= nc; i++) s = s "," $cc[i]; return s }
+        # relations.csv: a score is a share of cases (hard_ ones: of the
+        # hard cases), so a difference d is d x cases cases that changed
+        # their heaviest weight; said beside it
+        function cases(i, d,   c, j) {
+            c = ""
+            for (j = 1; j <= NF; j++)
+                if (name[j] == (name[i] ~ /^hard_/ ? "hard_cases" : "cases")) c = $j
+            return c == "" || name[i] !~ /score|margin/ ? "" : sprintf(": %d of %d cases", d * c + 0.5, c)
+        }
         # decimals printed: 0 for a whole number
         function decimals(x,   i) { i = index(x, "."); return i ? length(x) - i : 0 }
         FNR == 1 { if (NR == FNR) { rh = $0; split($0, name, ",") }
@@ -57,7 +69,7 @@ for spec in seed_heads.csv:1,2,4:1,2 offsets.csv:1,2,3:1 \
                 p = decimals(r[i]); q = decimals($i)
                 lim = (p == 0 && q == 0) ? 0 : tol + 0.5 * 10 ^ -p
                 if (d > lim) {
-                    if (++bad <= 10) printf "  %s: %s, %s: %s, reference %s (%.5f apart)\n", f, k, name[i], $i, r[i], d
+                    if (++bad <= 10) printf "  %s: %s, %s: %s, reference %s (%.5f apart%s)\n", f, k, name[i], $i, r[i], d, cases(i, d)
                 }
                 if (d > worst) { worst = d; at = k " " name[i] }
             }
