@@ -3,8 +3,9 @@
  * floats, the form its committed run's final networks are kept in
  * (tools/runs/lm/reference/long/weights/), so that a new measure of
  * their heads never needs them trained again: about 1.26 MB a network,
- * half the 32-bit files of models/ (resume.c), and every measure the
- * book prints the same to 3 decimals (make lm-weights-check).
+ * half the 32-bit files of models/ (resume.c). make lm-weights-check
+ * measures them again and sets every measure beside the committed
+ * run's, to 3 decimals.
  *
  * The numbers are IEEE 754 binary16 (1 sign bit, 5 exponent bits, 10
  * fraction bits: 3 significant decimals, up to 65504), converted here
