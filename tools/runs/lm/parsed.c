@@ -15,7 +15,25 @@
  *      chosen, and scored once on the test windows (lm->test), beside
  *      the test cases' own offset and class baselines; and on the test
  *      cases that are hard (neither at the best offset nor the nearest
- *      word of their class).
+ *      word of their class);
+ *   3. the chosen head is mean-ablated on the test windows (heads_lm.h:
+ *      its output at every position replaced by its mean over every
+ *      position of the measurement windows, heads_means(); the forward
+ *      pass with heads_set_ablation(), as the run's own ablation scan,
+ *      heads_ablation_scan(), does) and the loss compared with the
+ *      network's own, position by position. A head's output at position
+ *      i feeds the prediction made at i, which is of token i + 1 (and
+ *      those after i only through a later block's attention): the cost
+ *      of a relation's case is read there, at the position i of its later
+ *      word (the word that looks back), on the prediction of the token
+ *      after that word ("word_next" in the columns' names).
+ *      word_positions counts the distinct positions of the test cases'
+ *      later words (a word with two cases counts once); loss_word_next
+ *      is the network's mean loss there, abl_inc_word_next what
+ *      mean-ablating the chosen head adds to it; loss_all and abl_inc_all
+ *      the same over every position of the test windows. A head whose
+ *      cost at its relation's words is no larger than its cost over all
+ *      positions is not shown to serve the relation.
  * Choosing the best of L*h heads on the measurement windows inflates its
  * margin there; the test score is the honest one, and meas_null_p95 is
  * the 95th percentile of the best margin that L*h heads with no skill
@@ -96,12 +114,91 @@ static int case_at(const struct rcases *c, int T, int w)
     return k;
 }
 
-/* One network's row per relation: the best head on meas, scored on test. */
+/* One network's row per relation: the best head on meas, scored on test,
+ * and what mean-ablating it costs there (step 3 above). */
 struct parsed_row {
     int head; /* l*h + i */
     float meas_score, meas_margin, test_score, test_margin, hard_score;
     float null_p95;
+    int word_positions;
+    double loss_word_next, abl_inc_word_next, loss_all, abl_inc_all;
 };
+
+/* The loss of every prediction of windows w (w->n, T), with m's hook as
+ * it is: loss (w->n, T), the one made at position i of window n (of its
+ * token i + 1) at n*T + i. */
+static int window_losses(struct gpt_model *m, const struct windows *w, int T,
+                         float *loss)
+{
+    for (int s = 0; s < w->n; s += m->cfg.B) {
+        const int B = w->n - s < m->cfg.B ? w->n - s : m->cfg.B;
+        const size_t at = (size_t)s * T;
+        const int rc = gpt_forward(m, w->x + at, w->y + at, B, T);
+        if (rc != KIT_OK)
+            return rc;
+        memcpy(loss + at, m->a.losses, (size_t)B * T * sizeof *loss);
+    }
+    return KIT_OK;
+}
+
+/* Step 3: each chosen head (out[q].head) mean-ablated on the test
+ * windows, its means from the measurement windows; once per head, for
+ * every relation that chose it. */
+static int ablate_chosen(const struct lm *lm, struct gpt_model *m,
+                         const struct rcases *test, struct parsed_row *out)
+{
+    const int T = lm->sz.T, h = m->cfg.n_heads, d_head = m->cfg.C / h;
+    const int H = m->cfg.L * h;
+    const size_t n = (size_t)lm->test.n * T;
+    float *means = malloc((size_t)H * d_head * sizeof *means);
+    float *base = malloc(n * sizeof *base), *abl = malloc(n * sizeof *abl);
+    int rc = means && base && abl ? KIT_OK : KIT_E_NOMEM;
+    if (rc == KIT_OK)
+        rc = heads_means(m, lm->meas.x, lm->meas.n, T, means);
+    heads_set_ablation(m, NULL);
+    if (rc == KIT_OK)
+        rc = window_losses(m, &lm->test, T, base);
+    double base_all = 0;
+    for (size_t p = 0; p < n && rc == KIT_OK; p++)
+        base_all += base[p];
+    base_all /= (double)n;
+    for (int k = 0; k < H && rc == KIT_OK; k++) {
+        int used = 0;
+        for (int q = 0; q < LR; q++)
+            used |= out[q].head == k;
+        if (!used)
+            continue;
+        const struct gpt_ablation ab = {k / h, k % h,
+                                        means + (size_t)k * d_head};
+        heads_set_ablation(m, &ab);
+        rc = window_losses(m, &lm->test, T, abl);
+        heads_set_ablation(m, NULL);
+        double inc_all = 0;
+        for (size_t p = 0; p < n && rc == KIT_OK; p++)
+            inc_all += (double)abl[p] - base[p];
+        for (int q = 0; q < LR && rc == KIT_OK; q++) {
+            if (out[q].head != k)
+                continue;
+            /* the cases are in the order of window, then word: a word
+             * with two cases comes twice in a row */
+            double sb = 0, si = 0;
+            int np = 0;
+            for (int c = 0; c < test[q].n; c++) {
+                const int p = test[q].word[c];
+                if (c > 0 && p == test[q].word[c - 1])
+                    continue;
+                sb += base[p], si += (double)abl[p] - base[p], np++;
+            }
+            out[q].word_positions = np;
+            out[q].loss_word_next = np ? sb / np : 0;
+            out[q].abl_inc_word_next = np ? si / np : 0;
+            out[q].loss_all = base_all;
+            out[q].abl_inc_all = inc_all / (double)n;
+        }
+    }
+    free(means), free(base), free(abl);
+    return rc;
+}
 
 static int parsed_network(const struct lm *lm, struct gpt_model *m,
                           const struct rcases *meas, const struct rcases *test,
@@ -151,6 +248,8 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
         out[q].hard_score = n_hard ? (float)hh[q] / (float)n_hard : 0;
     }
     free(A);
+    if (rc == KIT_OK)
+        rc = ablate_chosen(lm, m, test, out);
     return rc;
 }
 
@@ -183,13 +282,28 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
     snprintf(models, sizeof models, "%s/models", from);
     lm->models_dir = models;
     make_dir(run, dir);
-    struct run_col col[] = {
-        {"heads", 0},         {"kv_heads", 0},       {"lr", 6},
-        {"block", 0},         {"head", 0},           {"meas_cases", 0},
-        {"meas_score", 4},    {"meas_base", 4},      {"meas_margin", 4},
-        {"meas_null_p95", 4}, {"test_cases", 0},     {"test_score", 4},
-        {"test_base", 4},     {"test_margin", 4},    {"test_class_base", 4},
-        {"test_hard", 0},     {"test_hard_score", 4}};
+    struct run_col col[] = {{"heads", 0},
+                            {"kv_heads", 0},
+                            {"lr", 6},
+                            {"block", 0},
+                            {"head", 0},
+                            {"meas_cases", 0},
+                            {"meas_score", 4},
+                            {"meas_base", 4},
+                            {"meas_margin", 4},
+                            {"meas_null_p95", 4},
+                            {"test_cases", 0},
+                            {"test_score", 4},
+                            {"test_base", 4},
+                            {"test_margin", 4},
+                            {"test_class_base", 4},
+                            {"test_hard", 0},
+                            {"test_hard_score", 4},
+                            {"word_positions", 0},
+                            {"loss_word_next", 4},
+                            {"abl_inc_word_next", 5},
+                            {"loss_all", 4},
+                            {"abl_inc_all", 5}};
     const int nc = (int)(sizeof col / sizeof col[0]);
     struct run_csv csv;
     run_csv_open(&csv, run, dir, "parsed.csv", "relation", col, nc);
@@ -219,7 +333,10 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
         if (rc != KIT_OK)
             run_fail(run, 1, "%s: %s", name, kit_strerror(rc));
         printf("\n%s (lr %g): relation, block.head, meas score/base/margin "
-               "(null p95), test score/base/margin, class rule, hard score\n",
+               "(null p95), test score/base/margin, class rule, hard score; "
+               "the head mean-ablated: the loss's increase at the "
+               "relation's words (predicting the next token) and at every "
+               "position\n",
                name, (double)lm->sz.lr[li]);
         for (int q = 0; q < LR; q++) {
             const struct parsed_row *r = &row[q];
@@ -240,15 +357,21 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
                                 r->test_margin,
                                 test[q].b.class_base,
                                 test[q].b.n_hard,
-                                r->hard_score};
+                                r->hard_score,
+                                r->word_positions,
+                                r->loss_word_next,
+                                r->abl_inc_word_next,
+                                r->loss_all,
+                                r->abl_inc_all};
             run_csv_row(&csv, links_relation_key(q), v);
             printf("  %-4s %d.%-2d  %.3f %.3f %+.3f (%.3f)  %.3f %.3f %+.3f  "
-                   "%.3f  %.3f\n",
+                   "%.3f  %.3f  %+.4f %+.4f\n",
                    links_relation_key(q), l, i, (double)r->meas_score,
                    (double)meas[q].b.offset_base, (double)r->meas_margin,
                    (double)r->null_p95, (double)r->test_score,
                    (double)test[q].b.offset_base, (double)r->test_margin,
-                   (double)test[q].b.class_base, (double)r->hard_score);
+                   (double)test[q].b.class_base, (double)r->hard_score,
+                   r->abl_inc_word_next, r->abl_inc_all);
         }
     }
     run_csv_close(&csv);
