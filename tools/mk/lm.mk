@@ -216,6 +216,22 @@ lm-remeasure: $(LM_EXP_DIR)/solutions/lm-experiment
 	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
 	  --remeasure $(LM_LONG_OUT) $(LM_LONG_OUT)
 
+# make lm-parsed: the heads of the long run in $(LM_LONG_OUT)/ on the
+# parser's relations (lm-experiment --parsed, tools/runs/lm/parsed.c;
+# the committed links, decompressed into $(LINKS_TSV)): seed 1's network
+# of every configuration reloaded from the run's models/, not trained;
+# for each relation, the head with the largest margin over the best
+# fixed offset on the measurement windows, scored once on the test
+# windows beside the best-of-N null, and mean-ablated there: what
+# removing it costs at the relation's later words and over every
+# position. Writes parsed.csv there, beside the run's results.csv.
+.PHONY: lm-parsed
+## lm-parsed: the long run's heads in build/lm/long on the parser's relations: each relation's best head, its test score beside the null, what ablating it costs (parsed.csv)
+lm-parsed: $(LM_EXP_DIR)/solutions/lm-experiment $(LINKS_TSV)
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
+	  --links $(LINKS_TSV) --parsed $(LM_LONG_OUT) $(LM_LONG_OUT)
+
 # make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
 # --roles): one network each of 1, 4 and 16 heads, trained on the long
 # size's budget (tools/runs/lm/sizes.tsv: 8,388,608 tokens, about nine
