@@ -192,24 +192,36 @@ KIT_TEST(links_read_bad, "links: every kind of bad row refused with "
          ":2: a line that is too long or unended"},
         {"an empty file", "", ":0: an empty file"},
     };
+    static char long_row[sizeof HEADER + 700];
     struct corpus_data d = small_corpus();
     if (!tmp_make())
         return;
-    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    /* a row longer than any the parser writes: refused, not cut */
+    snprintf(long_row, sizeof long_row, "%svalid\tca02\t0\t1\t3\tD", HEADER);
+    const size_t at = strlen(long_row);
+    memset(long_row + at, 'x', 600);
+    long_row[at + 600] = '\n', long_row[at + 601] = '\0';
+    const size_t n_bad = sizeof bad / sizeof bad[0];
+    for (size_t k = 0; k <= n_bad; k++) {
+        const char *what =
+            k == n_bad ? "a line of 600 characters" : bad[k].what;
+        const char *text = k == n_bad ? long_row : bad[k].text;
+        const char *says =
+            k == n_bad ? ":2: a line that is too long or unended" : bad[k].says;
         char err[LINKS_ERR_LEN] = "";
         struct links lk;
-        const char *path = tmp_text("bad.tsv", bad[k].text);
+        const char *path = tmp_text("bad.tsv", text);
         int rc = links_read(&lk, path, &d, err);
         KIT_CHECK(rc == KIT_E_INPUT,
-                  "%s: links_read returned %s, not KIT_E_INPUT", bad[k].what,
+                  "%s: links_read returned %s, not KIT_E_INPUT", what,
                   kit_status_name(rc));
-        KIT_CHECK(strstr(err, path) != NULL && strstr(err, bad[k].says),
+        KIT_CHECK(strstr(err, path) != NULL && strstr(err, says),
                   "%s: the message should name the file and say \"%s\"; it "
                   "is \"%s\"",
-                  bad[k].what, bad[k].says, err);
+                  what, says, err);
         KIT_CHECK(lk.n == 0 && !lk.left && !lk.right && !lk.family,
                   "%s: a refused file must leave the links empty; %d kept",
-                  bad[k].what, lk.n);
+                  what, lk.n);
         links_free(&lk);
     }
     tmp_remove("bad.tsv");
