@@ -1,7 +1,7 @@
 # ch1_heatmap.gp: one head's attention weights over the example sentence.
 # Data: ch1_heatmap.dat (query row, key column, weight), written by
 # tools/runs/plotdata/ch1.c from the reference attention().
-fig_w = 12; fig_h = 11              # cm, as printed
+fig_w = 14; fig_h = 12.5             # cm, as printed
 load "plots/common.gp"
 load datadir."/sentence_tics.gp"
 set title "One head, Q = K = V = X: weights over the sentence"

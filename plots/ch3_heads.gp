@@ -22,8 +22,10 @@ unset key
 unset colorbox
 
 # labels: dark text on light cells, white on dark ones
-dark(w) = (w >= 0.05 && w < 0.55) ? sprintf("%.2f", w) : ""
-light(w) = (w >= 0.55) ? sprintf("%.2f", w) : ""
+# (".26" for 0.26, so that a 7 pt label fits its cell)
+num(w) = (w >= 0.995) ? "1" : sprintf("%.2f", w)[2:]
+dark(w) = (w >= 0.05 && w < 0.55) ? num(w) : ""
+light(w) = (w >= 0.55) ? num(w) : ""
 big_dark(w) = (w >= 0.25 && w < 0.55) ? sprintf("%.1f", w) : ""
 big_light(w) = (w >= 0.55) ? sprintf("%.1f", w) : ""
 grey = "#444444"
@@ -31,7 +33,7 @@ grey = "#444444"
 set multiplot
 
 # top: the single head, with every weight >= 0.05 written in
-m = 5.6; x0 = 5.2; y0 = 0.7
+m = 5.4; x0 = 5.3; y0 = 1.1
 set lmargin at screen sx(x0)
 set rmargin at screen sx(x0 + m)
 set tmargin at screen sy(y0)
@@ -51,8 +53,8 @@ unset colorbox
 array head_titles[4] = ["head 0: previous token", "head 1: noun to adjective", \
                         "head 2: object to verb", "head 3: traffic words"]
 set label 1 "The same weights as 4 heads of width 4, one relation each" \
-    at screen 0.5, screen sy(8.25) center font ",9.5"
-m = 5.3; gx = 1.9; gy = 9.0; cx = 6.2; cy = 6.0
+    at screen 0.5, screen sy(8.55) center font ",9.5"
+m = 4.9; gx = 2.2; gy = 9.8; cx = 6.2; cy = 5.7
 set xlabel ""
 set ylabel ""
 xt_save = 1

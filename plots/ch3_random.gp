@@ -5,7 +5,7 @@
 # close to 1/T, so no cell is labelled (the caption gives the range).
 # Data: ch3_random_single.dat, ch3_random_head0..3.dat and ch3_tics.gp,
 # from tools/runs/plotdata/ch3.c.
-fig_w = 16.4; fig_h = 4.5              # cm, as printed
+fig_w = 16.4; fig_h = 4.9              # cm, as printed
 load "plots/common.gp"
 
 sx(x) = x / fig_w

@@ -8,7 +8,7 @@ set logscale xy 10
 set format x "10^{%L}"
 set format y "10^{%L}"
 set xrange [1e-10:0.5]
-set yrange [1e-12:1]
+set yrange [1e-12:1e3]         # the top three decades hold the key
 set xlabel "step h"
 set ylabel "largest error in d_Q"
 set grid lc rgb "#dddddd"

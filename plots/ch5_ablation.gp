@@ -19,14 +19,14 @@ unset key
 set yrange [] reverse
 # a number as printed: whole points, and no "-0"
 cell(v) = abs(v) < 0.5 ? "0" : sprintf("%.0f", v)
-set multiplot layout 2, 4 margins 0.06, 0.9, 0.04, 0.87 spacing 0.05, 0.09 \
+set multiplot layout 2, 4 margins 0.06, 0.87, 0.04, 0.855 spacing 0.04, 0.115 \
     title "Ablation: the accuracy each relation loses when one head is knocked out\n(first seed; rows: heads, columns: relations; every cell in points)" font ",9"
 do for [kind in "zero mean"] {
     stem = kind eq "zero" ? "ch5_ablation_h" : "ch5_ablation_mean_h"
     do for [h in "2 4 8 16"] {
-        set title sprintf("%s heads, %s", h, kind eq "zero" ? "zeroed" : "mean-ablated") font ",8.5"
-        set ylabel "head" font ",8"
-        if (h eq "16" && kind eq "zero") { set colorbox user origin 0.92, 0.1 size 0.015, 0.72 } else { unset colorbox }
+        set title sprintf("%s heads\n%s", h, kind eq "zero" ? "zeroed" : "mean-ablated") font ",8"
+        if (h eq "2") { set ylabel "head" font ",8" offset 1, 0 } else { unset ylabel }
+        if (h eq "16" && kind eq "zero") { set colorbox user origin 0.895, 0.1 size 0.015, 0.72 } else { unset colorbox }
         file = datadir."/".stem.h.".dat"
         plot file matrix rowheaders columnheaders using 1:2:3 with image, \
              "" matrix rowheaders columnheaders using 1:2:($3 < 60 ? cell($3) : "") with labels font ",7", \

@@ -14,13 +14,13 @@ load datadir."/ch5_heads.gpi"
 set cbrange [0:1]
 set yrange [] reverse
 set size ratio -1
-set tics scale 0 font ",8"
+set tics scale 0 font ",7"
 set xtics offset 0, 0.3
 unset key
-# the per-head mean weights are the figure's evidence: at body size
-set title font ",9.5"
+# the per-head mean weights are the figure's evidence: 8 pt, to fit a panel
+set title font ",8"
 
-set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.855 spacing 0.035, 0.13 \
+set multiplot layout 3, 4 margins 0.02, 0.9, 0.03, 0.835 spacing 0.05, 0.13 \
     title "Attention weights of the trained heads on one sequence\n(rows: 1, 2 and 4 heads)" font ",10"
 
 # the empty corner of the first row explains how to read a panel
@@ -34,7 +34,7 @@ do for [k in "1 2 4"] {
             set title value(sprintf("title_ch5_heads_h%d_i%d", h, i))
             if (h > 1 || i > 0) { unset label 10 }
             # one colour bar, on the last panel of the last row
-            if (h == 4 && i == 3) { set colorbox user origin 0.935, 0.08 size 0.015, 0.8 } else { unset colorbox }
+            if (h == 4 && i == 3) { set colorbox user origin 0.915, 0.08 size 0.015, 0.76 } else { unset colorbox }
             plot datadir.sprintf("/ch5_heads_h%d_i%d.dat", h, i) matrix rowheaders columnheaders using 1:2:3 with image
         } else {
             set multiplot next

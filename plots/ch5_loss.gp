@@ -2,7 +2,7 @@
 # the position task, the mean over seeds. Data: ch5_loss.dat
 # (tools/runs/experiment/data.c): step, then one column per configuration;
 # ch5_misc.gpi (tools/runs/plotdata/ch5.c) names the columns.
-fig_w = 14.4; fig_h = 9              # cm, as printed
+fig_w = 14.4; fig_h = 10             # cm, as printed
 load "plots/common.gp"
 load datadir."/ch5_misc.gpi"
 
@@ -11,8 +11,9 @@ set xlabel "training step"
 set ylabel "cross-entropy (log scale)"
 set logscale y
 set format y "10^{%L}"
-# the key in the empty band between the two-head curve and the others
-set key at graph 0.98, graph 0.6 right top box opaque
+# the key under the plot, in three columns: at 9 pt it no longer fits
+# the band between the two-head curve and the others
+set key below maxrows 2 font ",8"
 set grid ytics lc rgb "#dddddd"
 set border 3
 set xtics nomirror

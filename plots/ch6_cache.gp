@@ -16,11 +16,11 @@ set tics nomirror out scale 0.4
 set xtics 0, 1, 3
 set ytics ("head 0, p 0" 0, "p 4" 4, "p 7" 7, "head 1, p 0" 8, "p 4" 12, "p 7" 15)
 set xlabel "column (0 .. d_head-1)" noenhanced
-set label 2 cache_free at 1.5, cache_C - 2 center tc rgb "#777777" font ",13"
-set label 3 "free" at 1.5, 2 * cache_C - 2 center tc rgb "#777777" font ",13"
+set label 2 cache_free at 1.5, cache_C - 2 center tc rgb "#777777" font ",9"
+set label 3 "free" at 1.5, 2 * cache_C - 2 center tc rgb "#777777" font ",9"
 unset key
 set arrow 1 from graph 0, first cache_C - 0.5 to graph 1, first cache_C - 0.5 nohead lw 2 lc rgb "#333333" front
-set multiplot layout 1,2 title cache_title font ",16"
+set multiplot layout 1,2 title cache_title font ",10"
 set title "K  (n_kv_heads, C, d_head)" noenhanced
 unset colorbox
 plot datadir."/ch6_cache_k.dat" using 2:1:3 with image

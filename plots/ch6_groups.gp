@@ -6,7 +6,7 @@
 fig_w = 16.4; fig_h = 5.6             # cm, as printed
 load "plots/common.gp"
 f = datadir."/ch6_groups.dat"
-set multiplot layout 1,3 title "Query heads (top) and the K/V head each one reads (bottom)" font ",11"
+set multiplot layout 1,3 title "Query heads (top) and the K/V head each one reads (bottom)" font ",10"
 unset key
 unset border
 unset tics
@@ -15,7 +15,7 @@ set yrange [-0.45:1.35]
 q = "#2171b5"; kv = "#d95f02"
 array titles[3] = ["8 K/V heads: multi-head (MHA)", "2 K/V heads: grouped (GQA)", "1 K/V head: multi-query (MQA)"]
 do for [p = 0:2] {
-    set title titles[p + 1] font ",10"
+    set title titles[p + 1] font ",8"
     plot f index p using 2:(1):($4 - $2):(-1) with vectors nohead lw 1.8 lc rgb "#999999", \
          f index p using 2:(1) with points pt 7 ps 2.1 lc rgb q, \
          f index p using 2:(1):(sprintf("%d", $2)) with labels tc rgb "white" font ",9", \

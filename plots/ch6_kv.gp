@@ -15,20 +15,20 @@ load datadir."/ch6_kv.gpi"
 set cbrange [0:1]
 set yrange [] reverse
 set size ratio -1
-set tics scale 0 font ",8"
+set tics scale 0 font ",7"
 set xtics offset 0, 0.3
 unset key
-# the per-head mean weights are the figure's evidence: at body size
-set title font ",9.5"
+# the per-head mean weights are the figure's evidence: 8 pt, to fit a panel
+set title font ",8"
 
-set multiplot layout 3, 4 margins 0.03, 0.92, 0.03, 0.855 spacing 0.035, 0.13 \
+set multiplot layout 3, 4 margins 0.02, 0.9, 0.03, 0.835 spacing 0.05, 0.13 \
     title "Attention weights of 4 trained query heads on one sequence\n(rows: 4, 2 and 1 K/V heads shared among them)" font ",10"
 
 do for [k in "4 2 1"] {
     g = int(k)
     do for [i = 0:3] {
         set title value(sprintf("title_g%d_i%d", g, i))
-        if (g == 1 && i == 3) { set colorbox user origin 0.935, 0.08 size 0.015, 0.8 } else { unset colorbox }
+        if (g == 1 && i == 3) { set colorbox user origin 0.915, 0.08 size 0.015, 0.76 } else { unset colorbox }
         plot datadir.sprintf("/ch6_kv_g%d_i%d.dat", g, i) matrix rowheaders columnheaders using 1:2:3 with image
     }
 }

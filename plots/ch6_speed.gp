@@ -4,11 +4,11 @@
 # of the same layer with one K/V head (gqa_decode_step). Machine-dependent.
 # Data: ch6_speed.dat, measured side by side by tools/runs/bench/decode_speed.c
 # (make plots runs it with a short budget; tools/runs/bench/decode.sh prints it).
-fig_w = 16.4; fig_h = 9.0             # cm, as printed
+fig_w = 16.4; fig_h = 10.0            # cm, as printed
 load "plots/common.gp"
 load datadir."/ch6_speed_labels.gp"
 # two lines (tools/runs/bench/decode_speed.c breaks it), so it fits
-set title speed_title noenhanced font ",10"
+set title speed_title noenhanced font ",9"
 set xlabel "context length T (tokens)"
 set ylabel "tokens per second"
 set logscale xy
@@ -16,7 +16,7 @@ set format y "10^{%L}"
 set xrange [12:2800]
 set xtics ("16" 16, "32" 32, "64" 64, "128" 128, "256" 256, "512" 512, "1024" 1024, "2048" 2048)
 set grid lc rgb "#e5e5e5"
-set key bottom left box opaque
+set key below font ",8"
 set border 3
 set tics nomirror
 f = datadir."/ch6_speed.dat"

@@ -3,7 +3,7 @@
 # Data: as ch7_time.gp. The dashed line is h T^2 floats, the (h, T, T)
 # weights that chapter 3 stores. Machine-dependent.
 size_w = 900
-size_h = 560
+size_h = 640
 load "plots/common.gp"
 if (!exists("csv")) csv = datadir."/ch7_bench.csv"
 rows(impl) = sprintf("< grep '^%s,' '%s'", impl, csv)
@@ -18,7 +18,7 @@ set logscale y 10
 # a margin left and right, so the end points do not sit on the axes
 set offsets graph 0.04, graph 0.04, 0, 0
 set format y "%g"
-set key top left box opaque
+set key below
 set grid xtics ytics lc rgb "#dddddd"
 set border 3
 set xtics nomirror

@@ -4,7 +4,7 @@
 # peak_bytes): datadir/ch7_bench.csv for the book, or csv='...' (make
 # bench). Machine-dependent: the numbers are this machine's.
 size_w = 900
-size_h = 560
+size_h = 640
 load "plots/common.gp"
 if (!exists("csv")) csv = datadir."/ch7_bench.csv"
 rows(impl) = sprintf("< grep '^%s,' '%s'", impl, csv)
@@ -15,7 +15,7 @@ set xlabel "tokens T"
 set ylabel "milliseconds per forward pass"
 set logscale xy 2
 set format y "%g"
-set key top left box opaque
+set key below font ",8"
 set grid xtics ytics lc rgb "#dddddd"
 set border 3
 set xtics nomirror

@@ -16,7 +16,7 @@ points = "7 5 9 11 13"
 file(i) = sprintf("%s/ch8_roles_h%s.dat", datadir, word(labels, i + 1))
 name(i) = sprintf("%s head%s", word(labels, i + 1), word(labels, i + 1) eq "1" ? "" : "s")
 
-set multiplot layout 3, 1 margins 0.12, 0.97, 0.07, 0.96 spacing 0, 0.07
+set multiplot layout 3, 1 margins 0.12, 0.97, 0.075, 0.945 spacing 0, 0.095
 set logscale x 2
 set grid ytics lc rgb "#dddddd"
 set border 3
@@ -31,7 +31,7 @@ set xrange [28:9600]
 set title "(a) Validation loss on a scale stretched near 5, with the n-gram baselines"
 set ylabel "nats per token"
 unset xlabel
-set key top right box opaque
+set key bottom left box opaque font ",8"
 set nonlinear y via asinh((y - 5.0) / 0.15) inverse 5.0 + 0.15 * sinh(y)
 set ytics (5, 5.1, 5.2, 5.3, 5.5, 6, 7, 8)
 set offsets 0, 0, graph 0.05, graph 0.05
@@ -48,7 +48,7 @@ unset nonlinear y
 set ytics autofreq
 set offsets
 set yrange [*:*]
-set key bottom right box opaque
+set key top left box opaque font ",8"
 plot for [i = 0:n_curves - 1] file(i) using 1:3 with linespoints lw 1.8 \
        dt int(word(dashes, i + 1)) pt int(word(points, i + 1)) ps 0.6 \
        lc rgb word(colours, i + 1) title name(i), \
@@ -59,7 +59,7 @@ set title "(c) The largest share of rows one offset takes, in any head"
 set xlabel "training tokens seen (thousands, log scale)"
 set ylabel "share of rows"
 set yrange [0:1]
-set key top left box opaque
+set key top left box opaque font ",8"
 plot for [i = 0:n_curves - 1] file(i) using 1:4 with linespoints lw 1.8 \
        dt int(word(dashes, i + 1)) pt int(word(points, i + 1)) ps 0.6 \
        lc rgb word(colours, i + 1) title name(i), \

@@ -9,24 +9,39 @@ if (!exists("datadir")) datadir = "build/plots/data"
 load datadir."/ch8_sent.gpi"
 cols = many < 4 ? many : 4
 rows = 1 + 2 * int((many + cols - 1) / cols)
-fig_w = 16.4; fig_h = 1.0 + 4.4 * rows    # cm, as printed: 4.4 cm a row
+# the maps share their labels: the words of a row on the left column's
+# maps, of a column under the bottom row's, so that each map is 3.45 cm
+# and its 13 words are 7 pt type on a 7.6 pt pitch
+L = 1.5; m = 3.45; gx = 0.3; T = 1.3; gy = 0.75; B = 1.4   # cm
+fig_w = L + 4 * m + 3 * gx + 0.1
+fig_h = T + rows * m + (rows - 1) * gy + B    # cm, as printed
 load "plots/common.gp"
+sx(x) = x / fig_w
+sy(y) = 1 - y / fig_h
 set cbrange [0:1]
 unset key
 unset colorbox
-set tics scale 0 font ",7"
-set xtics rotate by 90 right
 set yrange [] reverse
-set size ratio -1
-set multiplot layout rows, cols margins 0.06, 0.98, 0.03, 0.94 spacing 0.07, 0.09 title "The lesson's sentence: every head's weights (rows: the word attending)" font ",9"
-do for [l = 0:1] {
-    set title sprintf("1 head, block %d", l) font ",8"
-    plot datadir.sprintf("/ch8_sent_one_l%d_i0.dat", l) matrix rowheaders columnheaders using 1:2:3 with image
-}
-do for [c = 2:cols - 1] { set multiplot next }
-do for [l = 0:1] {
-    do for [i = 0:many - 1] {
-        set title sprintf("%d heads, block %d, head %d", many, l, i) font ",8"
+set multiplot title "The lesson's sentence: every head's weights (rows: the word attending)" font ",9"
+n = 2 + 2 * many
+do for [k = 0:n - 1] {
+    # the top row holds the 1-head network's two blocks; then the many-head
+    # network's heads, block 0 then block 1, each block on its own rows
+    if (k < 2) { c = k; r = 0 } else { j = (k - 2) % many; c = j % cols; r = 1 + ((k - 2) / many) * int((many + cols - 1) / cols) + j / cols }
+    set lmargin at screen sx(L + c * (m + gx))
+    set rmargin at screen sx(L + c * (m + gx) + m)
+    set tmargin at screen sy(T + r * (m + gy))
+    set bmargin at screen sy(T + r * (m + gy) + m)
+    set tics scale 0 font ",7"
+    set xtics rotate by 90 right
+    if (c > 0) { unset ytics }
+    if (r < rows - 1) { unset xtics }
+    if (k < 2) {
+        set title sprintf("1 head, block %d", k) font ",8" offset 0, -0.6
+        plot datadir.sprintf("/ch8_sent_one_l%d_i0.dat", k) matrix rowheaders columnheaders using 1:2:3 with image
+    } else {
+        l = (k - 2) / many; i = (k - 2) % many
+        set title sprintf("%d heads, block %d, head %d", many, l, i) font ",7" offset 0, -0.6
         plot datadir.sprintf("/ch8_sent_many_l%d_i%d.dat", l, i) matrix rowheaders columnheaders using 1:2:3 with image
     }
 }

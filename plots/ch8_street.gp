@@ -5,7 +5,7 @@
 # weight on one word; these rows show where trained heads put theirs.
 # Data: ch8_street.dat (tools/runs/lm/main.c, --data): rows
 # "Hh:block.head", columns the words "the" .. "street".
-fig_w = 13.0; fig_h = 14.0            # cm, as printed
+fig_w = 13.0; fig_h = 17.0            # cm, as printed
 load "plots/common.gp"
 set title "The row of \"street\": every head's weights on the words before it" font ",9"
 set cbrange [0:*]
@@ -16,6 +16,8 @@ unset key
 set yrange [] reverse
 stats datadir."/ch8_street.dat" matrix rowheaders columnheaders using 3 nooutput
 top = STATS_max
+# ".19" for 0.19; 42 rows of 7 pt need a 17 cm figure
+num(w) = (w >= 0.995) ? "1" : sprintf("%.2f", w)[2:]
 plot datadir."/ch8_street.dat" matrix rowheaders columnheaders using 1:2:3 with image, \
-     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.15 && $3 < 0.6 * top ? sprintf("%.2f", $3) : "") with labels font ",7", \
-     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.6 * top && $3 >= 0.15 ? sprintf("%.2f", $3) : "") with labels font ",7" tc rgb "#ffffff"
+     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.15 && $3 < 0.6 * top ? num($3) : "") with labels font ",7", \
+     "" matrix rowheaders columnheaders using 1:2:($3 >= 0.6 * top && $3 >= 0.15 ? num($3) : "") with labels font ",7" tc rgb "#ffffff"

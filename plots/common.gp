@@ -10,9 +10,12 @@
 # A figure is drawn at the size it is printed: set fig_w and fig_h, in
 # cm, before loading this file. The book's text is 16.4 cm wide, so
 # fig_w <= 16.4 (tools/checks/72-book-print.sh checks it), and then a font
-# of N points in the script is N points on paper. Every font must be at
-# least 7 points (the check reads `font ",N"` and {/=N ...} in every
-# script). The default font is 9 points; an enhanced-text subscript is
+# of N points in the script is N points on paper: gnuplot 5.4's pdfcairo
+# prints a font of N points at N * fontscale * 4/3 points and its default
+# fontscale is 0.5 (a declared 9 printed at 6), so fontscale is 0.75 here.
+# Every font must be at least 7 points on paper: the check reads `font ",N"`
+# and {/=N ...} in every script, and measures every glyph in the PDF
+# (tools/book/fontsizes.c). The default font is 9 points; an enhanced-text subscript is
 # 0.8 of its line's size, so 9 keeps it at 7.2.
 # (Older scripts set size_w, size_h in pixels: 1000 px = 16 cm.)
 if (!exists("fmt")) fmt = "pdf"
@@ -23,7 +26,7 @@ if (!exists("fig_w")) fig_w = exists("size_w") ? size_w * 0.016 : 12.0
 if (!exists("fig_h")) fig_h = exists("size_h") ? size_h * 0.016 : 9.0
 if (!exists("font_pt")) font_pt = 9
 
-eval sprintf("set terminal pdfcairo enhanced color size %.2fcm,%.2fcm font 'DejaVu Sans,%g' linewidth 1.2 rounded background rgb 'white'", fig_w, fig_h, font_pt)
+eval sprintf("set terminal pdfcairo enhanced color size %.2fcm,%.2fcm font 'DejaVu Sans,%g' fontscale 0.75 linewidth 1.2 rounded background rgb 'white'", fig_w, fig_h, font_pt)
 set output outfile
 
 # The kit's one colour scale for attention weights: 0 (white) to 1 (dark).
