@@ -312,7 +312,7 @@ $(foreach s,$(LIB_SRC) $(TEST_SRC) $(GIVEN_TEST_SRC) tools/harness/runner.c tool
 
 DEB_PACKAGES := build-essential pkg-config libcunit1-dev gnuplot-nox pandoc valgrind clang-format \
   texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-pictures \
-  lmodern poppler-utils gdb inotify-tools bubblewrap libseccomp-dev zip unzip jq \
+  lmodern poppler-utils gdb inotify-tools bubblewrap libseccomp-dev zip unzip jq zlib1g-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev llvm-14
 # make check-bare's own need (tools/checks/bare-root.sh): debootstrap.
 BARE_PACKAGES := debootstrap
