@@ -192,4 +192,44 @@ for plant in "tools/mk/lm.mk|LM_NEEDS := 1 2 3 4 7 8" "tools/mk/flags.mk|RACE_CH
     else fail "the scan missed a list written by hand: $f: $text"; fi
     cp "$work/saved" "$kit/$f"
 done
+
+# The time budgets: the kit's own hold, and each fault planted in the
+# copy is named (run.sh, which runs the same check first, refuses to start).
+if msg=$(sh tools/checks/budgets.sh check); then
+    ok "tools/checks/budgets.tsv: a row for each of $(ls tools/checks/[0-9]*.sh | wc -l) steps and the two install phases, $(awk -F'\t' '!/^#/ && NF { s += $3 } END { print s }' tools/checks/budgets.tsv) s in all (at most 2700)"
+else fail "tools/checks/budgets.tsv:"; printf '%s\n' "$msg"; fi
+if msg=$(sh tools/checks/budgets.sh readme-check); then ok "README.md quotes only the budgets' times, and its table of budgets is the table's"
+else fail "README.md and tools/checks/budgets.tsv:"; printf '%s\n' "$msg"; fi
+budget_plant() { # budget_plant WHAT EXPECTED CMD: the copy, after the plant, refuses with EXPECTED
+    local msg rc
+    msg=$(cd "$kit" && sh tools/checks/budgets.sh "$3" 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ] && printf '%s\n' "$msg" | grep -qF "$2"; then ok "$1: '$(printf '%s' "$msg" | head -n 1)'"
+    else fail "$1: budgets.sh $3 said '$msg' (exit $rc), expected '$2'"; fi
+}
+cp "$kit/tools/checks/budgets.tsv" "$work/budgets"
+cp "$kit/README.md" "$work/readme"
+printf '#!/bin/sh\nexit 0\n' >"$kit/tools/checks/99-new.sh"
+budget_plant "a step without a row" "the step 99-new has no row in tools/checks/budgets.tsv" check
+out=$(cd "$kit" && sh tools/checks/run.sh 99-new 2>&1)
+[ $? -eq 2 ] && printf '%s\n' "$out" | grep -q "^run.sh: tools/checks/budgets.tsv and the steps disagree" &&
+    ! printf '%s\n' "$out" | grep -q '^== check' && ok "run.sh refuses to start then: '$(printf '%s' "$out" | tail -n 1)'" ||
+    { fail "run.sh with a step without a budget:"; printf '%s\n' "$out" | tail -n 3; }
+rm "$kit/tools/checks/99-new.sh"
+printf '99-gone\tcheck\t1\tmet\n' >>"$kit/tools/checks/budgets.tsv"
+budget_plant "a row that names no step" "the row 99-gone names no step" check
+cp "$work/budgets" "$kit/tools/checks/budgets.tsv"
+sum=$(awk -F'\t' '!/^#/ && NF { s += $3 } END { print s }' "$work/budgets")
+awk -F'\t' -v OFS='\t' -v more=$((2701 - sum)) '$1 == "75-grade" { $3 += more } 1' "$work/budgets" >"$kit/tools/checks/budgets.tsv"
+budget_plant "the budgets 1 s past 45 minutes (75-grade's $((2701 - sum)) s more)" "add up to 2701 s, past CI's 2700 s (45 minutes)" check
+cp "$work/budgets" "$kit/tools/checks/budgets.tsv"
+awk -F'\t' -v OFS='\t' '$1 == "67-lm" { $3 += 1 } 1' "$work/budgets" >"$kit/tools/checks/budgets.tsv"
+budget_plant "a budget changed, the README's table not written again" "README.md's table of budgets differs" readme-check
+cp "$work/budgets" "$kit/tools/checks/budgets.tsv"
+printf '\n`67-lm` takes about 2 minutes.\n' >>"$kit/README.md"
+budget_plant "a step's time quoted outside the table" "a line that names a step quotes a time" readme-check
+cp "$work/readme" "$kit/README.md"
+printf '\nmake check-deep takes about 3 minutes.\n' >>"$kit/README.md"
+budget_plant "a tier's time that is not the table's" "\"about 3 minutes\", but the table's budget is" readme-check
+cp "$work/readme" "$kit/README.md"
 exit $status
