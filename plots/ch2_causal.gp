@@ -3,7 +3,7 @@
 # Data: ch2_full.dat and ch2_causal.dat (query row, key column, weight),
 # written by tools/runs/plotdata/ch2.c from the reference attention() and
 # causal_attention(); token labels from sentence_tics.gp (tools/runs/plotdata/ch1.c).
-fig_w = 16.4; fig_h = 8.6            # cm, as printed
+fig_w = 16.4; fig_h = 8.8            # cm, as printed
 load "plots/common.gp"
 load datadir."/sentence_tics.gp"
 
@@ -25,8 +25,8 @@ past(i, j, s) = (j <= i) ? s : ""
 grey = "#444444"
 
 set multiplot
-set tmargin at screen 0.87
-set bmargin at screen 0.19
+set tmargin at screen 0.873
+set bmargin at screen 0.205
 set tics font ",8"
 
 # left: chapter 1's head, every token sees every token

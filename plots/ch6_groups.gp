@@ -16,10 +16,13 @@ q = "#2171b5"; kv = "#d95f02"
 array titles[3] = ["8 K/V heads: multi-head (MHA)", "2 K/V heads: grouped (GQA)", "1 K/V head: multi-query (MQA)"]
 do for [p = 0:2] {
     set title titles[p + 1] font ",8"
+    # a K/V head's label once, at its first reader (not once per query head,
+    # which would print it on itself 4 or 8 times): rows come by query head
+    kvseen = -1
     plot f index p using 2:(1):($4 - $2):(-1) with vectors nohead lw 1.8 lc rgb "#999999", \
          f index p using 2:(1) with points pt 7 ps 2.1 lc rgb q, \
          f index p using 2:(1):(sprintf("%d", $2)) with labels tc rgb "white" font ",9", \
          f index p using 4:(0) with points pt 5 ps 2.3 lc rgb kv, \
-         f index p using 4:(0):(sprintf("%d", $3)) with labels tc rgb "white" font ",9"
+         f index p using 4:($3 != kvseen ? (kvseen = $3, 0) : NaN):(sprintf("%d", $3)) with labels tc rgb "white" font ",9"
 }
 unset multiplot

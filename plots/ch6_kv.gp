@@ -21,7 +21,7 @@ unset key
 # the per-head mean weights are the figure's evidence: 8 pt, to fit a panel
 set title font ",8"
 
-set multiplot layout 3, 4 margins 0.02, 0.9, 0.03, 0.835 spacing 0.05, 0.13 \
+set multiplot layout 3, 4 margins 0.035, 0.9, 0.03, 0.835 spacing 0.05, 0.13 \
     title "Attention weights of 4 trained query heads on one sequence\n(rows: 4, 2 and 1 K/V heads shared among them)" font ",10"
 
 do for [k in "4 2 1"] {

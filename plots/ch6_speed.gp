@@ -16,7 +16,7 @@ set format y "10^{%L}"
 set xrange [12:2800]
 set xtics ("16" 16, "32" 32, "64" 64, "128" 128, "256" 256, "512" 512, "1024" 1024, "2048" 2048)
 set grid lc rgb "#e5e5e5"
-set key below font ",8"
+set key below font ",8" height 1
 set border 3
 set tics nomirror
 f = datadir."/ch6_speed.dat"
