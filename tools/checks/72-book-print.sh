@@ -12,7 +12,13 @@
 #      no \tiny or \scriptsize, whose sizes are under 7 pt there); and
 #      no PDF draws a glyph under 7 pt, as measured in its content stream
 #      by tools/book/fontsizes.c (font size x text matrix x cm), which
-#      first shows it catches a planted 5 pt label;
+#      first shows it catches a planted 5 pt label; and no label is
+#      clipped by the figure's edge or printed over another: in the SVG
+#      pdftocairo makes of each PDF (the same page, its glyphs as paths),
+#      tools/checks/figure-labels.awk finds every glyph's ink box; each must
+#      lie within the page, and no two glyphs of different labels may
+#      overlap, both within 0.3 pt; first shown to catch a planted label
+#      half off the canvas and two planted labels on top of each other;
 #   4. the prose: a step it cites ("step 2", "numbered steps") exists in
 #      the edition that shows it: in that chapter's listings (a comment
 #      "/* 2. ..." or " * 2. ..."), in the chapter's own text ("**Step 2**")
@@ -90,12 +96,8 @@ done
 # 3. Figures: vector, no wider than the text, lettering of 7 pt or more.
 # ---------------------------------------------------------------------
 # The glyph sizes each PDF draws, measured (not what its script asks for).
-# Figures still known to print a glyph under 7 pt: each is named loudly
-# below; the list only shrinks (a figure not in it that prints under 7 pt
-# fails, and so does one in it that no longer does).
-# ch3_layout, ch3_mha: math sub- and superscripts of a \footnotesize
-# node print at 6 pt (LaTeX's script size for 8 pt text).
-known_small="ch3_layout ch3_mha"
+# Every figure, the TikZ diagrams too (their sub- and superscripts are
+# set at 7 bp by \DeclareMathSizes), prints 7 pt or more: no exceptions.
 cc -std=c11 -O2 -o "$work/fontsizes" tools/book/fontsizes.c -lz -lm || fail "tools/book/fontsizes.c does not build"
 smallest() { "$work/fontsizes" "$1" | awk '{ print $NF }'; }
 # 1 when a smallest size is under 7 pt (or unreadable), else 0
@@ -124,9 +126,44 @@ EOF
     fi
 done
 
+# The planted clashes: a label half off the canvas, and two labels on top
+# of each other, each beside a label that is fine.
+labels() { awk -v tol=0.3 -f tools/checks/figure-labels.awk "$1"; }
+for case in off over; do
+    if [ $case = off ]; then
+        what="a label half off the canvas"
+        planted='set label 1 "half off the canvas" at screen 0.97, 0.5 left'
+    else
+        what="two labels on top of each other"
+        planted='set label 1 "first label" at graph 0.5, 0.5 center
+set label 3 "second one" at graph 0.52, 0.52 center'
+    fi
+    cat >"$work/$case.gp" <<EOF
+fig_w = 8; fig_h = 5
+load "plots/common.gp"
+unset key; unset tics; unset border
+$planted
+set label 2 "inside" at graph 0.3, 0.2
+plot [0:1] [0:1] NaN
+EOF
+    if ! gnuplot -e "outfile='$work/$case.pdf'" "$work/$case.gp" 2>"$work/planted.err" ||
+        ! pdftocairo -svg "$work/$case.pdf" "$work/$case.svg"; then
+        cat "$work/planted.err"
+        fail "gnuplot: the planted '$case' figure"
+        continue
+    fi
+    got=$(labels "$work/$case.svg" | tail -n 1)
+    case "$case:$got" in
+        off:*" outside "[1-9]*" overlaps 0" | over:*" outside 0 overlaps "[1-9]*)
+            echo "  planted: $what: caught ($got)" ;;
+        *) fail "planted: $what not caught: tools/checks/figure-labels.awk says '$got'" ;;
+    esac
+done
+
 tw=$(sed -n 's/^kit-textwidth=\([0-9.]*\)pt.*/\1/p' "$B/book/book.log" | head -n 1)
 [ -n "$tw" ] || { fail "the LaTeX log does not give the text width (kit-textwidth, tools/book/header.tex)"; tw=0; }
 n=0
+glyphs=0
 sizes=
 for src in plots/*.gp tools/book/diagrams/*.tex; do
     [ -e "$src" ] || continue
@@ -158,24 +195,22 @@ for src in plots/*.gp tools/book/diagrams/*.tex; do
     # figures print at natural size (above), so the PDF's sizes are the paper's
     least=$(smallest "$pdf")
     small=$(under7 "$least")
-    case " $known_small " in
-        *" $name "*)
-            if [ "$small" = 1 ]; then
-                echo "  KNOWN: $pdf prints a glyph at $least pt, under 7 pt (listed in known_small; fix it and take it off)"
-            else
-                fail "$pdf: its smallest glyph is $least pt, 7 or more: take $name off known_small"
-            fi
-            ;;
-        *)
-            [ "$small" = 0 ] || fail "$pdf: a glyph prints at $least pt, under 7 pt (tools/book/fontsizes.c -v $pdf lists the sizes)"
-            ;;
-    esac
+    [ "$small" = 0 ] || fail "$pdf: a glyph prints at $least pt, under 7 pt (tools/book/fontsizes.c -v $pdf lists the sizes)"
     sizes="$sizes $name=$least"
+    # its labels: inside the figure, none over another
+    labels "$B/plots/$name.svg" >"$work/labels" ||
+        fail "$B/plots/$name.svg: tools/checks/figure-labels.awk cannot read it: $(grep unread "$work/labels" | head -n 1)"
+    clash=$(tail -n 1 "$work/labels")
+    case "$clash" in
+        *" outside 0 overlaps 0") ;;
+        *) fail "$src: a label is clipped or overlaps another ($clash): $(sed '$d' "$work/labels" | head -n 3 | tr '\n' ';')" ;;
+    esac
+    glyphs=$((glyphs + $(echo "$clash" | awk '{ print $2 }')))
 done
 echo "  smallest glyph, pt:$sizes" | fold -s -w 100
 grep -Eq '^if \(!exists\("font_pt"\)\) font_pt = (7|8|9|[1-9][0-9])' plots/common.gp ||
     fail "plots/common.gp: the default font (font_pt) must be at least 7 pt"
-echo "  $n figure(s): vector PDF and SVG, at most $tw pt wide, no lettering under 7 pt"
+echo "  $n figure(s): vector PDF and SVG, at most $tw pt wide, no lettering under 7 pt; $glyphs glyphs, none outside its figure or over another label (0.3 pt tolerance)"
 for html in "$B/book.html" "$B/book-instructor.html"; do
     if grep -o '<img [^>]*>' "$html" | grep -q 'src="data:image/png'; then
         fail "$html: a figure is a PNG; every figure must be vector (SVG)"
