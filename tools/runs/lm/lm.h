@@ -273,6 +273,10 @@ int compare_reference(FILE *out, const struct lm *lm, const struct result *fin,
                       const char *ref);
 void write_row_max(const struct run *run, const char *dir,
                    const struct result *const *meas, int n_meas);
+/* seed 1's measured networks of fin into meas, and all the files above
+ * that measure their heads (offsets ... row_max) into dir: how many */
+int write_measured(const struct run *run, const struct lm *lm, const char *dir,
+                   const struct result *fin, const struct result **meas);
 void write_book_data(const char *impl, const struct lm *lm, const char *dir,
                      const struct result *tune, const struct result *fin,
                      const struct result *const *meas, int n_meas, int best_hc,
@@ -339,12 +343,13 @@ void remeasure_main(struct run *run, struct lm *lm, const char *dir,
 void pack_main(struct run *run, struct lm *lm, const char *dir,
                const char *from);
 
-/* weights16.c: a network in 16-bit floats (IEEE binary16, little-endian):
- * "LMPARAMH", then V T C L n_heads kv_heads n_params seed and the rate's
- * float32 bits as uint32, then the parameters */
-#define PARAMS16_MAGIC "LMPARAMH"
+/* weights16.c: a network with its embeddings in 16-bit floats (IEEE
+ * binary16) and the rest in 32-bit ones, little-endian: "LMPARAMM", then
+ * V T C L n_heads kv_heads n_params seed, the rate's float32 bits and
+ * n_half as uint32, then the parameters (the first n_half in 16 bits) */
+#define PARAMS16_MAGIC "LMPARAMM"
 struct params16_head {
-    int V, T, C, L, n_heads, kv_heads, n_params;
+    int V, T, C, L, n_heads, kv_heads, n_params, n_half;
     unsigned long long seed;
     float lr;
 };

@@ -255,17 +255,7 @@ static int write_files(const struct run *run, const struct lm *lm,
     write_curves(lm, dir, fin);
     write_tuning_curves(lm, dir, tune);
     write_seed_heads(run, lm, dir, fin);
-    int n_meas = 0;
-    for (int hc = 0; hc < lm->n_cfg; hc++)
-        if (fin[hc * lm->sz.seeds].measured)
-            meas[n_meas++] = &fin[hc * lm->sz.seeds];
-    write_offsets(run, dir, meas, n_meas);
-    write_relations(run, lm, dir, meas, n_meas);
-    write_ablation(run, dir, meas, n_meas);
-    write_sentence(run, lm, dir, meas, n_meas);
-    write_tag_profiles(lm, dir, meas, n_meas);
-    write_row_max(run, dir, meas, n_meas);
-    return n_meas;
+    return write_measured(run, lm, dir, fin, meas);
 }
 
 int main(int argc, char **argv)

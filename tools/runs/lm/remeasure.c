@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The chosen rate of every configuration, from FROM's tuning.csv, into
  * lm->chosen (an index of the size's ladder); a configuration without
@@ -143,6 +144,16 @@ static unsigned long long seed_of(int s)
     return RUN_FIRST_SEED + (unsigned long long)s;
 }
 
+/* configuration hc's network of seed s, as gpt_init() draws it, into m,
+ * ready to read its parameters into; opt names the option that asked */
+static void final_init(const struct run *run, const struct lm *lm, int hc,
+                       int s, struct gpt_model *m, const char *opt)
+{
+    const struct gpt_config cfg = model_config(lm, lm->cfg_h[hc]);
+    if (gpt_init(m, &cfg, seed_of(s)) != KIT_OK)
+        run_fail(run, 1, "%s: out of memory", opt);
+}
+
 /* --weights DIR: every final network's 16-bit file there, read whole
  * and checked against the network it must be (its sizes, K/V heads,
  * seed and rate); the first that is not ends the program with one line */
@@ -152,10 +163,8 @@ static void weights_check(const struct run *run, const struct lm *lm)
     for (int hc = 0; hc < lm->n_cfg; hc++)
         for (int s = 0; s < lm->sz.seeds; s++) {
             const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
-            const struct gpt_config cfg = model_config(lm, h);
             struct gpt_model m;
-            if (gpt_init(&m, &cfg, seed_of(s)) != KIT_OK)
-                run_fail(run, 1, "--weights: out of memory");
+            final_init(run, lm, hc, s, &m, "--weights");
             weights16_path(lm->weights_dir, h, g, seed_of(s), path,
                            sizeof path);
             struct params16_head hd;
@@ -226,16 +235,7 @@ void remeasure_main(struct run *run, struct lm *lm, const char *dir,
     write_seed_heads(run, lm, dir, fin);
     if (lm->weights_dir) { /* seed 1's networks of each head count */
         const struct result *meas[MAX_CFG];
-        int n_meas = 0;
-        for (int hc = 0; hc < H; hc++)
-            if (fin[hc * S].measured)
-                meas[n_meas++] = &fin[hc * S];
-        write_offsets(run, dir, meas, n_meas);
-        write_relations(run, lm, dir, meas, n_meas);
-        write_ablation(run, dir, meas, n_meas);
-        write_sentence(run, lm, dir, meas, n_meas);
-        write_tag_profiles(lm, dir, meas, n_meas);
-        write_row_max(run, dir, meas, n_meas);
+        write_measured(run, lm, dir, fin, meas);
     }
     struct out o;
     FILE *v = out_open(&o, dir, "seed_heads.values");
@@ -287,10 +287,8 @@ void pack_main(struct run *run, struct lm *lm, const char *dir,
     for (int hc = 0; hc < lm->n_cfg; hc++)
         for (int s = 0; s < lm->sz.seeds; s++) {
             const int h = lm->cfg_h[hc], g = lm->cfg_g[hc];
-            const struct gpt_config cfg = model_config(lm, h);
             struct gpt_model m;
-            if (gpt_init(&m, &cfg, seed_of(s)) != KIT_OK)
-                run_fail(run, 1, "--pack: out of memory");
+            final_init(run, lm, hc, s, &m, "--pack");
             if (s == 0)
                 model_path(lm, h, g, lm->chosen[hc], src, sizeof src);
             else
@@ -316,11 +314,13 @@ void pack_main(struct run *run, struct lm *lm, const char *dir,
             for (int i = 0; i < m.n_params; i++) {
                 uint16_t b;
                 f16_from_float(m.params[i], &b);
-                if (f16_to_float(b) != back[i])
+                const float kept =
+                    i < hd.n_half ? f16_to_float(b) : m.params[i];
+                if (kept != back[i])
                     run_fail(run, 1,
                              "--pack: %s: parameter %d read back as %g, not "
                              "%g",
-                             out, i, (double)back[i], (double)f16_to_float(b));
+                             out, i, (double)back[i], (double)kept);
                 const double d = fabs((double)m.params[i] - back[i]);
                 worst = d > worst ? d : worst;
                 big = fabs(m.params[i]) > big ? fabs(m.params[i]) : big;
@@ -328,7 +328,8 @@ void pack_main(struct run *run, struct lm *lm, const char *dir,
                     worst_rel = fmax(worst_rel, d / fabs(m.params[i]));
             }
             free(back);
-            const long bytes = 8 + 4 * 9 + 2L * m.n_params;
+            struct stat st;
+            const long bytes = stat(out, &st) == 0 ? (long)st.st_size : -1;
             const char *name = strrchr(out, '/') + 1;
             fprintf(mf, "| %s | %d | %d | %g | %llu | %d | %ld | %.2g |\n",
                     name, h, g, (double)chosen_lr(lm, hc), seed_of(s),

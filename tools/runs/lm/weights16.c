@@ -1,11 +1,17 @@
 /*
- * weights16.c: a network of chapter 8's experiment (lm.h) in 16-bit
- * floats, the form its committed run's final networks are kept in
+ * weights16.c: a network of chapter 8's experiment (lm.h) kept small,
+ * the form its committed run's final networks are kept in
  * (tools/runs/lm/reference/long/weights/), so that a new measure of
- * their heads never needs them trained again: about 1.26 MB a network,
- * half the 32-bit files of models/ (resume.c). make lm-weights-check
- * measures them again and sets every measure beside the committed
- * run's, to 3 decimals.
+ * their heads never needs them trained again. The embeddings (W_te and
+ * W_pe, four fifths of the parameters at the long size) are kept in
+ * 16-bit floats, the blocks and the final LayerNorm in 32-bit ones, as
+ * trained: about 1.5 MB a network, 60 % of the 32-bit files of models/
+ * (resume.c). Every parameter in 16 bits moved single relation cases
+ * of the heads' scores (a head's heaviest weight landing on another
+ * word), enough to change a measure in its third decimal; rounding the
+ * embeddings alone changed none. make lm-weights-check measures them
+ * again and sets every measure beside the committed run's, to 3
+ * decimals.
  *
  * The numbers are IEEE 754 binary16 (1 sign bit, 5 exponent bits, 10
  * fraction bits: 3 significant decimals, up to 65504), converted here
@@ -19,12 +25,16 @@
  * --weights run it before they read or write a file.
  *
  * The file, NAME.f16:
- *   "LMPARAMH"             8 bytes
+ *   "LMPARAMM"             8 bytes
  *   V T C L n_heads kv_heads n_params seed
  *                          8 x uint32, little-endian
  *   lr                     the learning rate, a float32's bits, uint32
- *   params                 n_params x binary16, little-endian, in
- *                          gpt_model's order (gpt.h)
+ *   n_half                 uint32: how many of the parameters, from the
+ *                          first, are in 16 bits (the embeddings':
+ *                          V C + T C, and no other count is read)
+ *   params                 n_half x binary16, then n_params - n_half x
+ *                          float32, each little-endian, in gpt_model's
+ *                          order (gpt.h: W_te, W_pe, then the blocks)
  * and nothing after: a file of any other length is refused. kv_heads is
  * the K/V heads the query heads share (n_heads when none do); the seed
  * (2017 ...) and the rate say which of the run's networks it is.
@@ -42,7 +52,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define HEAD_WORDS 9
+#define HEAD_WORDS 10
 #define HEAD_BYTES (8 + 4 * HEAD_WORDS)
 
 /* ---------------------------------------------------------------------
@@ -224,43 +234,111 @@ static int bad(char *why, size_t n, const char *path, const char *fmt, ...)
     return KIT_E_INPUT;
 }
 
+/* how many of m's parameters, from the first, are kept in 16 bits: the
+ * embeddings W_te and W_pe */
+static int half_count(const struct gpt_config *cfg)
+{
+    return gpt_tensor_size(cfg, GPT_WTE) + gpt_tensor_size(cfg, GPT_WPE);
+}
+
+/* the file's length: its header, n_half 2-byte and P - n_half 4-byte
+ * parameters */
+static long file_bytes(long P, long n_half)
+{
+    return HEAD_BYTES + 2 * n_half + 4 * (P - n_half);
+}
+
 int save_params16(const struct gpt_model *m, int kv_heads,
                   unsigned long long seed, float lr, const char *path,
                   char *why, size_t n)
 {
-    const size_t P = (size_t)m->n_params;
-    unsigned char *buf = malloc(HEAD_BYTES + 2 * P);
+    const size_t P = (size_t)m->n_params, H = (size_t)half_count(&m->cfg);
+    const size_t bytes = (size_t)file_bytes((long)P, (long)H);
+    unsigned char *buf = malloc(bytes);
     if (!buf)
         return KIT_E_NOMEM;
     memcpy(buf, PARAMS16_MAGIC, 8);
     uint32_t lr_bits;
     memcpy(&lr_bits, &lr, sizeof lr_bits);
-    const uint32_t head[HEAD_WORDS] = {
-        (uint32_t)m->cfg.V,    (uint32_t)m->cfg.T,       (uint32_t)m->cfg.C,
-        (uint32_t)m->cfg.L,    (uint32_t)m->cfg.n_heads, (uint32_t)kv_heads,
-        (uint32_t)m->n_params, (uint32_t)seed,           lr_bits};
+    const uint32_t head[HEAD_WORDS] = {(uint32_t)m->cfg.V,
+                                       (uint32_t)m->cfg.T,
+                                       (uint32_t)m->cfg.C,
+                                       (uint32_t)m->cfg.L,
+                                       (uint32_t)m->cfg.n_heads,
+                                       (uint32_t)kv_heads,
+                                       (uint32_t)m->n_params,
+                                       (uint32_t)seed,
+                                       lr_bits,
+                                       (uint32_t)H};
     for (int i = 0; i < HEAD_WORDS; i++)
         put32(buf + 8 + 4 * i, head[i]);
+    unsigned char *q = buf + HEAD_BYTES;
     for (size_t i = 0; i < P; i++) {
         uint16_t h;
-        if (f16_from_float(m->params[i], &h) != KIT_OK) {
+        uint32_t b;
+        memcpy(&b, &m->params[i], sizeof b);
+        if (!isfinite(m->params[i]) ||
+            (i < H && f16_from_float(m->params[i], &h) != KIT_OK)) {
             free(buf);
             return bad(why, n, path,
-                       "parameter %zu is %g, which no 16-bit float holds "
-                       "(beyond 65504, or not a number)",
-                       i, (double)m->params[i]);
+                       "parameter %zu is %g, which no %d-bit float holds "
+                       "(%s)",
+                       i, (double)m->params[i], i < H ? 16 : 32,
+                       isfinite(m->params[i]) ? "beyond 65504"
+                                              : "not a finite number");
         }
-        buf[HEAD_BYTES + 2 * i] = (unsigned char)(h & 0xff);
-        buf[HEAD_BYTES + 2 * i + 1] = (unsigned char)(h >> 8);
+        if (i < H)
+            q[0] = (unsigned char)(h & 0xff), q[1] = (unsigned char)(h >> 8),
+            q += 2;
+        else
+            put32(q, b), q += 4;
     }
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(buf, HEAD_BYTES + 2 * P, 1, f) == 1;
+    int ok = f && fwrite(buf, bytes, 1, f) == 1;
     ok = f && fclose(f) == 0 && ok;
     free(buf);
     if (!ok || rename(tmp, path) != 0)
         return bad(why, n, path, "cannot write it: %s", strerror(errno));
+    return KIT_OK;
+}
+
+/* the parameters after the header: n_half 16-bit ones, then float32s,
+ * into params; a value no file is written with (an infinity, a NaN)
+ * refused */
+static int read_body(FILE *f, const struct params16_head *hd, float *params,
+                     const char *path, char *why, size_t n)
+{
+    const size_t bytes =
+        (size_t)file_bytes(hd->n_params, hd->n_half) - HEAD_BYTES;
+    unsigned char *buf = malloc(bytes);
+    const int ok = buf && fread(buf, bytes, 1, f) == 1;
+    if (!ok) {
+        free(buf);
+        return buf ? bad(why, n, path, "cannot read its parameters")
+                   : KIT_E_NOMEM;
+    }
+    const unsigned char *q = buf;
+    for (int i = 0; i < hd->n_params; i++) {
+        if (i < hd->n_half) {
+            const uint16_t h = (uint16_t)(q[0] | q[1] << 8);
+            q += 2;
+            params[i] = f16_to_float(h);
+        } else {
+            const uint32_t b = get32(q);
+            q += 4;
+            memcpy(&params[i], &b, sizeof b);
+        }
+        if (!isfinite(params[i])) {
+            free(buf);
+            return bad(why, n, path,
+                       "parameter %d is an infinity or a NaN, which is "
+                       "never written: damaged",
+                       i);
+        }
+    }
+    free(buf);
     return KIT_OK;
 }
 
@@ -283,7 +361,7 @@ int read_params16(const char *path, struct params16_head *hd, float *params,
     if (size < HEAD_BYTES || fread(head, HEAD_BYTES, 1, f) != 1) {
         fclose(f);
         return bad(why, n, path,
-                   "%ld bytes, shorter than a 16-bit network's header "
+                   "%ld bytes, shorter than a kept network's header "
                    "(%d): truncated",
                    size, HEAD_BYTES);
     }
@@ -295,38 +373,42 @@ int read_params16(const char *path, struct params16_head *hd, float *params,
         fclose(f);
         return bad(why, n, path,
                    "begins \"%s\", not \"" PARAMS16_MAGIC
-                   "\": not a network in 16-bit floats",
+                   "\": not a network with 16-bit embeddings",
                    magic);
     }
     uint32_t w[HEAD_WORDS];
     for (int i = 0; i < HEAD_WORDS; i++)
         w[i] = get32(head + 8 + 4 * i);
-    *hd = (struct params16_head){
-        (int)w[0], (int)w[1], (int)w[2], (int)w[3],
-        (int)w[4], (int)w[5], (int)w[6], (unsigned long long)w[7],
-        0};
+    *hd = (struct params16_head){(int)w[0], (int)w[1], (int)w[2],
+                                 (int)w[3], (int)w[4], (int)w[5],
+                                 (int)w[6], (int)w[9], (unsigned long long)w[7],
+                                 0};
     memcpy(&hd->lr, &w[8], sizeof hd->lr);
     /* sizes a network of the kit can have: each positive and below 2^28,
-     * the heads dividing the width and the K/V heads the heads */
+     * the heads dividing the width and the K/V heads the heads, the
+     * 16-bit ones the embeddings */
     int sane = 1;
     for (int i = 0; i < 7; i++)
         sane = sane && w[i] >= 1 && w[i] < (1u << 28);
     sane = sane && w[2] % w[4] == 0 && w[4] % w[5] == 0 && isfinite(hd->lr) &&
-           hd->lr > 0;
+           hd->lr > 0 && (uint64_t)w[9] == ((uint64_t)w[0] + w[1]) * w[2] &&
+           w[9] < w[6];
     if (!sane) {
         fclose(f);
         return bad(why, n, path,
                    "its header holds no network's sizes (V %u, T %u, C %u, "
-                   "L %u, %u heads on %u K/V heads, %u parameters, lr %g)",
-                   w[0], w[1], w[2], w[3], w[4], w[5], w[6], (double)hd->lr);
+                   "L %u, %u heads on %u K/V heads, %u parameters of which "
+                   "%u in 16 bits, lr %g)",
+                   w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[9],
+                   (double)hd->lr);
     }
-    const long want = HEAD_BYTES + 2L * (long)w[6];
+    const long want = file_bytes(w[6], w[9]);
     if (size != want) {
         fclose(f);
         return bad(why, n, path,
-                   "%ld bytes, not the %ld its header says (%d and %u "
-                   "parameters of 2 bytes): %s",
-                   size, want, HEAD_BYTES, w[6],
+                   "%ld bytes, not the %ld its header says (%d, %u "
+                   "parameters of 2 bytes and %u of 4): %s",
+                   size, want, HEAD_BYTES, w[9], w[6] - w[9],
                    size < want ? "truncated" : "bytes after the last one");
     }
     if (!params) { /* the header only */
@@ -339,27 +421,9 @@ int read_params16(const char *path, struct params16_head *hd, float *params,
                    "%d parameters, not the %d of the network read into",
                    hd->n_params, max_params);
     }
-    unsigned char *buf = malloc(2 * (size_t)hd->n_params);
-    int ok = buf && fread(buf, 2 * (size_t)hd->n_params, 1, f) == 1;
+    const int rc = read_body(f, hd, params, path, why, n);
     fclose(f);
-    if (!ok) {
-        free(buf);
-        return buf ? bad(why, n, path, "cannot read its parameters")
-                   : KIT_E_NOMEM;
-    }
-    for (int i = 0; i < hd->n_params; i++) {
-        const uint16_t h = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
-        if ((h & 0x7c00u) == 0x7c00u) {
-            free(buf);
-            return bad(why, n, path,
-                       "parameter %d is 0x%04x, an infinity or a NaN, "
-                       "which is never written: damaged",
-                       i, (unsigned)h);
-        }
-        params[i] = f16_to_float(h);
-    }
-    free(buf);
-    return KIT_OK;
+    return rc;
 }
 
 int load_params16(struct gpt_model *m, const char *path, char *why, size_t n)

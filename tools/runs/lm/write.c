@@ -449,3 +449,23 @@ void summary(const struct lm *lm, const char *dir, const struct result *tune,
            "row_max.csv, sentence/, generated.txt)\n",
            dir);
 }
+
+/* The measured networks of fin (H x S: seed 1's of each configuration
+ * that was measured) into meas, and their measures' files into dir:
+ * offsets, relations, ablation, the sentence, the tag profiles and each
+ * head's heaviest weight. Returns how many networks meas holds. */
+int write_measured(const struct run *run, const struct lm *lm, const char *dir,
+                   const struct result *fin, const struct result **meas)
+{
+    int n_meas = 0;
+    for (int hc = 0; hc < lm->n_cfg; hc++)
+        if (fin[hc * lm->sz.seeds].measured)
+            meas[n_meas++] = &fin[hc * lm->sz.seeds];
+    write_offsets(run, dir, meas, n_meas);
+    write_relations(run, lm, dir, meas, n_meas);
+    write_ablation(run, dir, meas, n_meas);
+    write_sentence(run, lm, dir, meas, n_meas);
+    write_tag_profiles(lm, dir, meas, n_meas);
+    write_row_max(run, dir, meas, n_meas);
+    return n_meas;
+}
