@@ -269,8 +269,8 @@ lm-roles: $(LM_EXP_DIR)/solutions/lm-experiment
 	@sh tools/runs/lm/roles_compare.sh $(LM_ROLES_OUT) $(LM_ROLES_REF) $(LM_ROLES_TOL)
 
 # make lm-weights-check: the committed long run's final networks, kept
-# in 16-bit floats in $(LM_WEIGHTS)/ (tools/runs/lm/weights16.c:
-# hH_gG_sSEED.f16, about 1.26 MB each, which lm-experiment --pack RUN_DIR
+# with 16-bit embeddings in $(LM_WEIGHTS)/ (tools/runs/lm/weights16.c:
+# hH_gG_sSEED.f16, about 1.46 MB each, which lm-experiment --pack RUN_DIR
 # writes from a run's models/), measured again without training
 # (--remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS)) into
 # $(LM_WEIGHTS_OUT)/, then every measure compared with the committed
