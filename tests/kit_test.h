@@ -21,7 +21,9 @@
  * chapters/chapters.tsv: the Makefile (and tools/grade/prepare.sh)
  * compile tests/test_chN.c with -DKIT_CH_NUM=N -DKIT_CH_TITLE="..."
  * -DKIT_CH_FILE="...". KIT_CHAPTER_AS names them itself (the runner's
- * self-test, tools/harness/selftest.c, which is no chapter).
+ * self-test, tools/harness/selftest.c, which is no chapter, and the tests
+ * of the course's given code, tests/given/, numbered from KIT_GIVEN_FIRST:
+ * their file is in given/, not in the student's folder).
  *
  * Each check is one CUnit assertion. Its message is what a student reads
  * when it fails, so it says what was expected, what came back, where, and
@@ -55,6 +57,9 @@ int kit_current_chapter(void);
  * so that a crash or a timeout inside it can name it. KIT_EXPECT_STATUS
  * does this for the call it checks. */
 void kit_about_to_call(const char *call);
+
+/* Chapters numbered from this one test given code (tests/given/). */
+#define KIT_GIVEN_FIRST 80
 
 #define KIT_TEST(name_, what_)                                                 \
     static void name_##_body(void);                                            \

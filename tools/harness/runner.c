@@ -1574,6 +1574,8 @@ static void print_progress(void)
         printf("Next: %s, in %s/%s.\n", s->t->name, opt.impl, s->ch->file);
 }
 
+static const char *prog_path = "kit_tests"; /* argv[0] */
+
 static void print_first_failure(void)
 {
     if (first_failure < 0)
@@ -1583,14 +1585,22 @@ static void print_first_failure(void)
            *first_failure_where ? " (" : "", first_failure_where,
            *first_failure_where ? ")" : "");
     printf("  %s\n", first_failure_msg);
-    printf("  Edit %s/%s, then run: make test CH=%d TEST=%s%s%s\n", opt.impl,
-           s->ch->file, s->ch->number, s->t->name, KIT_SAN ? " SAN=1" : "",
-           strcmp(opt.impl, "starter") ? " IMPL=solutions" : "");
+    if (s->ch->number >= KIT_GIVEN_FIRST) /* the course's given code */
+        printf("  This tests the given code, given/%s: after editing it, "
+               "run: make given-tests && %s --impl %s --chapter %d "
+               "--test %s\n",
+               s->ch->file, prog_path, opt.impl, s->ch->number, s->t->name);
+    else
+        printf("  Edit %s/%s, then run: make test CH=%d TEST=%s%s%s\n",
+               opt.impl, s->ch->file, s->ch->number, s->t->name,
+               KIT_SAN ? " SAN=1" : "",
+               strcmp(opt.impl, "starter") ? " IMPL=solutions" : "");
     if (s->san && san_fd >= 0)
         printf("  The sanitizer's full report: %s (the section '==== test "
                "%s'); to stop at the line in gdb: make debug TEST=%s\n",
                opt.san_log, s->t->name, s->t->name);
-    printf("  Stuck? make hint TEST=%s shows a hint.\n", s->t->name);
+    if (s->ch->number < KIT_GIVEN_FIRST)
+        printf("  Stuck? make hint TEST=%s shows a hint.\n", s->t->name);
 }
 
 static void xml_escaped(FILE *f, const char *s)
@@ -1709,6 +1719,8 @@ static int write_results(const char *path)
 int main(int argc, char **argv)
 {
     int list = 0;
+    if (argc > 0 && argv[0])
+        prog_path = argv[0];
 #if KIT_RACE
     /* Archer looks for this option in the environment (ThreadSanitizer
      * has it already, from __tsan_default_options), and warns without. */
