@@ -5,8 +5,7 @@
 //   node tools/book/browser_check.js BOOK.html SHOTDIR [CHROMIUM]
 //
 // It talks to Chromium over the DevTools protocol through a pipe
-// (--remote-debugging-pipe: fd 3 to the browser, fd 4 back), so it needs
-// no npm package. It fails (exit 1) when
+// (tools/book/chromium.js), so it needs no npm package. It fails (exit 1) when
 //   - an image did not load, or has a natural width or height of 0;
 //   - the MathML is not laid out as mathematics (a fraction's numerator
 //     must sit above its denominator), or a <math> element has no box;
@@ -18,10 +17,9 @@
 // every chapter (SHOTDIR/00-title.png, SHOTDIR/<chapter id>.png), of each
 // figure (SHOTDIR/figures/) and of a figure enlarged (zoomed-figure.png).
 'use strict';
-const { spawn } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { launch } = require('./chromium.js');
 
 const [bookArg, shotArg, chromeArg] = process.argv.slice(2);
 if (!bookArg || !shotArg) {
@@ -38,72 +36,7 @@ if (!fs.existsSync(book)) {
 fs.mkdirSync(shots, { recursive: true });
 const WIDTH = 1100, HEIGHT = 850;
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kit-chromium-'));
-const proc = spawn(chrome, [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--disable-extensions', '--mute-audio', `--user-data-dir=${profile}`,
-  '--remote-debugging-pipe', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-let stderr = '';
-proc.stderr.on('data', (d) => { stderr += d; });
-
-function cleanup() {
-  try { proc.kill('SIGKILL'); } catch (e) { /* already gone */ }
-  try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* ignore */ }
-}
-const timer = setTimeout(() => {
-  console.error('browser check: Chromium did not finish within 120 s');
-  cleanup();
-  process.exit(1);
-}, 120000);
-proc.on('exit', (code) => {
-  if (!finished) {
-    console.error(`browser check: Chromium exited early (${code}):\n${stderr.slice(-1500)}`);
-    clearTimeout(timer);
-    cleanup();
-    process.exit(1);
-  }
-});
-
-// ---- the DevTools protocol over the pipe: NUL-terminated JSON messages
-const toChrome = proc.stdio[3], fromChrome = proc.stdio[4];
-let nextId = 1, buffer = '', finished = false;
-const pending = new Map(), listeners = [];
-fromChrome.on('data', (chunk) => {
-  buffer += chunk.toString('utf8');
-  let end;
-  while ((end = buffer.indexOf('\0')) >= 0) {
-    const msg = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (msg.id && pending.has(msg.id)) {
-      const { resolve, reject, method } = pending.get(msg.id);
-      pending.delete(msg.id);
-      if (msg.error) reject(new Error(`${method}: ${msg.error.message}`));
-      else resolve(msg.result);
-    } else if (msg.method) {
-      for (const l of listeners) l(msg);
-    }
-  }
-});
-function send(method, params = {}, sessionId) {
-  const id = nextId++;
-  const msg = { id, method, params };
-  if (sessionId) msg.sessionId = sessionId;
-  toChrome.write(JSON.stringify(msg) + '\0');
-  return new Promise((resolve, reject) => pending.set(id, { resolve, reject, method }));
-}
-function waitFor(method, sessionId) {
-  return new Promise((resolve) => {
-    const l = (msg) => {
-      if (msg.method === method && (!sessionId || msg.sessionId === sessionId)) {
-        listeners.splice(listeners.indexOf(l), 1);
-        resolve(msg.params);
-      }
-    };
-    listeners.push(l);
-  });
-}
+const { send, waitFor, listeners, finish } = launch(chrome, 'browser check');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
@@ -255,15 +188,9 @@ async function main() {
 }
 
 main().then((failures) => {
-  finished = true;
-  clearTimeout(timer);
-  cleanup();
   for (const f of failures) console.log(`  FAIL: ${f}`);
-  process.exit(failures.length ? 1 : 0);
+  finish(failures.length ? 1 : 0);
 }, (err) => {
-  finished = true;
-  clearTimeout(timer);
-  cleanup();
   console.log(`  FAIL: the browser check itself failed: ${err.message}`);
-  process.exit(1);
+  finish(1);
 });

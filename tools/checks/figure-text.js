@@ -21,10 +21,9 @@
 // sets it) after the book's first figure, must be caught: the check's
 // proof.
 'use strict';
-const { spawn } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { launch } = require('../book/chromium.js');
 
 const [bookArg, chrome, sizesArg, plantedArg, plantedPt] = process.argv.slice(2);
 if (!bookArg || !chrome || !sizesArg) {
@@ -56,70 +55,7 @@ if (plantedArg) {
   planted = { src: 'data:image/svg+xml;base64,' + Buffer.from(text).toString('base64'), pct, pt: Number(plantedPt) };
 }
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kit-chromium-'));
-const proc = spawn(chrome, [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--disable-extensions', '--mute-audio', `--user-data-dir=${profile}`,
-  '--remote-debugging-pipe', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-let stderr = '', finished = false;
-proc.stderr.on('data', (d) => { stderr += d; });
-function cleanup() {
-  try { proc.kill('SIGKILL'); } catch (e) { /* already gone */ }
-  try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* ignore */ }
-}
-const timer = setTimeout(() => {
-  console.error('figure-text: Chromium did not finish within 120 s');
-  cleanup();
-  process.exit(1);
-}, 120000);
-proc.on('exit', (code) => {
-  if (!finished) {
-    console.error(`figure-text: Chromium exited early (${code}):\n${stderr.slice(-1500)}`);
-    cleanup();
-    process.exit(1);
-  }
-});
-
-// the DevTools protocol over the pipe: NUL-terminated JSON messages
-const toChrome = proc.stdio[3], fromChrome = proc.stdio[4];
-let nextId = 1, buffer = '';
-const pending = new Map(), listeners = [];
-fromChrome.on('data', (chunk) => {
-  buffer += chunk.toString('utf8');
-  let end;
-  while ((end = buffer.indexOf('\0')) >= 0) {
-    const msg = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (msg.id && pending.has(msg.id)) {
-      const { resolve, reject, method } = pending.get(msg.id);
-      pending.delete(msg.id);
-      if (msg.error) reject(new Error(`${method}: ${msg.error.message}`));
-      else resolve(msg.result);
-    } else if (msg.method) {
-      for (const l of listeners) l(msg);
-    }
-  }
-});
-function send(method, params = {}, sessionId) {
-  const id = nextId++;
-  const msg = { id, method, params };
-  if (sessionId) msg.sessionId = sessionId;
-  toChrome.write(JSON.stringify(msg) + '\0');
-  return new Promise((resolve, reject) => pending.set(id, { resolve, reject, method }));
-}
-function waitFor(method, sessionId) {
-  return new Promise((resolve) => {
-    const l = (msg) => {
-      if (msg.method === method && (!sessionId || msg.sessionId === sessionId)) {
-        listeners.splice(listeners.indexOf(l), 1);
-        resolve(msg.params);
-      }
-    };
-    listeners.push(l);
-  });
-}
+const { send, waitFor, finish } = launch(chrome, 'figure-text');
 
 // In the page: each data: SVG image's shown size, then the SVG on its own
 // at that width, and the smallest ratio of a glyph's shown height to its
@@ -201,14 +137,9 @@ async function main() {
   });
   console.log(`  ${res.length - (planted ? 1 : 0)} figure SVGs, each opened on its own at its shown width; smallest text ${smallest.toFixed(2)} CSS px (${smallestName}); proportions kept`);
   for (const f of failures) console.log(`  FAIL: ${f}`);
-  finished = true;
-  clearTimeout(timer);
-  cleanup();
-  process.exit(failures.length ? 1 : 0);
+  finish(failures.length ? 1 : 0);
 }
 main().catch((e) => {
-  finished = true;
   console.error(`figure-text: ${e.message}`);
-  cleanup();
-  process.exit(1);
+  finish(1);
 });
