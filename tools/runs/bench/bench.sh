@@ -38,7 +38,9 @@
 # product), skipping the masked tiles (flash against flash_noncausal),
 # the faster exp (against flash_libm_exp) and chapter 3's form (ch3,
 # against flash; the round of median time is also its row at
-# BENCH_FACTOR_T, one call without warm-up), into OUTDIR/rounds.csv (every process's line),
+# BENCH_FACTOR_T, one call without warm-up) and, when PyTorch is
+# installed, its nn.MultiheadAttention (torch, against flash, in
+# processes of its own, torch_mha.py), into OUTDIR/rounds.csv (every process's line),
 # factors.csv and factors.values (ch7.factor_KEY and its _agreed, _lo,
 # _hi, _rounds, _fast_ms, _slow_ms).
 #
@@ -230,6 +232,16 @@ alternate() {
         done
     done
 }
+# torch_bin IMPL T THREADS REPS WARMUP: PyTorch's line (torch_mha.py),
+# called as a build of attention.c is, so that alternate() can time it
+# (its warm-up is always one call); the same thread count for PyTorch's
+# own threads and for the BLAS it calls (OpenBLAS keeps a pool of its own)
+torch_bin() {
+    local mask=causal
+    [ "$1" = torch ] || mask=none
+    env OMP_NUM_THREADS="$3" OPENBLAS_NUM_THREADS="$3" /usr/bin/python3 \
+        tools/runs/bench/torch_mha.py "$2" "$3" "$4" $mask
+}
 rounds_all() {
     local layer=(flash:flash:$fT:$threads:$rreps:1
         flash_noncausal:flash_noncausal:$fT:$threads:$rreps:1)
@@ -249,6 +261,10 @@ rounds_all() {
     [ "$threads" -eq 1 ] || mm+=("matmul_fast_1:matmul_fast:$mm_T:1:$rreps:1")
     mm+=("matmul_fast:matmul_fast:$mm_T:$threads:$rreps:1")
     alternate matmul "$rounds" "${mm[@]}"
+    if [ $torch = yes ]; then
+        alternate torch "$rounds" "flash:flash:$fT:$threads:$rreps:1" \
+            "torch:torch:$fT:$threads:$rreps:1:torch_bin"
+    fi
 }
 measure
 dry=0 start=$SECONDS
@@ -301,6 +317,7 @@ awk -F, -v agree="$agree" -v minshare="$share" -v out="$out" -v threads="$thread
         cmp("skip", "skipped masked tiles", "layer", "flash", "flash_noncausal", fT)
         cmp("exp", "faster exp (fast_expf)", "layer", "flash", "flash_libm_exp", fT)
         cmp("ch3", "chapter 7 against chapter 3", "ch3", "flash", "ch3_fused", fT)
+        cmp("torch", "PyTorch against chapter 7", "torch", "flash", "torch", fT)
         printf "ch7.factor_T=%d\nch7.factor_mm_T=%d\nch7.factor_threads_n=%d\n", fT, mmT, threads > fval
         printf "ch7.rounds=%d\nch7.ch3_rounds=%d\nch7.round_reps=%d\nch7.agree_pct=%.0f\nch7.share_pct=%.0f\n", \
             rounds, ch3_rounds, rreps, 100 * agree, 100 * minshare > fval
