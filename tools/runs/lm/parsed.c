@@ -124,6 +124,14 @@ struct parsed_row {
     double loss_word_next, abl_inc_word_next, loss_all, abl_inc_all;
 };
 
+/* The map of one network: each head's own best relation on meas (the
+ * largest margin over the best offset, among all LR relations; the
+ * first on a tie), that pair scored once on test. */
+struct head_map {
+    int rel;
+    float meas_margin, test_score, test_margin;
+};
+
 /* The loss of every prediction of windows w (w->n, T), with m's hook as
  * it is: loss (w->n, T), the one made at position i of window n (of its
  * token i + 1) at n*T + i. */
@@ -202,7 +210,8 @@ static int ablate_chosen(const struct lm *lm, struct gpt_model *m,
 
 static int parsed_network(const struct lm *lm, struct gpt_model *m,
                           const struct rcases *meas, const struct rcases *test,
-                          struct parsed_row *out)
+                          struct parsed_row *out, struct head_map *map,
+                          float *map_null)
 {
     const int T = lm->sz.T, H = m->cfg.L * m->cfg.n_heads;
     const int Nm = lm->meas.n, Nt = lm->test.n;
@@ -210,8 +219,11 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
     const size_t TT = (size_t)T * T;
     const int most = Nm > chunk ? Nm : chunk;
     float *A = malloc((size_t)H * most * TT * sizeof *A);
-    if (!A)
+    float *margin = malloc((size_t)H * LR * sizeof *margin); /* (H, LR) */
+    if (!A || !margin) {
+        free(A), free(margin);
         return KIT_E_NOMEM;
+    }
     int rc = heads_weights(m, lm->meas.x, Nm, T, A);
     for (int q = 0; q < LR && rc == KIT_OK; q++) {
         out[q].head = 0;
@@ -220,6 +232,7 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
             const long n = hits(A + (size_t)k * Nm * TT, T, 0, &meas[q], 0,
                                 meas[q].n, NULL);
             const float s = meas[q].n ? (float)n / (float)meas[q].n : 0.0f;
+            margin[k * LR + q] = s - meas[q].b.offset_base;
             if (s - meas[q].b.offset_base > best) {
                 best = s - meas[q].b.offset_base;
                 out[q].head = k, out[q].meas_score = s,
@@ -231,8 +244,25 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
                                 PARSED_DRAWS, PARSED_SEED, &mean,
                                 &out[q].null_p95, &all_mean, &all_p95);
     }
+    /* the map: each head's best relation, and the best of H heads over
+     * LR relations by chance */
+    int n_cases[LR];
+    float base[LR], mean[LR], p95[LR], all_mean; /* mean, p95: each r's */
+    for (int q = 0; q < LR; q++)
+        n_cases[q] = meas[q].n, base[q] = meas[q].b.offset_base;
+    for (int k = 0; k < H && rc == KIT_OK; k++) {
+        map[k].rel = 0;
+        for (int q = 1; q < LR; q++)
+            if (margin[k * LR + q] > margin[k * LR + map[k].rel])
+                map[k].rel = q;
+        map[k].meas_margin = margin[k * LR + map[k].rel];
+    }
+    free(margin);
+    if (rc == KIT_OK)
+        rc = links_best_of_null(n_cases, base, LR, H, PARSED_DRAWS, PARSED_SEED,
+                                mean, p95, &all_mean, map_null);
     /* the test windows, a chunk at a time */
-    long th[LR] = {0}, hh[LR] = {0};
+    long th[LR] = {0}, hh[LR] = {0}, tm[MAX_HL] = {0};
     for (int w0 = 0; w0 < Nt && rc == KIT_OK; w0 += chunk) {
         const int nw = Nt - w0 < chunk ? Nt - w0 : chunk;
         rc = heads_weights(m, lm->test.x + (size_t)w0 * T, nw, T, A);
@@ -240,6 +270,16 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
             th[q] += hits(A + (size_t)out[q].head * nw * TT, T, w0, &test[q],
                           case_at(&test[q], T, w0),
                           case_at(&test[q], T, w0 + nw), &hh[q]);
+        for (int k = 0; k < H && rc == KIT_OK; k++) {
+            const struct rcases *c = &test[map[k].rel];
+            tm[k] += hits(A + (size_t)k * nw * TT, T, w0, c, case_at(c, T, w0),
+                          case_at(c, T, w0 + nw), NULL);
+        }
+    }
+    for (int k = 0; k < H && rc == KIT_OK; k++) {
+        const struct rcases *c = &test[map[k].rel];
+        map[k].test_score = c->n ? (float)tm[k] / (float)c->n : 0;
+        map[k].test_margin = map[k].test_score - c->b.offset_base;
     }
     for (int q = 0; q < LR && rc == KIT_OK; q++) {
         const int n_hard = test[q].b.n_hard;
@@ -251,6 +291,39 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
     if (rc == KIT_OK)
         rc = ablate_chosen(lm, m, test, out);
     return rc;
+}
+
+/* The map of one network: a row per head into csv, and printed */
+static void write_map(struct run_csv *csv, const struct gpt_config *cfg,
+                      const struct head_map *map, float map_null,
+                      const struct rcases *meas, const struct rcases *test)
+{
+    const int h = cfg->n_heads, H = cfg->L * h;
+    printf("  the map: each head's own best relation on the measurement "
+           "windows (best of %d heads over %d relations by chance, p95 "
+           "%+.3f), scored once on test:\n",
+           H, LR, (double)map_null);
+    for (int k = 0; k < H; k++) {
+        const struct head_map *x = &map[k];
+        const struct rcases *cm = &meas[x->rel], *ct = &test[x->rel];
+        const double v[] = {h,
+                            k / h,
+                            k % h,
+                            cm->n,
+                            x->meas_margin,
+                            map_null,
+                            ct->n,
+                            x->test_score,
+                            ct->b.offset_base,
+                            x->test_margin,
+                            ct->b.class_base};
+        run_csv_row(csv, links_relation_key(x->rel), v);
+        printf("    %d.%-2d %-4s %+.3f   test %.3f (offset %.3f, %+.3f; "
+               "class %.3f)\n",
+               k / h, k % h, links_relation_key(x->rel), (double)x->meas_margin,
+               (double)x->test_score, (double)ct->b.offset_base,
+               (double)x->test_margin, (double)ct->b.class_base);
+    }
 }
 
 void parsed_main(struct run *run, struct lm *lm, const char *dir,
@@ -305,8 +378,15 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
                             {"loss_all", 4},
                             {"abl_inc_all", 5}};
     const int nc = (int)(sizeof col / sizeof col[0]);
-    struct run_csv csv;
+    struct run_csv csv, mcsv;
     run_csv_open(&csv, run, dir, "parsed.csv", "relation", col, nc);
+    struct run_col mcol[] = {
+        {"heads", 0},       {"block", 0},          {"head", 0},
+        {"meas_cases", 0},  {"meas_margin", 4},    {"meas_null_p95", 4},
+        {"test_cases", 0},  {"test_score", 4},     {"test_base", 4},
+        {"test_margin", 4}, {"test_class_base", 4}};
+    run_csv_open(&mcsv, run, dir, "parsed_heads.csv", "relation", mcol,
+                 (int)(sizeof mcol / sizeof mcol[0]));
     printf("The parser's relations: each network's best head on the %d "
            "measurement windows (its margin over the best offset), scored "
            "once on the %d test windows\n",
@@ -328,7 +408,9 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
             run_fail(run, 1, "--parsed: %s (%s, seed %llu)", why, name,
                      RUN_FIRST_SEED);
         struct parsed_row row[LR];
-        rc = parsed_network(lm, &m, meas, test, row);
+        struct head_map map[MAX_HL];
+        float map_null = 0;
+        rc = parsed_network(lm, &m, meas, test, row, map, &map_null);
         gpt_free(&m);
         if (rc != KIT_OK)
             run_fail(run, 1, "%s: %s", name, kit_strerror(rc));
@@ -373,9 +455,11 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
                    (double)test[q].b.class_base, (double)r->hard_score,
                    r->abl_inc_word_next, r->abl_inc_all);
         }
+        write_map(&mcsv, &cfg, map, map_null, meas, test);
     }
     run_csv_close(&csv);
-    printf("(written: %s/parsed.csv)\n", dir);
+    run_csv_close(&mcsv);
+    printf("(written: %s/parsed.csv, parsed_heads.csv)\n", dir);
     for (int q = 0; q < LR; q++)
         free(meas[q].word), free(meas[q].related), free(meas[q].hard),
             free(test[q].word), free(test[q].related), free(test[q].hard);
