@@ -105,4 +105,23 @@ if same "$work/committed" "$work/again"; then
 else
     fail "the links of $SAMPLE parsed again differ from the committed ones (make links, then make links-save, after a change that should change them)"
 fi
+
+# 4. What chapter 8 says the parser makes of the lesson's sentence: street
+#    linked to the (D), narrow (A) and blocked (O), blocked to truck (S).
+#    link-parser prints a link as: (m) LEFT CONNECTOR ---LINK--- CONNECTOR
+#    RIGHT; the family is the link label's leading capitals.
+lesson="the delivery truck blocked the narrow street"
+got=$(printf '%s\n' "$lesson" | link-parser -graphics=0 -links=1 2>/dev/null |
+    awk '$1 == "(m)" { l = $4; gsub(/-/, "", l); match(l, /^[A-Z]+/)
+        a = $2; b = $6; sub(/\..*/, "", a); sub(/\..*/, "", b)
+        print a, substr(l, 1, RLENGTH), b }' | sort)
+missing=""
+for want in "the D street" "narrow A street" "blocked O street" "truck S blocked"; do
+    printf '%s\n' "$got" | grep -qx "$want" || missing="$missing '$want'"
+done
+if [ -z "$missing" ]; then
+    ok "the lesson's sentence: street linked to the (D), narrow (A), blocked (O); blocked to truck (S), as chapter 8 says"
+else
+    fail "the lesson's sentence parsed without$missing, which chapter 8 says the parser gives: $(printf '%s' "$got" | tr '\n' ';')"
+fi
 exit $status
