@@ -379,9 +379,10 @@ endif
 lib-only: $(LIBKIT)
 FORCE:
 
-# plotdata/ch8_roles.c, ch8_long.c and ch8_tables.c read chapter 8's
-# reference runs committed there
-$(DATA_STAMP): $(PLOT_BINS) $(wildcard tools/runs/lm/reference/* \
+# plotdata/ch8_roles.c, ch8_long.c, ch8_tables.c and ch8_parsed.c read
+# chapter 8's reference runs committed there (ch8_parsed.c the parse's
+# coverage too)
+$(DATA_STAMP): $(PLOT_BINS) tools/runs/links/data/coverage.tsv $(wildcard tools/runs/lm/reference/* \
                tools/runs/lm/reference/long/* tools/runs/lm/reference/long/data/* \
                tools/runs/lm/reference/long/sentence/* tools/runs/lm/reference/long-4m/*)
 	@mkdir -p $(dir $@)

@@ -216,21 +216,35 @@ lm-remeasure: $(LM_EXP_DIR)/solutions/lm-experiment
 	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
 	  --remeasure $(LM_LONG_OUT) $(LM_LONG_OUT)
 
-# make lm-parsed: the heads of the long run in $(LM_LONG_OUT)/ on the
-# parser's relations (lm-experiment --parsed, tools/runs/lm/parsed.c;
-# the committed links, decompressed into $(LINKS_TSV)): seed 1's network
-# of every configuration reloaded from the run's models/, not trained;
-# for each relation, the head with the largest margin over the best
-# fixed offset on the measurement windows, scored once on the test
+# make lm-parsed: the heads of the committed long run on the parser's
+# relations (lm-experiment --parsed, tools/runs/lm/parsed.c; the
+# committed links, decompressed into $(LINKS_TSV)): seed 1's network of
+# every head count read from its kept weights ($(LM_WEIGHTS)), not
+# trained; for each relation, the head with the largest margin over the
+# best fixed offset on the measurement windows, scored once on the test
 # windows beside the best-of-N null, and mean-ablated there: what
 # removing it costs at the relation's later words and over every
-# position. Writes parsed.csv there, beside the run's results.csv.
+# position; and the map of each network, every head's own best
+# relation. Writes parsed.csv and parsed_heads.csv into $(LM_PARSED_OUT)/
+# and compares them with the committed ones in $(LM_LONG_REF)/, which
+# the book prints (tools/runs/plotdata/ch8_parsed.c). LM_PARSED_FROM=DIR
+# reads a run's 32-bit models/ instead (a run of make lm-reference).
+LM_PARSED_OUT  ?= $(B)/lm/parsed
+LM_PARSED_FROM ?=
+
 .PHONY: lm-parsed
-## lm-parsed: the long run's heads in build/lm/long on the parser's relations: each relation's best head, its test score beside the null, what ablating it costs (parsed.csv)
+## lm-parsed: the committed long run's heads on the parser's relations, from its kept weights: each relation's best head, its test score beside the null, what ablating it costs (parsed.csv, compared with the committed one)
 lm-parsed: $(LM_EXP_DIR)/solutions/lm-experiment $(LINKS_TSV)
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
-	$(LM_EXP_DIR)/solutions/lm-experiment --size long --corpus $(CORPUS_BIN) \
-	  --links $(LINKS_TSV) --parsed $(LM_LONG_OUT) $(LM_LONG_OUT)
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --kv none --corpus $(CORPUS_BIN) \
+	  --links $(LINKS_TSV) \
+	  $(if $(LM_PARSED_FROM),--parsed $(LM_PARSED_FROM),--parsed $(LM_LONG_REF) --weights $(LM_WEIGHTS)) \
+	  $(LM_PARSED_OUT)
+	@if [ -z "$(LM_PARSED_FROM)" ] && [ -f $(LM_LONG_REF)/parsed.csv ]; then \
+	  for f in parsed.csv parsed_heads.csv; do \
+	    if cmp -s $(LM_PARSED_OUT)/$$f $(LM_LONG_REF)/$$f; then echo "  $$f: the same as the committed $(LM_LONG_REF)/$$f"; \
+	    else echo "  $$f differs from the committed $(LM_LONG_REF)/$$f:"; diff $(LM_LONG_REF)/$$f $(LM_PARSED_OUT)/$$f | head -n 10; exit 1; fi; \
+	  done; fi
 
 # make lm-roles: chapter 8's roles as they appear (tools/runs/lm/main.c
 # --roles): one network each of 1, 4 and 16 heads, trained on the long

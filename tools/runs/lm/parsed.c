@@ -3,7 +3,8 @@
  * networks scored on the parser's relations (links_lm.h) instead of the
  * tag rules. For every configuration, seed 1's network at the rate the
  * run's tuning chose (RUN_DIR/tuning.csv, read as --remeasure reads it;
- * its parameters from RUN_DIR/models, load_params()) is reloaded, not
+ * its parameters from RUN_DIR/models, or with --weights DIR from the
+ * kept file DIR/hH_gG_s2017.f16, load_params()) is reloaded, not
  * trained; then, for each relation:
  *   1. every head is scored on the measurement windows (lm->meas, the
  *      validation text): its score is the share of the relation's cases
@@ -397,7 +398,11 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
         struct gpt_model m;
         char path[600], name[64];
         cfg_label(lm, hc, name, sizeof name);
-        model_path(lm, cfg.n_heads, g, li, path, sizeof path);
+        if (lm->weights_dir) /* the kept files (weights16.c) */
+            weights16_path(lm->weights_dir, cfg.n_heads, g, RUN_FIRST_SEED,
+                           path, sizeof path);
+        else
+            model_path(lm, cfg.n_heads, g, li, path, sizeof path);
         int rc = gpt_init(&m, &cfg, RUN_FIRST_SEED);
         if (rc != KIT_OK)
             run_fail(run, 1, "%s: %s", name, kit_strerror(rc));

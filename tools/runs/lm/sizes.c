@@ -161,10 +161,10 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         run_fail(run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
-    if (o->weights && !o->remeasure)
+    if (o->weights && !o->remeasure && !o->parsed)
         run_fail(run, 2,
                  "--weights DIR reads the networks of the run --remeasure "
-                 "RUN_DIR names: give both");
+                 "or --parsed RUN_DIR names: give both");
     if (o->pack && (o->remeasure || o->roles || o->resume))
         run_fail(run, 2,
                  "--pack is alone: not with --remeasure, --roles "
@@ -178,10 +178,11 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
     }
     lm->weights_dir = o->weights;
     if (o->parsed && (o->remeasure || o->roles || o->stop || o->lrs ||
-                      o->data || o->ref || o->pack || o->weights))
+                      o->data || o->ref || o->pack))
         run_fail(run, 2,
                  "--parsed reads a finished run's networks: give it the "
-                 "run's --size, --heads, --kv, --seeds and --corpus only");
+                 "run's --size, --heads, --kv, --seeds and --corpus only "
+                 "(and --weights DIR to read them from their kept files)");
     if (o->remeasure && (o->roles || o->stop || o->lrs || o->data || o->ref))
         run_fail(run, 2,
                  "--remeasure reads a finished run's rates and networks: "
