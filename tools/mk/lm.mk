@@ -283,8 +283,8 @@ lm-roles: $(LM_EXP_DIR)/solutions/lm-experiment
 	@sh tools/runs/lm/roles_compare.sh $(LM_ROLES_OUT) $(LM_ROLES_REF) $(LM_ROLES_TOL)
 
 # make lm-weights-check: the committed long run's final networks, kept
-# with 16-bit embeddings in $(LM_WEIGHTS)/ (tools/runs/lm/weights16.c:
-# hH_gG_sSEED.f16, about 1.46 MB each, which lm-experiment --pack RUN_DIR
+# whole, in $(LM_WEIGHTS)/ (tools/runs/lm/weights16.c:
+# hH_gG_sSEED.f16, about 2.5 MB each, which lm-experiment --pack RUN_DIR
 # writes from a run's models/), measured again without training
 # (--remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS)) into
 # $(LM_WEIGHTS_OUT)/, then every measure compared with the committed
@@ -293,8 +293,11 @@ lm-roles: $(LM_EXP_DIR)/solutions/lm-experiment
 # relations.csv, ablation.csv, tag_profiles.csv and row_max.csv, each
 # number within LM_WEIGHTS_TOL (0.0005: the same to 3 decimals) of the
 # committed one, widened by half a unit of the committed value's last
-# printed decimal; a whole number equal. LM_WEIGHTS_KV=none: the head
-# counts only (the networks sharing K/V heads left out).
+# printed decimal; a whole number equal. The kept networks are the head
+# counts' own (LM_WEIGHTS_KV=none: the network sharing K/V heads is not
+# kept) of seed 2017 (LM_WEIGHTS_SEEDS=1), the networks every measure but
+# seed_heads.csv's other seeds reads; LM_WEIGHTS_SEEDS=3 when the other
+# seeds are kept too.
 #
 #   make lm-weights-check
 #   make lm-weights-check LM_WEIGHTS=build/lm/smoke/weights \
@@ -304,7 +307,8 @@ LM_WEIGHTS_REF  ?= $(LM_LONG_REF)
 LM_WEIGHTS_SIZE ?= long
 LM_WEIGHTS_OUT  ?= $(B)/lm/weights-check
 LM_WEIGHTS_TOL  ?= 0.0005
-LM_WEIGHTS_KV   ?=
+LM_WEIGHTS_KV   ?= none
+LM_WEIGHTS_SEEDS ?= 1
 
 .PHONY: lm-weights-check
 ## lm-weights-check: the committed long run's final networks, read from their 16-bit weights, measured again: every measure the same as the committed CSV files' to 3 decimals
@@ -313,6 +317,6 @@ lm-weights-check: $(LM_EXP_DIR)/solutions/lm-experiment
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
 	@mkdir -p $(LM_WEIGHTS_OUT)
 	$(LM_EXP_DIR)/solutions/lm-experiment --size $(LM_WEIGHTS_SIZE) --corpus $(CORPUS_BIN) \
-	  $(if $(LM_WEIGHTS_KV),--kv $(LM_WEIGHTS_KV)) \
+	  $(if $(LM_WEIGHTS_KV),--kv $(LM_WEIGHTS_KV)) $(if $(LM_WEIGHTS_SEEDS),--seeds $(LM_WEIGHTS_SEEDS)) \
 	  --remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS) $(LM_WEIGHTS_OUT)
 	@sh tools/runs/lm/weights_compare.sh $(LM_WEIGHTS_OUT) $(LM_WEIGHTS_REF) $(LM_WEIGHTS_TOL)

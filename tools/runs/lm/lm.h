@@ -343,10 +343,11 @@ void remeasure_main(struct run *run, struct lm *lm, const char *dir,
 void pack_main(struct run *run, struct lm *lm, const char *dir,
                const char *from);
 
-/* weights16.c: a network with its embeddings in 16-bit floats (IEEE
- * binary16) and the rest in 32-bit ones, little-endian: "LMPARAMM", then
- * V T C L n_heads kv_heads n_params seed, the rate's float32 bits and
- * n_half as uint32, then the parameters (the first n_half in 16 bits) */
+/* weights16.c: a network kept in a file: "LMPARAMM", then V T C L
+ * n_heads kv_heads n_params seed, the rate's float32 bits and n_half as
+ * uint32, then the parameters, the first n_half (0, or the embeddings'
+ * with half = 1) in 16-bit floats (IEEE binary16), the rest in 32-bit
+ * ones, little-endian */
 #define PARAMS16_MAGIC "LMPARAMM"
 struct params16_head {
     int V, T, C, L, n_heads, kv_heads, n_params, n_half;
@@ -366,7 +367,7 @@ void weights16_path(const char *dir, int heads, int g, unsigned long long seed,
 /* These return KIT_OK, or an error and one line into why (if not NULL)
  * that names the file and what is wrong with it. */
 int save_params16(const struct gpt_model *m, int kv_heads,
-                  unsigned long long seed, float lr, const char *path,
+                  unsigned long long seed, float lr, int half, const char *path,
                   char *why, size_t n);
 /* the header into *hd and (if params) the parameters, of which the
  * file must hold max_params */

@@ -301,7 +301,9 @@ void pack_main(struct run *run, struct lm *lm, const char *dir,
                          "--pack: %s: %d heads on %d K/V heads, but its "
                          "K/V columns are not their group's copies",
                          src, h, g);
-            if (save_params16(&m, g, seed_of(s), chosen_lr(lm, hc), out, why,
+            /* whole (half = 0): with 16-bit embeddings, single relation
+             * cases moved (weights16.c) */
+            if (save_params16(&m, g, seed_of(s), chosen_lr(lm, hc), 0, out, why,
                               sizeof why) != KIT_OK)
                 run_fail(run, 1, "--pack: %s", why);
             /* read back: every parameter its nearest 16-bit value */

@@ -1,17 +1,17 @@
 /*
- * weights16.c: a network of chapter 8's experiment (lm.h) kept small,
- * the form its committed run's final networks are kept in
- * (tools/runs/lm/reference/long/weights/), so that a new measure of
- * their heads never needs them trained again. The embeddings (W_te and
- * W_pe, four fifths of the parameters at the long size) are kept in
- * 16-bit floats, the blocks and the final LayerNorm in 32-bit ones, as
- * trained: about 1.5 MB a network, 60 % of the 32-bit files of models/
- * (resume.c). Every parameter in 16 bits moved single relation cases
- * of the heads' scores (a head's heaviest weight landing on another
- * word), enough to change a measure in its third decimal; rounding the
- * embeddings alone changed none. make lm-weights-check measures them
- * again and sets every measure beside the committed run's, to 3
- * decimals.
+ * weights16.c: a network of chapter 8's experiment (lm.h) kept as a
+ * file of its own, the form its committed run's final networks are kept
+ * in (tools/runs/lm/reference/long/weights/), so that a new measure of
+ * their heads never needs them trained again. A file holds every
+ * parameter in 32-bit floats, as trained (about 2.5 MB a network), or
+ * (half) its embeddings W_te and W_pe, four fifths of the parameters,
+ * in 16-bit ones (about 1.46 MB). The committed networks are whole:
+ * rounding every parameter to 16 bits moved single relation cases of
+ * the heads' scores (a head's heaviest weight landing on another word),
+ * and so did rounding the embeddings alone, each enough to change a
+ * measure in its third decimal; in 32 bits every measure is the run's.
+ * make lm-weights-check measures them again and sets every measure
+ * beside the committed run's, to 3 decimals.
  *
  * The numbers are IEEE 754 binary16 (1 sign bit, 5 exponent bits, 10
  * fraction bits: 3 significant decimals, up to 65504), converted here
@@ -30,8 +30,9 @@
  *                          8 x uint32, little-endian
  *   lr                     the learning rate, a float32's bits, uint32
  *   n_half                 uint32: how many of the parameters, from the
- *                          first, are in 16 bits (the embeddings':
- *                          V C + T C, and no other count is read)
+ *                          first, are in 16 bits: 0, or the
+ *                          embeddings' V C + T C (no other count is
+ *                          read)
  *   params                 n_half x binary16, then n_params - n_half x
  *                          float32, each little-endian, in gpt_model's
  *                          order (gpt.h: W_te, W_pe, then the blocks)
@@ -249,10 +250,11 @@ static long file_bytes(long P, long n_half)
 }
 
 int save_params16(const struct gpt_model *m, int kv_heads,
-                  unsigned long long seed, float lr, const char *path,
+                  unsigned long long seed, float lr, int half, const char *path,
                   char *why, size_t n)
 {
-    const size_t P = (size_t)m->n_params, H = (size_t)half_count(&m->cfg);
+    const size_t P = (size_t)m->n_params;
+    const size_t H = half ? (size_t)half_count(&m->cfg) : 0;
     const size_t bytes = (size_t)file_bytes((long)P, (long)H);
     unsigned char *buf = malloc(bytes);
     if (!buf)
@@ -391,7 +393,8 @@ int read_params16(const char *path, struct params16_head *hd, float *params,
     for (int i = 0; i < 7; i++)
         sane = sane && w[i] >= 1 && w[i] < (1u << 28);
     sane = sane && w[2] % w[4] == 0 && w[4] % w[5] == 0 && isfinite(hd->lr) &&
-           hd->lr > 0 && (uint64_t)w[9] == ((uint64_t)w[0] + w[1]) * w[2] &&
+           hd->lr > 0 &&
+           (w[9] == 0 || (uint64_t)w[9] == ((uint64_t)w[0] + w[1]) * w[2]) &&
            w[9] < w[6];
     if (!sane) {
         fclose(f);

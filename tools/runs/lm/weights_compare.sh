@@ -20,9 +20,9 @@
 # as REF's value is itself rounded to it: 0.00055 for a value printed to 4
 # decimals, 0.0055 for row_max.csv's 2 in the committed long run; a whole
 # number (a count, an offset, a flag) must be equal. A configuration (the
-# heads and, where there is the column, the K/V heads) that NEW has no row
-# of is not compared, and said so; of one it has, every row of REF must be
-# in NEW. A relation's score (and so its margin) is the share of its
+# heads and, where there is the column, the K/V heads; in seed_heads.csv
+# the seed too) that NEW has no row of is not compared, and said so; of
+# one it has, every row of REF must be in NEW. A relation's score (and so its margin) is the share of its
 # cases whose heaviest weight falls on the related word: one case that
 # changes is 1/cases, more than 0.0005 in every committed relation, and a
 # disagreement there says how many cases changed. Prints a line per file (its largest difference, and where) and
@@ -31,7 +31,7 @@ set -eu
 new=$1 ref=$2 tol=$3
 status=0
 # file, the columns that name a row, the columns of a configuration
-for spec in seed_heads.csv:1,2,4:1,2 offsets.csv:1,2,3:1 \
+for spec in seed_heads.csv:1,2,4:1,2,4 offsets.csv:1,2,3:1 \
     relations.csv:1,2,3,4:2 ablation.csv:1,2,3,4:2 \
     tag_profiles.csv:1,2,3,4,5:1 row_max.csv:1,2,3:1; do
     f=${spec%%:*} rest=${spec#*:}
