@@ -236,7 +236,7 @@ LM_PARSED_FROM ?=
 ## lm-parsed: the committed long run's heads on the parser's relations, from its kept weights: each relation's best head, its test score beside the null, what ablating it costs (parsed.csv, compared with the committed one)
 lm-parsed: $(LM_EXP_DIR)/solutions/lm-experiment $(LINKS_TSV)
 	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
-	$(LM_EXP_DIR)/solutions/lm-experiment --size long --kv none --corpus $(CORPUS_BIN) \
+	$(LM_EXP_DIR)/solutions/lm-experiment --size long --kv none --seeds 1 --corpus $(CORPUS_BIN) \
 	  --links $(LINKS_TSV) \
 	  $(if $(LM_PARSED_FROM),--parsed $(LM_PARSED_FROM),--parsed $(LM_LONG_REF) --weights $(LM_WEIGHTS)) \
 	  $(LM_PARSED_OUT)
