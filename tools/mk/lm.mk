@@ -68,7 +68,7 @@ LM_EXP_DIR := $(B)/lm
 # the driver (main.c) and its parts (lm.h); train.c is lm-train's own
 LM_EXP_SRC := $(addprefix tools/runs/lm/,main.c network.c setup.c write.c \
                 book.c resume.c roles.c remeasure.c sizes.c parsed.c \
-                weights16.c) $(RUNNER_SRC)
+                weights16.c explore.c) $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
 # the reference's run of the same size, which the student's is compared
 # with: for the long size, the one committed with the kit (LM_LONG_REF)

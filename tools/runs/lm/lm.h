@@ -19,6 +19,8 @@
  *                batch and tokens: sizes.tsv)
  *   parsed.c     --parsed: a finished run's heads on the parser's
  *                relations (links_lm.h)
+ *   explore.c    --explore-dump: one kept network's weights and logits
+ *                on the head explorer's inputs (tools/explorer/)
  * main.c says what the run does and writes.
  *
  * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
@@ -226,6 +228,7 @@ struct lm_opts {
     const char *size, *heads, *lrs, *kv, *data, *ref, *remeasure, *corpus;
     const char *impl, *sizes, *pack, *weights;
     const char *parsed, *links; /* --parsed RUN_DIR, --links FILE */
+    const char *explore;        /* --explore-dump WEIGHTS_FILE */
     int tokens, roles, stop, resume;
 };
 
@@ -383,5 +386,13 @@ int load_params16(struct gpt_model *m, const char *path, char *why, size_t n);
  * dir */
 void parsed_main(struct run *run, struct lm *lm, const char *dir,
                  const char *from, const char *links_path);
+
+/* explore.c: --explore-dump WEIGHTS_FILE: the network of that 16-bit
+ * file run on the explorer's inputs (the lesson's sentence, the first
+ * test windows): every head's weights and every position's logits, as
+ * they are and with block 0's head 0 mean-ablated, the means and the
+ * vocabulary, as JSON into out */
+void explore_main(struct run *run, const struct lm *lm, const char *weights,
+                  const char *out);
 
 #endif

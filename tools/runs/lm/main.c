@@ -15,6 +15,7 @@
  *   lm-experiment --pack RUN_DIR [--size ...] OUT_DIR
  *   lm-experiment --resume [...] RESULTS_DIR
  *   lm-experiment --parsed RUN_DIR [--links FILE] [--size ...] RESULTS_DIR
+ *   lm-experiment --explore-dump WEIGHTS_FILE [--size ...] OUT.json
  *
  * --resume keeps the networks an earlier run into the same RESULTS_DIR
  * finished with the same settings, and trains only the others
@@ -24,7 +25,8 @@
  * into OUT_DIR; --roles, roles as they appear (roles.c); --parsed
  * RUN_DIR scores the heads of a finished run's seed-1 networks on the
  * parser's relations (parsed.c: links from --links FILE, default
- * build/ch8/links.tsv), writing parsed.csv.
+ * build/ch8/links.tsv), writing parsed.csv; --explore-dump runs one
+ * kept network on the head explorer's inputs (explore.c).
  *
  * --stop TOKENS (with --lrs) trains the tuning networks of the rates
  * given on their whole run's schedule but stops each after TOKENS
@@ -131,8 +133,9 @@ static const char *parse_options(struct run *run, int argc, char **argv,
         {"--pack", "RUN_DIR", &o->pack, NULL, 0, 0},
         {"--resume", NULL, NULL, &o->resume, 0, 0},
         {"--parsed", "RUN_DIR", &o->parsed, NULL, 0, 0},
-        {"--links", "LINKS", &o->links, NULL, 0, 0}};
-    return argv[run_args(run, argc, argv, opt, 18, 1, 1)];
+        {"--links", "LINKS", &o->links, NULL, 0, 0},
+        {"--explore-dump", "WEIGHTS_FILE", &o->explore, NULL, 0, 0}};
+    return argv[run_args(run, argc, argv, opt, 19, 1, 1)];
 }
 
 /* 1. tuning on seed 1: the grid, then, for every configuration whose
@@ -269,7 +272,7 @@ int main(int argc, char **argv)
             "[--tokens N] [--corpus FILE] [--impl NAME] [--sizes FILE] "
             "[--stop TOKENS] [--remeasure RUN_DIR [--weights DIR]] "
             "[--pack RUN_DIR] [--resume] [--parsed RUN_DIR] [--links FILE] "
-            "RESULTS_DIR",
+            "[--explore-dump WEIGHTS_FILE] RESULTS_DIR|OUT.json",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     struct lm_opts opt = {
@@ -296,6 +299,11 @@ int main(int argc, char **argv)
     float *want = opt.remeasure ? remeasure_want(&run, &lm, opt.remeasure)
                                 : NULL; /* the run's test losses */
     lm_setup(&run, &lm, &d);
+    if (opt.explore) { /* one kept network on the explorer's inputs */
+        explore_main(&run, &lm, opt.explore, dir);
+        lm_free(&lm, &d);
+        return 0;
+    }
     if (opt.parsed) { /* a finished run's heads on the parser's relations */
         parsed_main(&run, &lm, dir, opt.parsed,
                     opt.links ? opt.links : "build/ch8/links.tsv");

@@ -169,7 +169,13 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         run_fail(run, 2,
                  "--pack is alone: not with --remeasure, --roles "
                  "or --resume");
-    if (o->pack || o->weights) { /* the 16-bit conversion, first */
+    if (o->explore &&
+        (o->remeasure || o->roles || o->stop || o->lrs || o->data || o->ref ||
+         o->pack || o->weights || o->parsed || o->resume))
+        run_fail(run, 2,
+                 "--explore-dump WEIGHTS_FILE OUT.json is alone: give it the "
+                 "network's --size and --corpus only");
+    if (o->pack || o->weights || o->explore) { /* the 16-bit conversion */
         char why[200];
         const int rc = f16_selftest(why, sizeof why);
         if (rc != KIT_OK)
