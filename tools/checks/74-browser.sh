@@ -11,6 +11,15 @@
 # (the smallest size its PDF prints, tools/book/fontsizes.c, times the
 # shown scale of its glyphs) or the image does not keep the SVG's
 # proportions; a planted SVG with a 5 pt label must be caught first.
+# Last, the head explorer (make explorer, tools/explorer/): Chromium
+# opens $(B)/explorer/explorer.html from the file and
+# tools/checks/explorer.js compares its JavaScript forward pass with the
+# C code's (lm-experiment --explore-dump: every head's weights to 1e-4,
+# logits to 1e-4 of their row's largest, one head mean-ablated), times
+# it (a 64-token window's full pass, median of 20, at most 150 ms),
+# clicks through it (screenshots under $(B)/browser/explorer/), and must
+# catch a page built with 1/sqrt(d_head) dropped; on the long run's
+# committed networks, or a smoke run's while those are not committed.
 # Without Chromium (make deps-dev installs it) or node, the step says so
 # and exits 77: tools/checks/run.sh reports it as SKIPPED, never as passed.
 set -eu
@@ -60,4 +69,31 @@ gnuplot -e "outfile='$work/planted.pdf'" "$work/planted.gp" &&
     pdftocairo -svg "$work/planted.pdf" "$work/planted.svg" || { echo "  FAIL: the planted figure"; exit 1; }
 node tools/checks/figure-text.js "$B/book.html" "$chrome" "$work/sizes" "$work/planted.svg" \
     "$("$work/fontsizes" "$work/planted.pdf" | awk '{ print $NF }')" || status=1
+
+# The head explorer, against the C code, on the committed long networks
+# of 1 and 16 heads, else on a smoke run's of 1 and 4.
+ew=tools/runs/lm/reference/long/weights es=long eh="1 16"
+if [ ! -f "$ew/h1_g1_s2017.f16" ] || [ ! -f "$ew/h16_g16_s2017.f16" ]; then
+    ew=$B/lm/smoke/weights es=smoke eh="1 4"
+    echo "  the explorer: the long run's networks are not committed; a smoke run's instead"
+    if [ ! -f "$ew/h1_g1_s2017.f16" ] || [ ! -f "$ew/h4_g4_s2017.f16" ]; then
+        make --no-print-directory -s B="$B" lm-experiment LM_SIZE=smoke IMPL=solutions >/dev/null 2>&1 ||
+            { echo "  FAIL: make lm-experiment LM_SIZE=smoke IMPL=solutions"; exit 1; }
+        "$B/lm/solutions/lm-experiment" --size smoke --pack "$B/lm/smoke" "$ew" >/dev/null 2>&1 ||
+            { echo "  FAIL: lm-experiment --size smoke --pack"; exit 1; }
+    fi
+fi
+make --no-print-directory -s B="$B" explorer EXPLORER_WEIGHTS="$ew" EXPLORER_SIZE=$es \
+    EXPLORER_HEADS="$eh" >/dev/null 2>&1 || { echo "  FAIL: make explorer EXPLORER_WEIGHTS=$ew"; exit 1; }
+nets="" dumps=""
+for h in $eh; do
+    nets="$nets --net $ew/h${h}_g${h}_s2017.f16 $B/explorer/$es/dump_h${h}_s2017.json"
+    dumps="$dumps $B/explorer/$es/dump_h${h}_s2017.json"
+done
+# shellcheck disable=SC2086 # the lists split into arguments
+node tools/explorer/build.js --plant no-scale --out "$work/planted.html" $nets >/dev/null
+echo "  $B/explorer/explorer.html ($es networks of $eh heads):"
+# shellcheck disable=SC2086
+node tools/checks/explorer.js "$B/explorer/explorer.html" "$work/planted.html" \
+    "$B/browser/explorer" "$chrome" $dumps || status=1
 exit $status
