@@ -205,8 +205,10 @@ async function main() {
   }
   await sleep(50);
   const map = await evaluate(`(() => { const m = document.getElementById('map'); m.scrollIntoView();
-      return { hidden: m.hidden, cells: m.querySelectorAll('td').length, title: document.getElementById('map-title').textContent }; })()`);
+      return { hidden: m.hidden, cells: m.querySelectorAll('table.map td').length, title: document.getElementById('map-title').textContent,
+        role: document.getElementById('map-role').textContent.length > 0, roles: window.explorer.roles }; })()`);
   if (map.hidden || map.cells !== parsed.S * parsed.S) failures.push(`a click on head 0.${hb} did not open its ${parsed.S} x ${parsed.S} map (${JSON.stringify(map)})`);
+  if (map.roles && !map.role) failures.push(`the page has the run's measured roles, but head 0.${hb}'s map shows none`);
   await sleep(50);
   await shot('head-map.png');
   await key(s, 'Escape', 'Escape', 27);
@@ -218,7 +220,8 @@ async function main() {
   const abl = shown[many];
   if (abl.off.length !== 1 || abl.off[0] !== 0) failures.push(`a space on head 0.0's box switched off ${JSON.stringify(abl.off)}, not [0]`);
   const dl = Math.abs(abl.loss - parsed.ablated_loss);
-  console.log(`  clicked through: "${chosen}" chosen with the keyboard, head 0.${hb}'s map opened with the mouse, ` +
+  console.log(`  clicked through: "${chosen}" chosen with the keyboard, head 0.${hb}'s map opened with the mouse` +
+    `${map.roles ? ' (its measured role beside it)' : ' (no measured roles in the page)'}, ` +
     `head 0.0 switched off with the keyboard: the loss shown ${abl.loss.toFixed(5)}, C's ${parsed.ablated_loss.toFixed(5)} (within ${fmt(dl)})`);
   if (!(dl <= TOL_LOSS)) failures.push(`with head 0.0 off the page shows the loss ${abl.loss}, C computes ${parsed.ablated_loss}`);
   await evaluate(`document.getElementById('net-${many}').scrollIntoView()`);

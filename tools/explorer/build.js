@@ -2,7 +2,7 @@
 // build.js: the head explorer, one self-contained HTML file (make
 // explorer, tools/mk/explorer.mk).
 //
-//   node tools/explorer/build.js --out OUT.html [--plant no-scale]
+//   node tools/explorer/build.js --out OUT.html [--plant no-scale] [--run RUN_DIR]
 //        --net WEIGHTS.f16 DUMP.json [--net WEIGHTS.f16 DUMP.json ...]
 //
 // Each --net is one kept network of chapter 8's run (its 16-bit file,
@@ -15,6 +15,15 @@
 // weights as base64 of the .f16 files, which its own JavaScript decodes
 // and runs (model.js): no file is fetched, no server is needed, nothing
 // comes from the network.
+//
+// --run RUN_DIR: the run the networks are seed 1's networks of (its
+// offsets.csv and relations.csv, lm-experiment's, as committed in
+// tools/runs/lm/reference/long/): each head's measured role, shown beside
+// its map: its offset profile (the mean weight at offsets 0 .. 8 and on
+// the first token, the share of rows whose heaviest weight is there),
+// whether it is positional by Voita's rule, and its best relation of the
+// tag rules (heads_lm.h) with its score, the best fixed offset's and the
+// margin.
 //
 // --plant no-scale writes the page with a planted error, the attention's
 // scale 1/sqrt(d_head) dropped from the forward pass, which
@@ -33,11 +42,12 @@ function usage(msg) {
 }
 
 const args = process.argv.slice(2);
-let out = null, plant = null;
+let out = null, plant = null, run = null;
 const nets = [];
 for (let k = 0; k < args.length; k++) {
   if (args[k] === '--out') out = args[++k];
   else if (args[k] === '--plant') plant = args[++k];
+  else if (args[k] === '--run') run = args[++k];
   else if (args[k] === '--net') nets.push({ weights: args[++k], dump: args[++k] });
   else usage(`unknown argument '${args[k]}'`);
 }
@@ -67,6 +77,40 @@ for (const n of nets) {
     file: path.basename(n.weights), weights: bytes.toString('base64'), means: d.means.slice(6),
     meansWindows: d.means_windows,
   });
+}
+// A run's CSV file as rows of { column: text }
+function csv(file) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+  const cols = lines[0].split(',');
+  return lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])));
+}
+// Each head's role in the run: the first L*h rows of its head count (the
+// configurations with their own K/V heads come before the ones sharing)
+if (run) {
+  const off = csv(path.join(run, 'offsets.csv')), rel = csv(path.join(run, 'relations.csv'));
+  const relations = [...new Set(rel.map((r) => r.relation))];
+  for (const n of data.nets) {
+    const H = n.L * n.heads;
+    const rows = off.filter((r) => +r.heads === n.heads).slice(0, H);
+    if (rows.length !== H) usage(`${run}/offsets.csv has ${rows.length} heads of a ${n.heads}-head network, not ${H}`);
+    n.roles = rows.map((r, q) => {
+      if (+r.block !== Math.floor(q / n.heads) || +r.head !== q % n.heads) usage(`${run}/offsets.csv: its heads are not in order`);
+      const role = {
+        mean: [...Array(9).keys()].map((k) => +r[`mean_w_${k}`]).concat([+r.mean_w_first]),
+        top: [...Array(9).keys()].map((k) => +r[`top_${k}`]).concat([+r.top_first]),
+        bestOffset: r.best_offset, bestShare: +r.best_share, positional: +r.positional,
+        rel: null,
+      };
+      for (const name of relations) {
+        const x = rel.filter((y) => y.relation === name && +y.heads === n.heads).slice(0, H)[q];
+        if (x && (!role.rel || +x.margin > role.rel.margin)) {
+          role.rel = { name, cases: +x.cases, score: +x.score, baseline: +x.baseline, k: +x.best_k, margin: +x.margin };
+        }
+      }
+      return role;
+    });
+  }
+  data.run = path.basename(path.resolve(run));
 }
 data.vocab = vocab;
 data.presets = presets;

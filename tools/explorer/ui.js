@@ -17,6 +17,8 @@
 //                             passes (every position's logits), in ms
 //   firstMap                  performance.now() when the first map was
 //                             drawn (ms after the page began loading)
+//   roles                     whether the page has the run's measured
+//                             role of every head (build.js --run)
 //   shown()                   what the page shows: each network's loss
 //                             as drawn and its heads switched off
 'use strict';
@@ -207,6 +209,33 @@
     }
     table.append(body);
     $('map-grid').replaceChildren(table);
+    drawRole(n, q);
+  }
+
+  // the head's role measured in the run (build.js --run), if the page has it
+  const REL = { noun_det: 'noun \u2192 its determiner', noun_adj: 'noun \u2192 its adjective',
+    prep_obj: 'object \u2192 its preposition', verb_subj: 'verb \u2192 its subject pronoun', noun_poss: 'noun \u2192 its possessive' };
+  function drawRole(n, q) {
+    const box = $('map-role');
+    box.replaceChildren();
+    const r = n.info.roles && n.info.roles[q];
+    if (!r) return;
+    box.append(el('h3', { text: `Its role, measured in the run (${data.run}) on the validation windows` }));
+    const first = r.bestOffset === 'first' ? 'the first token' : `offset ${r.bestOffset}`;
+    box.append(el('p', { text: `Its heaviest weight falls at ${first} in ${(100 * r.bestShare).toFixed(1)} % of the rows: ` +
+      (r.positional ? 'positional by Voita\'s rule (90 % or more).' : 'not positional by Voita\'s rule (under 90 %).') }));
+    if (r.rel) {
+      box.append(el('p', { text: `Its best relation (of the tag rules): ${REL[r.rel.name] || r.rel.name}, found in ${(100 * r.rel.score).toFixed(1)} % ` +
+        `of ${r.rel.cases} cases, against ${(100 * r.rel.baseline).toFixed(1)} % for the best fixed offset (${r.rel.k}): a margin of ` +
+        `${r.rel.margin >= 0 ? '+' : ''}${r.rel.margin.toFixed(3)}.` }));
+    }
+    const t = el('table', { class: 'profile' });
+    const labels = [...Array(9).keys()].map(String).concat(['first']);
+    t.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'offset' }), ...labels.map((x) => el('th', { scope: 'col', text: x })))));
+    const row = (name, v) => el('tr', {}, el('th', { scope: 'row', text: name }),
+      ...v.map((x) => el('td', { style: `background:${shade(x)};color:${x > 0.5 ? '#fff' : '#1a1a1a'}`, text: (100 * x).toFixed(0) })));
+    t.append(el('tbody', {}, row('mean weight (%)', r.mean), row('heaviest there (%)', r.top)));
+    box.append(el('div', { class: 'scroll' }, t));
   }
 
   function draw() {
@@ -258,6 +287,7 @@
       return out;
     },
     firstMap: 0,
+    roles: nets.every((n) => !!n.info.roles),
     shown() {
       return nets.map((n, k) => ({ loss: Number($(`net-${k}`).querySelector('.loss').dataset.loss), off: [...n.off] }));
     },

@@ -6,7 +6,7 @@
 #   make explorer                      the long run's committed networks
 #                                      (EXPLORER_WEIGHTS, 1 and 16 heads)
 #   make explorer EXPLORER_WEIGHTS=build/lm/smoke/weights \
-#     EXPLORER_SIZE=smoke EXPLORER_HEADS="1 4"
+#     EXPLORER_SIZE=smoke EXPLORER_HEADS="1 4" EXPLORER_RUN=build/lm/smoke
 #                                      a smoke run's (make lm-experiment
 #                                      LM_SIZE=smoke IMPL=solutions, then
 #                                      lm-experiment --size smoke --pack
@@ -20,11 +20,15 @@
 # the weights and logits tools/checks/explorer.js compares the page's own
 # forward pass with (74-browser). EXPLORER_WEIGHTS and EXPLORER_SIZE are
 # as lm.mk's LM_WEIGHTS and LM_WEIGHTS_SIZE: the folder of 16-bit
-# networks and the size they were trained at.
+# networks and the size they were trained at. EXPLORER_RUN is the run
+# they are seed 1's networks of (its offsets.csv and relations.csv give
+# each head's measured role, shown beside its map; left out when the
+# folder has none).
 EXPLORER_WEIGHTS ?= tools/runs/lm/reference/long/weights
 EXPLORER_SIZE    ?= long
 EXPLORER_HEADS   ?= 1 16
 EXPLORER_SEED    ?= 2017
+EXPLORER_RUN     ?= tools/runs/lm/reference/long
 EXPLORER_DIR     := $(B)/explorer
 EXPLORER_HTML    := $(EXPLORER_DIR)/explorer.html
 EXPLORER_LM      := $(B)/lm/solutions/lm-experiment
@@ -32,7 +36,9 @@ EXPLORER_SRC     := $(addprefix tools/explorer/,build.js model.js ui.js page.htm
 explorer_f16      = $(EXPLORER_WEIGHTS)/h$(1)_g$(1)_s$(EXPLORER_SEED).f16
 explorer_dump     = $(EXPLORER_DIR)/$(EXPLORER_SIZE)/dump_h$(1)_s$(EXPLORER_SEED).json
 EXPLORER_DUMPS   := $(foreach h,$(EXPLORER_HEADS),$(call explorer_dump,$(h)))
-EXPLORER_NETS    := $(foreach h,$(EXPLORER_HEADS),--net $(call explorer_f16,$(h)) $(call explorer_dump,$(h)))
+EXPLORER_ROLES   := $(wildcard $(addprefix $(EXPLORER_RUN)/,offsets.csv relations.csv))
+EXPLORER_NETS    := $(if $(EXPLORER_ROLES),--run $(EXPLORER_RUN)) \
+  $(foreach h,$(EXPLORER_HEADS),--net $(call explorer_f16,$(h)) $(call explorer_dump,$(h)))
 
 define explorer_dump_rule
 $(call explorer_dump,$(1)): $(call explorer_f16,$(1)) $(EXPLORER_LM) $(CORPUS_BIN)
@@ -51,7 +57,7 @@ ifneq ($(filter explorer $(EXPLORER_HTML),$(MAKECMDGOALS)),)
 $(shell mkdir -p $(EXPLORER_DIR) && { echo '$(EXPLORER_NETS)' | cmp -s - $(EXPLORER_ARGS_FILE) || echo '$(EXPLORER_NETS)' >$(EXPLORER_ARGS_FILE); })
 endif
 
-$(EXPLORER_HTML): $(EXPLORER_SRC) $(EXPLORER_ARGS_FILE) $(EXPLORER_DUMPS) $(foreach h,$(EXPLORER_HEADS),$(call explorer_f16,$(h)))
+$(EXPLORER_HTML): $(EXPLORER_SRC) $(EXPLORER_ARGS_FILE) $(EXPLORER_DUMPS) $(EXPLORER_ROLES) $(foreach h,$(EXPLORER_HEADS),$(call explorer_f16,$(h)))
 	@mkdir -p $(dir $@)
 	node tools/explorer/build.js --out $@ $(EXPLORER_NETS)
 
