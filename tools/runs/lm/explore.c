@@ -5,10 +5,10 @@
  * the same 16-bit weights through its own JavaScript forward pass, and
  * tools/checks/explorer.js compares the two.
  *
- * The network is WEIGHTS_FILE (a 16-bit file of weights16.c, or a
- * 32-bit one of resume.c), read with load_params(); its sizes are its
- * header's, and its vocabulary and context must be the run's (--size,
- * --corpus). The inputs:
+ * The network is WEIGHTS_FILE, a 16-bit file of weights16.c (the form
+ * the kit keeps its networks in and the page embeds), read with
+ * load_params(); its sizes are its header's, and its vocabulary and
+ * context must be the run's (--size, --corpus). The inputs:
  *   "parsed"   "the delivery truck blocked the narrow street", the
  *              lesson's sentence as the parser links it (chapter 8)
  *   "lesson"   the lesson's sentence itself (setup.c), 13 tokens
@@ -33,8 +33,9 @@
  *
  * The arrays of floats are written as base64 of their float32 values,
  * little-endian whatever the machine's order ("f32le:" before the
- * base64): exact, and about a third of the size of decimal text (the
- * logits of 20 windows of 64 tokens at V 8192 are 10 million numbers).
+ * base64): exact, and under half the size of the 9 significant digits
+ * a float32 needs in decimal (the logits of 20 windows of 64 tokens at
+ * V 8192 are 10 million numbers).
  * Integers are JSON numbers. The file is written through OUT.json.tmp
  * and a rename, as the run's CSV files are.
  */
@@ -258,6 +259,7 @@ void explore_main(struct run *run, const struct lm *lm, const char *weights,
         run_fail(run, 1, "--explore-dump: %s: %s", weights, kit_strerror(rc));
     }
     out_close(&o);
-    fprintf(stderr, PROG ": %s: %d heads, the inputs' weights and logits\n",
-            out, hd.n_heads);
+    fprintf(stderr,
+            PROG ": %s: %d head%s a block, the inputs' weights and logits\n",
+            out, hd.n_heads, hd.n_heads > 1 ? "s" : "");
 }
