@@ -134,6 +134,22 @@
         ` from ${l0.toFixed(3)} with every head.`);
     } else lossP.textContent = `The sentence's loss: ${l0.toFixed(3)} nats a word (each word predicted from those before it).`;
     box.append(lossP);
+    box.append(el('h3', { text: `The next word after "${wordLabel(t)}"${n.off.size ? ' (with every head: in grey)' : ''}` }));
+    const grid = el('div', { class: 'next' });
+    const best = M.top(n.now.logits, t, V, TOP);
+    const p0 = best[0] ? best[0].p : 1;
+    for (const b of best) {
+      const was = Math.exp(M.logSoftmaxAt(n.intact.logits, t, V, b.id));
+      grid.append(el('span', { text: data.vocab[b.id] }),
+        el('span', {}, el('div', { class: 'bar', style: `width:${(100 * b.p / p0).toFixed(1)}%` })),
+        el('span', { class: 'num' }, `${(100 * b.p).toFixed(1)} %`,
+          n.off.size ? el('span', { class: 'was', text: ` (${(100 * was).toFixed(1)})` }) : null));
+    }
+    box.append(grid);
+    if (t + 1 < S) {
+      const lp = M.logSoftmaxAt(n.now.logits, t, V, st.ids[t + 1]);
+      box.append(el('p', { class: 'note', text: `The sentence's own next word, "${wordLabel(t + 1)}": ${(100 * Math.exp(lp)).toFixed(2)} %.` }));
+    }
     box.append(el('h3', { text: `Each head's weights from "${wordLabel(t)}" over the words up to it` }));
     const table = el('table', { class: 'heads' });
     const head = el('tr', {}, el('th', { scope: 'col', text: 'head' }), el('th', { scope: 'col', text: 'on' }));
@@ -168,22 +184,6 @@
     table.append(body);
     box.append(el('div', { class: 'scroll' }, table));
     box.append(el('p', { class: 'note', text: 'Cells: the weight in hundredths (blank under 0.05). Click a head for its whole map; untick it to switch it off: its output becomes its mean over the measurement windows.' }));
-    box.append(el('h3', { text: `The next word after "${wordLabel(t)}"${n.off.size ? ' (with every head: in grey)' : ''}` }));
-    const grid = el('div', { class: 'next' });
-    const best = M.top(n.now.logits, t, V, TOP);
-    const p0 = best[0] ? best[0].p : 1;
-    for (const b of best) {
-      const was = Math.exp(M.logSoftmaxAt(n.intact.logits, t, V, b.id));
-      grid.append(el('span', { text: data.vocab[b.id] }),
-        el('span', {}, el('div', { class: 'bar', style: `width:${(100 * b.p / p0).toFixed(1)}%` })),
-        el('span', { class: 'num' }, `${(100 * b.p).toFixed(1)} %`,
-          n.off.size ? el('span', { class: 'was', text: ` (${(100 * was).toFixed(1)})` }) : null));
-    }
-    box.append(grid);
-    if (t + 1 < S) {
-      const lp = M.logSoftmaxAt(n.now.logits, t, V, st.ids[t + 1]);
-      box.append(el('p', { class: 'note', text: `The sentence's own next word, "${wordLabel(t + 1)}": ${(100 * Math.exp(lp)).toFixed(2)} %.` }));
-    }
     return box;
   }
 
