@@ -21,7 +21,8 @@
 //   - clicking through the page (a word chosen with the keyboard, a head's
 //     map opened with the mouse, block 0's head 0 switched off with the
 //     keyboard) does not show the loss C computes with that head
-//     mean-ablated (to 1e-4), or a map does not open;
+//     mean-ablated (to 1e-4), or a map does not open; typed words are not
+//     split as the corpus splits them, an unknown one shown as <unk>;
 //   - any text is drawn under 10 CSS px, at 1100 px or at phone width
 //     (390 px), or the page itself scrolls sideways at phone width;
 //   - the page logs an error or throws;
@@ -227,6 +228,16 @@ async function main() {
   await evaluate(`document.getElementById('net-${many}').scrollIntoView()`);
   await sleep(50);
   await shot('head-ablated.png');
+
+  // typed words: one the vocabulary lacks is shown as <unk>
+  const typed = await evaluate(`(() => { document.getElementById('words').value = 'The zorblax truck blocked the street.';
+      document.getElementById('typed').requestSubmit();
+      return { words: [...document.querySelectorAll('.word')].map((b) => b.textContent),
+        note: document.getElementById('unk-note').textContent }; })()`);
+  const wantTyped = ['the', '<unk> (zorblax)', 'truck', 'blocked', 'the', 'street', '.'];
+  if (JSON.stringify(typed.words) !== JSON.stringify(wantTyped) || !typed.note.includes('zorblax')) {
+    failures.push(`typed words: the page shows ${JSON.stringify(typed.words)} (${typed.note}), not ${JSON.stringify(wantTyped)} with the unknown word named`);
+  } else console.log(`  typed words: ${typed.words.join(' ')}; "${typed.note}"`);
 
   // 4. text sizes, at the default width and at phone width
   for (const width of [WIDTH, PHONE]) {

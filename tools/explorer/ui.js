@@ -103,9 +103,11 @@
   function shade(w) {
     return `rgba(31, 79, 168, ${Math.min(1, Math.max(0, w)).toFixed(3)})`;
   }
+  // a word as the model reads it: its vocabulary entry (lowercased), or
+  // <unk> with the word as typed
   function wordLabel(t) {
     const w = st.text[t];
-    return st.ids[t] === 0 && w !== '<unk>' ? `<unk> (${w})` : w;
+    return st.ids[t] !== 0 ? data.vocab[st.ids[t]] : w !== '<unk>' ? `<unk> (${w})` : w;
   }
 
   function drawWords() {
