@@ -60,7 +60,7 @@ for (const n of nets) {
   const d = JSON.parse(fs.readFileSync(n.dump, 'utf8'));
   if (d.format !== 'lm-explore-dump 1') usage(`${n.dump} is not an --explore-dump file`);
   const bytes = fs.readFileSync(n.weights);
-  if (bytes.toString('latin1', 0, 8) !== 'LMPARAMM') usage(`${n.weights} is not a 16-bit network`);
+  if (bytes.toString('latin1', 0, 8) !== 'LMPARAMM') usage(`${n.weights} is not a kept network (weights16.c)`);
   const heads = bytes.readUInt32LE(8 + 16), seed = bytes.readUInt32LE(8 + 28);
   if (heads !== d.n_heads || seed !== d.seed) {
     usage(`${n.dump} was written for ${d.n_heads} heads, seed ${d.seed}, not ${n.weights}'s ${heads}, ${seed}`);

@@ -71,11 +71,11 @@ const ExplorerModel = (function () {
   function parseWeights(bytes) {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const magic = String.fromCharCode(...bytes.subarray(0, 8));
-    if (magic !== 'LMPARAMM') throw new Error(`not a 16-bit network (it begins "${magic}")`);
+    if (magic !== 'LMPARAMM') throw new Error(`not a kept network (it begins "${magic}")`);
     const u = (k) => dv.getUint32(8 + 4 * k, true);
     const z = { V: u(0), T: u(1), C: u(2), L: u(3), nHeads: u(4), kvHeads: u(5),
       nParams: u(6), seed: u(7), lr: dv.getFloat32(8 + 4 * 8, true), nHalf: u(9) };
-    if (z.nHalf !== z.V * z.C + z.T * z.C) throw new Error('n_half is not the embeddings\' size');
+    if (z.nHalf !== 0 && z.nHalf !== z.V * z.C + z.T * z.C) throw new Error('n_half is neither 0 nor the embeddings\' size');
     if (bytes.byteLength !== HEAD_BYTES + 2 * z.nHalf + 4 * (z.nParams - z.nHalf)) {
       throw new Error(`${bytes.byteLength} bytes, not the header's`);
     }

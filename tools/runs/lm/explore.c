@@ -2,10 +2,10 @@
  * explore.c: --explore-dump WEIGHTS_FILE OUT.json (lm.h): what the C
  * forward pass computes for one kept network, on fixed inputs, for the
  * head explorer (tools/explorer/) to be checked against: the page runs
- * the same 16-bit weights through its own JavaScript forward pass, and
+ * the same kept weights through its own JavaScript forward pass, and
  * tools/checks/explorer.js compares the two.
  *
- * The network is WEIGHTS_FILE, a 16-bit file of weights16.c (the form
+ * The network is WEIGHTS_FILE, a kept file of weights16.c (the form
  * the kit keeps its networks in and the page embeds), read with
  * load_params(); its sizes are its header's, and its vocabulary and
  * context must be the run's (--size, --corpus). The inputs:
@@ -221,7 +221,7 @@ void explore_main(struct run *run, const struct lm *lm, const char *weights,
         fclose(f);
     if (!is16)
         run_fail(run, 1,
-                 "--explore-dump: %s is not a network's 16-bit weights "
+                 "--explore-dump: %s is not a kept network (weights16.c) "
                  "(--pack writes them)",
                  weights);
     if (read_params16(weights, &hd, NULL, 0, why, sizeof why) != KIT_OK)
