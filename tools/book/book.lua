@@ -48,6 +48,15 @@ the chapters' markup, listed here, its meaning:
                                    == != < <= > >=; clauses join with
                                    " and ". The prose keeps each wording
                                    and the run's numbers pick one.
+  [words]{.holds test="A < B"}     the words always, as a plain span; a
+                                   claim the words make of the run,
+                                   asserted: when the test (the same
+                                   grammar and keys as .if) does not
+                                   hold, the build stops, naming the
+                                   chapter file, the test and both
+                                   values. Prose written for one run
+                                   states its comparisons this way, so
+                                   that data that say otherwise fail.
   ::: instructor-only / student-only   kept in that edition only
   :::: answer (inside a question or exercise)  instructor edition only
 
@@ -393,22 +402,26 @@ end
 -- == != < <= > >= (== and != compare text when either side is no
 -- number). An unknown key, or a number expected and text found, stops
 -- the build as an unknown value does.
-local function operand(ctx, word)
+-- holds() returns true, or false and the first clause that fails with
+-- the text of its two operands (what a .holds assertion reports); kind
+-- ("if" or "holds") names the markup in its errors.
+local function operand(ctx, word, kind)
   local n = tonumber(word)
   if n then
     return n, word
   end
   local v = load_values(ctx)[word]
   if not v then
-    fail(ctx, "an .if test names the value key '" .. word .. "', which no " ..
+    fail(ctx, "an ." .. kind .. " test names the value key '" .. word .. "', which no " ..
          "*.values file in " .. datadir() .. " sets")
   end
   return tonumber(v.value), v.value
 end
 
-local function holds(ctx, test)
+local function holds(ctx, test, kind)
+  kind = kind or "if"
   if not test or test:match("^%s*$") then
-    fail(ctx, "an .if span or div needs test=\"KEY OP VALUE\"")
+    fail(ctx, "an ." .. kind .. " span or div needs test=\"KEY OP VALUE\"")
   end
   local rest = test .. " and "
   for clause in rest:gmatch("(.-)%s+and%s+") do
@@ -416,25 +429,25 @@ local function holds(ctx, test)
     local ops = { ["=="] = true, ["!="] = true, ["<"] = true, ["<="] = true,
                   [">"] = true, [">="] = true }
     if not a or not ops[op] then
-      fail(ctx, "the .if test '" .. test .. "' is not 'A OP B [and ...]' " ..
+      fail(ctx, "the ." .. kind .. " test '" .. test .. "' is not 'A OP B [and ...]' " ..
            "with OP one of == != < <= > >=")
     end
-    local na, ta = operand(ctx, a)
-    local nb, tb = operand(ctx, b)
+    local na, ta = operand(ctx, a, kind)
+    local nb, tb = operand(ctx, b, kind)
     local ok
     if op == "==" or op == "!=" then
       local same = (na and nb) and na == nb or (not (na and nb) and ta == tb)
       ok = (op == "==") == same
     else
       if not (na and nb) then
-        fail(ctx, "the .if test '" .. test .. "' compares '" .. ta .. "' and '" ..
+        fail(ctx, "the ." .. kind .. " test '" .. test .. "' compares '" .. ta .. "' and '" ..
              tb .. "' with " .. op .. ", but one of them is no number")
       end
       ok = (op == "<" and na < nb) or (op == "<=" and na <= nb) or
            (op == ">" and na > nb) or (op == ">=" and na >= nb)
     end
     if not ok then
-      return false
+      return false, clause:match("^%s*(.-)%s*$"), a .. " = " .. ta, b .. " = " .. tb
     end
   end
   return true
@@ -445,6 +458,21 @@ local function choose(ctx, el)
     return el.content
   end
   return {}
+end
+
+-- A claim asserted on the run's values: [words]{.holds test="T"} keeps
+-- its words whatever the data, and stops the build when T does not
+-- hold, so that a sentence written for one run cannot outlive data that
+-- say otherwise.
+local function assert_holds(ctx, span)
+  local test = span.attributes.test
+  local ok, clause, va, vb = holds(ctx, test, "holds")
+  if not ok then
+    fail(ctx, "the .holds test '" .. test .. "' does not hold" ..
+         (clause ~= test and " (its clause '" .. clause .. "' fails)" or "") ..
+         ": " .. va .. ", " .. vb .. " (words: \"" .. stringify(span.content) .. "\")")
+  end
+  return span.content
 end
 
 local function generated(ctx, div)
@@ -951,6 +979,9 @@ local function process_chapter(ctx, blocks)
       end
       if span.classes:includes("if") then
         return choose(ctx, span)
+      end
+      if span.classes:includes("holds") then
+        return assert_holds(ctx, span)
       end
     end,
     Image = function(img)

@@ -5,7 +5,8 @@
 # exercises and quotes the runs; the HTML refers to nothing outside
 # itself; the student edition holds none of the solutions' code; and the filter's
 # failure path works (a misspelt listing marker, a missing generated
-# file, an unknown value key or reference stops pandoc).
+# file, an unknown value key or reference stops pandoc; a .holds claim
+# whose test fails stops it, naming the test and both values).
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
@@ -268,6 +269,28 @@ else
     echo "  .if: the span and the div whose test holds stay, the others go"
 fi
 expect_failure "an .if test on an unknown key" 's/^The answer is.*/It is [x]{.if test="demo.answr > 1"}./' 'demo.answr'
+# A claim asserted on the values: a .holds span whose test holds keeps
+# its words; one whose test does not stops the build, and the message
+# names the chapter, the test and both values.
+echo 'demo.small=7' >>"$work/build/plots/data/demo.values"
+{ good; printf '\n%s\n' 'It is [larger than seven]{.holds test="demo.small < demo.answer"}.'; } >"$work/04-holds.md"
+if ! render "$work/04-holds.md" || ! grep -q 'It is larger than seven\.' "$work/out.html"; then
+    cat "$work/err.txt"
+    fail "a .holds span whose test holds did not keep its words"
+else
+    echo "  .holds: a span whose test holds keeps its words"
+fi
+{ good; printf '\n%s\n' 'It is [smaller than seven]{.holds test="demo.answer < demo.small"}.'; } >"$work/05-holds.md"
+if render "$work/05-holds.md"; then
+    fail "a .holds span whose test fails did not stop the filter"
+elif ! grep 'ERROR' "$work/err.txt" | grep '05-holds\.md' | grep -F 'demo.answer < demo.small' |
+    grep -F 'demo.answer = 42' | grep -qF 'demo.small = 7'; then
+    cat "$work/err.txt"
+    fail "a .holds span whose test fails stopped the filter, but the message does not name the chapter, the test and both values"
+else
+    echo "  a failing .holds stops the build: $(grep 'ERROR' "$work/err.txt" | head -n 1 | sed "s|$work/||g" | cut -c1-150)"
+fi
+expect_failure "a .holds test on an unknown key" 's/^The answer is.*/It is [x]{.holds test="demo.answr > 1"}./' 'demo.answr'
 
 # ---------------------------------------------------------------------
 # 7. (warning) A coding exercise ("Write `name()` ... make test") has

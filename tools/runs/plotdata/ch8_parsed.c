@@ -230,9 +230,10 @@ static void write_tables(const char *dir)
                "| class rule |");
     for (int k = 0; k < run.n_net; k++)
         fprintf(t, " %d %s |", run.heads[k], heads_word(run.heads[k]));
-    fprintf(t, "\n|:--|--:|--:|--:|--:|");
+    /* the dashes set the columns' widths (pandoc) */
+    fprintf(t, "\n|:----------------------|-----:|----:|------:|------:|");
     for (int k = 0; k < run.n_net; k++)
-        fprintf(t, "--:|");
+        fprintf(t, "---------:|");
     fprintf(t, "\n");
     for (int i = 0; i < N_LESSON; i++) {
         const int q = lesson[i];
@@ -253,7 +254,9 @@ static void write_tables(const char *dir)
     FILE *h = out_file(dir, "ch8_parsed_heads.md");
     fprintf(h, "| relation | heads | head | margin, chosen | chance | margin, "
                "test | chance | hard cases | cost at its words | cost "
-               "everywhere |\n|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+               "everywhere "
+               "|\n|:-------------------|----:|-----:|------:|-----:|------:|"
+               "-----:|-----:|-------:|-------:|\n");
     for (int i = 0; i < N_LESSON; i++) {
         const int q = lesson[i];
         char nb[80];
