@@ -67,7 +67,7 @@ LM_WORKERS ?=
 LM_EXP_DIR := $(B)/lm
 # the driver (main.c) and its parts (lm.h); train.c is lm-train's own
 LM_EXP_SRC := $(addprefix tools/runs/lm/,main.c network.c setup.c write.c \
-                book.c resume.c roles.c remeasure.c sizes.c parsed.c \
+                book.c resume.c roles.c remeasure.c sizes.c parsed.c findhead.c \
                 weights16.c explore.c) $(RUNNER_SRC)
 LM_IMPL_SRC = $(patsubst %,$(1)/%.c,$(CH_FILES_8))
 # the reference's run of the same size, which the student's is compared
@@ -90,6 +90,15 @@ $(foreach i,starter solutions,$(eval $(call lm_bin_rule,$(i))))
 # The chapters whose tests must pass before the student's run: the ones
 # chapter 8 needs (chapters/chapters.tsv), and chapter 8.
 LM_NEEDS := $(CH_NEEDS_8) 8
+# $(call lm_gate,WHAT): the shell line that refuses IMPL's code in one
+# line while a test of LM_NEEDS fails on it ("WHAT in IMPL/, which is not
+# ready: ..."); the targets that run the student's code (lm-experiment,
+# find-head) use it unless IMPL is solutions or EXP_GATE=no.
+lm_gate = $(call impl_failing,$(LM_NEEDS)); \
+	if [ -n "$$bad" ]; then \
+	  set -- $$bad; \
+	  echo "$(1) in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \
+	  exit 1; fi
 
 # The book-sized run (LM_SIZE=book on solutions/): a file target, the
 # reference a student's `make lm-experiment IMPL=starter` is compared
@@ -133,11 +142,7 @@ ifeq ($(IMPL)$(LM_SIZE)$(LM_SEEDS)$(LM_HEADS),solutionsbook)
 else
 ifneq ($(IMPL),solutions)
 ifneq ($(EXP_GATE),no)
-	@$(call impl_failing,$(LM_NEEDS)); \
-	if [ -n "$$bad" ]; then \
-	  set -- $$bad; \
-	  echo "make lm-experiment trains on your code in $(IMPL)/, which is not ready: the tests of chapter(s)$$bad must pass first (make test CH=$$1)."; \
-	  exit 1; fi
+	@$(call lm_gate,make lm-experiment trains on your code)
 endif
 endif
 	@mkdir -p $(LM_OUT)
@@ -320,3 +325,35 @@ lm-weights-check: $(LM_EXP_DIR)/solutions/lm-experiment
 	  $(if $(LM_WEIGHTS_KV),--kv $(LM_WEIGHTS_KV)) $(if $(LM_WEIGHTS_SEEDS),--seeds $(LM_WEIGHTS_SEEDS)) \
 	  --remeasure $(LM_WEIGHTS_REF) --weights $(LM_WEIGHTS) $(LM_WEIGHTS_OUT)
 	@sh tools/runs/lm/weights_compare.sh $(LM_WEIGHTS_OUT) $(LM_WEIGHTS_REF) $(LM_WEIGHTS_TOL)
+
+# make find-head REL=J: chapter 8's exercise "find the head", on your
+# code (IMPL=starter, the default, once the chapters lm-experiment needs
+# pass: lm_gate; IMPL=solutions on the reference's): one trained network,
+# the 16-head network of seed 2017 read from its 16-bit weights in
+# $(LM_WEIGHTS)/ (the committed long run's; LM_HEADS=N another head
+# count), never trained: every head scored on relation REL (a key of
+# include/links_lm.h: J object -> preposition, A noun -> adjective, D, S,
+# O, OS, ...) with your relation_score() and head_offset_profile() on the
+# measurement windows, the best chosen and scored once on the test
+# windows beside the best-of-N null, the best fixed offset and the class
+# rule, then mean-ablated through your mean_ablate_head(); a verdict
+# (lm-experiment --find-head, tools/runs/lm/findhead.c). Seconds.
+#
+#   make find-head REL=J
+#   make find-head REL=A IMPL=solutions
+#   make find-head REL=J LM_WEIGHTS=build/lm/smoke/weights LM_WEIGHTS_SIZE=smoke
+REL ?=
+
+.PHONY: find-head
+## find-head: chapter 8's exercise on your code: the long run's 16-head network's heads on one parser relation (REL=J, A, ...), the best chosen on validation, scored once on test beside the null, the offset and the class rule, then mean-ablated; a verdict (LM_WEIGHTS=DIR LM_WEIGHTS_SIZE=SIZE)
+find-head: $(LM_EXP_DIR)/$(IMPL)/lm-experiment $(LINKS_TSV)
+	@[ -n "$(REL)" ] || { echo "make find-head: name the relation, e.g. make find-head REL=J (object -> preposition) or REL=A (noun -> adjective); include/links_lm.h lists the keys"; exit 1; }
+ifneq ($(IMPL),solutions)
+ifneq ($(EXP_GATE),no)
+	@$(call lm_gate,make find-head measures your code)
+endif
+endif
+	@[ -f $(CORPUS_BIN) ] || $(MAKE) --no-print-directory -s $(CORPUS_BIN)
+	$(LM_EXP_DIR)/$(IMPL)/lm-experiment --find-head '$(REL)' --weights $(LM_WEIGHTS) \
+	  --size $(LM_WEIGHTS_SIZE) --impl $(IMPL) --corpus $(CORPUS_BIN) \
+	  --links $(LINKS_TSV)$(if $(LM_HEADS), --heads $(LM_HEADS))

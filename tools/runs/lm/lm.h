@@ -21,6 +21,8 @@
  *                relations (links_lm.h)
  *   explore.c    --explore-dump: one kept network's weights and logits
  *                on the head explorer's inputs (tools/explorer/)
+ *   findhead.c   --find-head: one network's heads on one relation,
+ *                measured with the student's own chapter 8 functions
  * main.c says what the run does and writes.
  *
  * Dimension letters: as gpt.h (V, T, C, L, B, h); g = K/V heads,
@@ -34,6 +36,7 @@
 #include "datafile.h"
 #include "gpt.h"
 #include "heads_lm.h"
+#include "links_lm.h"
 #include "lm_protocol.h"
 #include "ngram.h"
 #include "rng.h"
@@ -229,6 +232,7 @@ struct lm_opts {
     const char *impl, *sizes, *pack, *weights;
     const char *parsed, *links; /* --parsed RUN_DIR, --links FILE */
     const char *explore;        /* --explore-dump WEIGHTS_FILE */
+    const char *find_head;      /* --find-head REL */
     int tokens, roles, stop, resume;
 };
 
@@ -394,5 +398,67 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
  * vocabulary, as JSON into out */
 void explore_main(struct run *run, const struct lm *lm, const char *weights,
                   const char *out);
+/* The best-of-N null's draws and seed (links_best_of_null()), and the
+ * test windows whose weights are held at once */
+#define PARSED_DRAWS 10000
+#define PARSED_SEED  20190801ULL
+#define PARSED_CHUNK 64
+
+/* One relation's cases on one set of windows (links_relation_cases():
+ * flat positions), which of them are hard, and their baselines. */
+struct rcases {
+    int n, *word, *related;
+    unsigned char *hard; /* (n) 1 for a hard case */
+    struct links_baseline b;
+};
+
+/* One relation's row: its best head on meas, scored on test, and what
+ * mean-ablating it costs there (parsed.c's step 3). */
+struct parsed_row {
+    int head; /* l*h + i */
+    float meas_score, meas_margin, test_score, test_margin, hard_score;
+    float null_p95;
+    int word_positions;
+    double loss_word_next, abl_inc_word_next, loss_all, abl_inc_all;
+};
+
+/* relation rel's cases on windows w (T tokens each) into c; a failure
+ * ends the program with one line */
+void cases_on(const struct run *run, const struct links *lk, int rel,
+              const struct windows *w, int T, struct rcases *c);
+void rcases_free(struct rcases *c);
+/* the links of links_path read (a failure ends the program with one
+ * line that starts with opt), and the cases of relations q0 .. q0+n-1 on
+ * lm's measurement and test windows into meas, test (n each) */
+void links_cases(const struct run *run, const struct lm *lm,
+                 const char *links_path, const char *opt, int q0, int n,
+                 struct rcases *meas, struct rcases *test);
+/* the 95th percentile of the best margin over the offset that n_heads
+ * heads with no skill beyond it reach on c's cases by chance
+ * (links_best_of_null(), PARSED_DRAWS draws, seed PARSED_SEED) */
+int null_p95(const struct rcases *c, int n_heads, float *p95);
+/* each head out[q].head (q < n_rows) mean-ablated on lm's test windows,
+ * its mean from the measurement windows (heads_means(),
+ * heads_set_ablation()): the loss's increase at the later words of
+ * test[q]'s cases and at every position into out[q]; m's hook is left
+ * unset. KIT_OK or an error of the forward pass. */
+int ablate_chosen(const struct lm *lm, struct gpt_model *m,
+                  const struct rcases *test, struct parsed_row *out,
+                  int n_rows);
+
+/* findhead.c: --find-head REL --weights DIR: seed 1's network of the
+ * largest head count (DIR/hH_gH_sSEED.f16), every head scored on
+ * relation REL with the student's relation_score() and
+ * head_offset_profile(), the best on the measurement windows scored
+ * once on the test windows and mean-ablated, and a verdict */
+/* REL's relation (links_relation_key()), or the program ends with one
+ * line listing the keys */
+int findhead_relation(const struct run *run, const char *key);
+/* the weights file the run reads into path, checked to exist (or one
+ * line saying where the weights come from) */
+void findhead_path(const struct run *run, const struct lm *lm, char *path,
+                   size_t n);
+void findhead_main(struct run *run, struct lm *lm, const char *key,
+                   const char *impl, const char *links_path);
 
 #endif

@@ -16,6 +16,8 @@
  *   lm-experiment --resume [...] RESULTS_DIR
  *   lm-experiment --parsed RUN_DIR [--links FILE] [--size ...] RESULTS_DIR
  *   lm-experiment --explore-dump WEIGHTS_FILE [--size ...] OUT.json
+ *   lm-experiment --find-head REL --weights DIR [--heads N] [--links FILE]
+ *                 [--size ...]
  *
  * --resume keeps the networks an earlier run into the same RESULTS_DIR
  * finished with the same settings, and trains only the others
@@ -26,7 +28,9 @@
  * RUN_DIR scores the heads of a finished run's seed-1 networks on the
  * parser's relations (parsed.c: links from --links FILE, default
  * build/ch8/links.tsv), writing parsed.csv; --explore-dump runs one
- * kept network on the head explorer's inputs (explore.c).
+ * kept network on the head explorer's inputs (explore.c); --find-head REL measures
+ * one network of --weights DIR on relation REL with the code it was
+ * built with, the student's under make find-head (findhead.c).
  *
  * --stop TOKENS (with --lrs) trains the tuning networks of the rates
  * given on their whole run's schedule but stops each after TOKENS
@@ -111,7 +115,7 @@
  * main: the options, the configurations, the loop over rates and seeds
  * ------------------------------------------------------------------- */
 
-/* The options; returns RESULTS_DIR. */
+/* The options; returns RESULTS_DIR (NULL with --find-head alone). */
 static const char *parse_options(struct run *run, int argc, char **argv,
                                  struct lm_opts *o)
 {
@@ -134,8 +138,12 @@ static const char *parse_options(struct run *run, int argc, char **argv,
         {"--resume", NULL, NULL, &o->resume, 0, 0},
         {"--parsed", "RUN_DIR", &o->parsed, NULL, 0, 0},
         {"--links", "LINKS", &o->links, NULL, 0, 0},
-        {"--explore-dump", "WEIGHTS_FILE", &o->explore, NULL, 0, 0}};
-    return argv[run_args(run, argc, argv, opt, 19, 1, 1)];
+        {"--explore-dump", "WEIGHTS_FILE", &o->explore, NULL, 0, 0},
+        {"--find-head", "REL", &o->find_head, NULL, 0, 0}};
+    const char *dir = argv[run_args(run, argc, argv, opt, 20, 0, 1)];
+    if (!dir && !o->find_head) /* --find-head alone writes nothing */
+        run_usage(run);
+    return dir;
 }
 
 /* 1. tuning on seed 1: the grid, then, for every configuration whose
@@ -272,13 +280,15 @@ int main(int argc, char **argv)
             "[--tokens N] [--corpus FILE] [--impl NAME] [--sizes FILE] "
             "[--stop TOKENS] [--remeasure RUN_DIR [--weights DIR]] "
             "[--pack RUN_DIR] [--resume] [--parsed RUN_DIR] [--links FILE] "
-            "[--explore-dump WEIGHTS_FILE] RESULTS_DIR|OUT.json",
+            "[--explore-dump WEIGHTS_FILE] RESULTS_DIR|OUT.json | "
+            "--find-head REL --weights DIR [--heads N]",
         .hint = "make test CH=8 shows where",
         .seeds = 0};
     struct lm_opts opt = {
         .size = "book", .corpus = "build/ch8/brown.bin", .impl = "solutions"};
     const char *dir = parse_options(&run, argc, argv, &opt);
     const char *impl = opt.impl, *ref_arg = opt.ref, *data_arg = opt.data;
+    const char *links = opt.links ? opt.links : "build/ch8/links.tsv";
     struct lm lm = {0};
     size_options(&run, &opt, &lm);
     struct corpus_data d; /* the corpus */
@@ -304,9 +314,11 @@ int main(int argc, char **argv)
         lm_free(&lm, &d);
         return 0;
     }
-    if (opt.parsed) { /* a finished run's heads on the parser's relations */
-        parsed_main(&run, &lm, dir, opt.parsed,
-                    opt.links ? opt.links : "build/ch8/links.tsv");
+    if (opt.find_head) /* one network's heads on one relation */
+        findhead_main(&run, &lm, opt.find_head, impl, links);
+    else if (opt.parsed) /* a finished run's heads on the parser's relations */
+        parsed_main(&run, &lm, dir, opt.parsed, links);
+    if (opt.find_head || opt.parsed) {
         lm_free(&lm, &d);
         return 0;
     }

@@ -54,20 +54,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PARSED_DRAWS 10000
-#define PARSED_SEED  20190801ULL
-#define LR           LINKS_N_RELATIONS
-#define PARSED_CHUNK 64 /* test windows whose weights are held at once */
+#define LR LINKS_N_RELATIONS
 
-/* One relation's cases on one set of windows. */
-struct rcases {
-    int n, *word, *related;
-    unsigned char *hard;
-    struct links_baseline b;
-};
-
-static void cases_on(const struct run *run, const struct links *lk, int rel,
-                     const struct windows *w, int T, struct rcases *c)
+void cases_on(const struct run *run, const struct links *lk, int rel,
+              const struct windows *w, int T, struct rcases *c)
 {
     c->n = links_relation_cases(lk, rel, w->first, w->n, T, NULL, NULL, 0);
     if (c->n < 0)
@@ -82,6 +72,35 @@ static void cases_on(const struct run *run, const struct links *lk, int rel,
     if (rc != KIT_OK)
         run_fail(run, 1, "the baselines of %s: %s", links_relation_key(rel),
                  kit_strerror(rc));
+}
+
+void rcases_free(struct rcases *c)
+{
+    free(c->word), free(c->related), free(c->hard);
+    c->word = c->related = NULL, c->hard = NULL;
+}
+
+void links_cases(const struct run *run, const struct lm *lm,
+                 const char *links_path, const char *opt, int q0, int n,
+                 struct rcases *meas, struct rcases *test)
+{
+    struct links lk;
+    char err[LINKS_ERR_LEN];
+    if (links_read(&lk, links_path, lm->d, err) != KIT_OK)
+        run_fail(run, 1, "%s: %s", opt, err);
+    for (int q = 0; q < n; q++) {
+        cases_on(run, &lk, q0 + q, &lm->meas, lm->sz.T, &meas[q]);
+        cases_on(run, &lk, q0 + q, &lm->test, lm->sz.T, &test[q]);
+    }
+    links_free(&lk);
+}
+
+int null_p95(const struct rcases *c, int n_heads, float *p95)
+{
+    float mean, all_mean, all_p95;
+    return links_best_of_null(&c->n, &c->b.offset_base, 1, n_heads,
+                              PARSED_DRAWS, PARSED_SEED, &mean, p95, &all_mean,
+                              &all_p95);
 }
 
 /* The cases c0 .. c1 - 1 (flat positions from window w0 on) whose row in
@@ -115,16 +134,6 @@ static int case_at(const struct rcases *c, int T, int w)
     return k;
 }
 
-/* One network's row per relation: the best head on meas, scored on test,
- * and what mean-ablating it costs there (step 3 above). */
-struct parsed_row {
-    int head; /* l*h + i */
-    float meas_score, meas_margin, test_score, test_margin, hard_score;
-    float null_p95;
-    int word_positions;
-    double loss_word_next, abl_inc_word_next, loss_all, abl_inc_all;
-};
-
 /* The map of one network: each head's own best relation on meas (the
  * largest margin over the best offset, among all LR relations; the
  * first on a tie), that pair scored once on test. */
@@ -150,11 +159,11 @@ static int window_losses(struct gpt_model *m, const struct windows *w, int T,
     return KIT_OK;
 }
 
-/* Step 3: each chosen head (out[q].head) mean-ablated on the test
- * windows, its means from the measurement windows; once per head, for
- * every relation that chose it. */
-static int ablate_chosen(const struct lm *lm, struct gpt_model *m,
-                         const struct rcases *test, struct parsed_row *out)
+/* Step 3: each chosen head (out[q].head, q < n_rows) mean-ablated on
+ * the test windows, its means from the measurement windows; once per
+ * head, for every row that chose it (test[q]: row q's cases). */
+int ablate_chosen(const struct lm *lm, struct gpt_model *m,
+                  const struct rcases *test, struct parsed_row *out, int n_rows)
 {
     const int T = lm->sz.T, h = m->cfg.n_heads, d_head = m->cfg.C / h;
     const int H = m->cfg.L * h;
@@ -173,7 +182,7 @@ static int ablate_chosen(const struct lm *lm, struct gpt_model *m,
     base_all /= (double)n;
     for (int k = 0; k < H && rc == KIT_OK; k++) {
         int used = 0;
-        for (int q = 0; q < LR; q++)
+        for (int q = 0; q < n_rows; q++)
             used |= out[q].head == k;
         if (!used)
             continue;
@@ -185,7 +194,7 @@ static int ablate_chosen(const struct lm *lm, struct gpt_model *m,
         double inc_all = 0;
         for (size_t p = 0; p < n && rc == KIT_OK; p++)
             inc_all += (double)abl[p] - base[p];
-        for (int q = 0; q < LR && rc == KIT_OK; q++) {
+        for (int q = 0; q < n_rows && rc == KIT_OK; q++) {
             if (out[q].head != k)
                 continue;
             /* the cases are in the order of window, then word: a word
@@ -240,10 +249,7 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
                 out[q].meas_margin = best;
             }
         }
-        float mean, all_mean, all_p95;
-        rc = links_best_of_null(&meas[q].n, &meas[q].b.offset_base, 1, H,
-                                PARSED_DRAWS, PARSED_SEED, &mean,
-                                &out[q].null_p95, &all_mean, &all_p95);
+        rc = null_p95(&meas[q], H, &out[q].null_p95);
     }
     /* the map: each head's best relation, and the best of H heads over
      * LR relations by chance */
@@ -290,7 +296,7 @@ static int parsed_network(const struct lm *lm, struct gpt_model *m,
     }
     free(A);
     if (rc == KIT_OK)
-        rc = ablate_chosen(lm, m, test, out);
+        rc = ablate_chosen(lm, m, test, out, LR);
     return rc;
 }
 
@@ -330,7 +336,6 @@ static void write_map(struct run_csv *csv, const struct gpt_config *cfg,
 void parsed_main(struct run *run, struct lm *lm, const char *dir,
                  const char *from, const char *links_path)
 {
-    const int T = lm->sz.T;
     for (int k = 0; k < 2; k++) { /* what a finished run wrote */
         char path[1100];
         snprintf(path, sizeof path, "%s/%s", from,
@@ -342,16 +347,8 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
         fclose(f);
     }
     free(remeasure_want(run, lm, from)); /* lm->chosen from its tuning.csv */
-    struct links lk;
-    char err[LINKS_ERR_LEN];
-    if (links_read(&lk, links_path, lm->d, err) != KIT_OK)
-        run_fail(run, 1, "--parsed: %s", err);
     static struct rcases meas[LR], test[LR];
-    for (int q = 0; q < LR; q++) {
-        cases_on(run, &lk, q, &lm->meas, T, &meas[q]);
-        cases_on(run, &lk, q, &lm->test, T, &test[q]);
-    }
-    links_free(&lk);
+    links_cases(run, lm, links_path, "--parsed", 0, LR, meas, test);
     char models[512];
     snprintf(models, sizeof models, "%s/models", from);
     lm->models_dir = models;
@@ -466,6 +463,5 @@ void parsed_main(struct run *run, struct lm *lm, const char *dir,
     run_csv_close(&mcsv);
     printf("(written: %s/parsed.csv, parsed_heads.csv)\n", dir);
     for (int q = 0; q < LR; q++)
-        free(meas[q].word), free(meas[q].related), free(meas[q].hard),
-            free(test[q].word), free(test[q].related), free(test[q].hard);
+        rcases_free(&meas[q]), rcases_free(&test[q]);
 }

@@ -161,10 +161,11 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         run_fail(run, 2,
                  "--stop trains the rates it is given and no others: give "
                  "them as --lrs");
-    if (o->weights && !o->remeasure && !o->parsed)
+    if (o->weights && !o->remeasure && !o->parsed && !o->find_head)
         run_fail(run, 2,
                  "--weights DIR reads the networks of the run --remeasure "
-                 "or --parsed RUN_DIR names: give both");
+                 "or --parsed RUN_DIR names, or the one --find-head REL "
+                 "measures: give both");
     if (o->pack && (o->remeasure || o->roles || o->resume))
         run_fail(run, 2,
                  "--pack is alone: not with --remeasure, --roles "
@@ -180,7 +181,8 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
         const int rc = f16_selftest(why, sizeof why);
         if (rc != KIT_OK)
             run_fail(run, 1, "%s", why);
-        fprintf(stderr, PROG ": %s\n", why);
+        if (!o->find_head) /* its output is its own lines alone */
+            fprintf(stderr, PROG ": %s\n", why);
     }
     lm->weights_dir = o->weights;
     if (o->parsed && (o->remeasure || o->roles || o->stop || o->lrs ||
@@ -208,4 +210,15 @@ void size_options(struct run *run, const struct lm_opts *o, struct lm *lm)
                      "%d heads cannot split d_model = %d: a head count must "
                      "divide %d (HEADS=%s)",
                      lm->sz.heads[i], lm->sz.C, lm->sz.C, o->heads);
+    if (o->find_head) { /* its relation and its file, before the corpus */
+        if (o->remeasure || o->roles || o->stop || o->lrs || o->data ||
+            o->ref || o->pack || o->parsed || o->resume || !o->weights)
+            run_fail(run, 2,
+                     "--find-head REL reads one network from --weights DIR "
+                     "and trains none: give it --weights and the weights' "
+                     "--size, --heads and --corpus only");
+        findhead_relation(run, o->find_head);
+        char path[1100];
+        findhead_path(run, lm, path, sizeof path);
+    }
 }
