@@ -22,7 +22,13 @@
 #      committed reference run's first point (tools/runs/lm/reference/);
 #   8. make lm-reference, stopped at its first validation point,
 #      reproduces the committed long run's (tools/runs/lm/reference/long/),
-#      whose numbers the book prints.
+#      whose numbers the book prints;
+#   9. make find-head (lm-experiment --find-head, chapter 8's exercise),
+#      on the smoke run's networks packed into 16-bit weights: a line per
+#      head, the chosen head, the null, the test score, the ablation and
+#      the verdict, each number what --parsed finds for the same network
+#      and relation; a bad REL and a missing weights file refused in one
+#      line.
 # Skipped (77) when the corpus is not installed (make deps installs it).
 set -eu
 . tools/checks/lib.sh
@@ -227,6 +233,54 @@ one_line "--remeasure of no run" "cannot read" "$bin" --size smoke --corpus "$B/
 one_line "--remeasure of more seeds than the run's" "give the run's --seeds" "$bin" --size smoke --seeds 3 --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 one_line "--remeasure at another size" "give the run's --size" "$bin" --size book --corpus "$B/ch8/brown.bin" --remeasure "$out" "$out/x"
 rm -f "$out/bad.bin"
+
+# 9. make find-head on the smoke run's final networks, packed into 16-bit
+#    weights in this run's folder: the 4-head network of seed 2017 (2
+#    blocks of 4 heads) on J (object -> preposition), on the solutions.
+#    Its head, null and test score are the ones --parsed's own counting
+#    gives that network on J (parsed.csv's row J,4,4); a bad REL and a
+#    missing weights file get one line.
+fh=$out/find-head.log
+rm -rf "$out/weights" "$out/parsed"
+if "$bin" --size smoke --corpus "$B/ch8/brown.bin" --pack "$out" "$out/weights" >"$log" 2>&1 &&
+    make --no-print-directory -s find-head REL=J IMPL=solutions LM_WEIGHTS="$out/weights" \
+        LM_WEIGHTS_SIZE=smoke B="$B" >"$fh" 2>&1; then
+    ok "make find-head REL=J on the smoke run's packed weights ran"
+else
+    tail -n 3 "$log" "$fh"
+    fail "make find-head REL=J on the smoke run's packed weights failed ($fh)"
+fi
+n_heads=$(grep -Ec '^  [01]\.[0-3] +[01]\.[0-9]{3}  [+-][01]\.[0-9]{3}  [0-8] back in ' "$fh" || true)
+chosen=$(sed -n 's/^chosen: head \([01]\.[0-3]\), the largest margin over the offset on the measurement windows: .*/\1/p' "$fh")
+null=$(sed -n 's/^null: the best of 8 heads with no skill beyond the offset reaches \([+-][0-9.]*\) there by chance.*/\1/p' "$fh")
+score=$(sed -n "s/^test: head $chosen scores \([0-9.]*\) on the [0-9]* cases of the 8 test windows; the best fixed offset .* the class rule .* \([0-9.]*\)\$/\1/p" "$fh")
+if [ "$n_heads" -eq 8 ] && [ -n "$chosen" ] && [ -n "$null" ] && [ -n "$score" ] &&
+    grep -Eq "^hard: " "$fh" && grep -Eq "^ablated: head $chosen's output replaced by its mean" "$fh" &&
+    grep -Eq "^verdict: (head $chosen follows J \(object -> preposition\): |head $chosen beats distance only: |neither: head $chosen, the best of 8 heads on J, )" "$fh"; then
+    ok "find-head: 8 heads scored, head $chosen chosen, the null $null, its test score $score, the ablation and '$(grep '^verdict: ' "$fh" | cut -c1-60)...'"
+else
+    cat "$fh"
+    fail "find-head: not a line per head (8: $n_heads), the chosen head ($chosen), the null ($null), the test score ($score), the ablation and the verdict"
+fi
+"$bin" --size smoke --corpus "$B/ch8/brown.bin" --links "$B/ch8/links.tsv" --parsed "$out" \
+    "$out/parsed" >"$log" 2>&1 || { tail -n 3 "$log"; fail "--parsed on the smoke run failed"; }
+if awk -F, -v h="$chosen" -v n="$null" -v s="$score" '
+        $1 == "J" && $2 == 4 && $3 == 4 { row = 1
+            if ($5 "." $6 != h || (n - $11) ^ 2 > 1e-6 || (s - $13) ^ 2 > 1e-6) bad = 1 }
+        END { exit bad || !row }' "$out/parsed/parsed.csv"; then
+    ok "find-head: head $chosen, its null and its test score are --parsed's for the 4-head network on J"
+else
+    grep '^relation\|^J,4,4,' "$out/parsed/parsed.csv"
+    fail "find-head's head $chosen, null $null or test score $score differ from --parsed's on J"
+fi
+one_line "find-head with a bad REL" "no such relation; REL is one of D A S O J OS" \
+    "$bin" --size smoke --corpus "$B/ch8/brown.bin" --find-head Q --weights "$out/weights"
+one_line "find-head without its weights" "no weights file $out/none/h4_g4_s2017.f16" \
+    "$bin" --size smoke --corpus "$B/ch8/brown.bin" --find-head J --weights "$out/none"
+msg=$(make --no-print-directory -s find-head REL=Q IMPL=solutions LM_WEIGHTS="$out/weights" \
+    LM_WEIGHTS_SIZE=smoke B="$B" 2>&1 | grep -Ev '^make(\[[0-9]+\])?: \*\*\*' | tail -n 1)
+case "$msg" in *"--find-head Q: no such relation"*) ok "make find-head REL=Q: '$(echo "$msg" | cut -c1-70)...'" ;;
+*) fail "make find-head REL=Q said: $msg" ;; esac
 
 # 4. the book's data (--data) and a run beside a reference (--reference)
 data=$out/data
