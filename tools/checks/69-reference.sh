@@ -130,4 +130,35 @@ done
 sed -i '1 s/d_model \([0-9]*\),/d_model 1\1,/' "$T/ref/long/table.txt"
 one_line "a committed run that records another width" "size long: d_model" "$T/ref/long/table.txt" "$mismatch" -- \
     "$B/plotdata/ch8_tables" "$T/sz" "$T/ref/long" "$T/ref/long/data" "$sizes"
+
+# 6. A comparison the book states is asserted on the data: chapter 8's
+#    verdict says one head's test loss is above 16 heads' on every seed
+#    (a .holds span on ch8gain.h1_h16_pos). With seed 2017's two test
+#    losses swapped in a copy of the committed run, ch8_parsed writes the
+#    values again, and the book filter, on the book as built with those
+#    values, must stop and name that test.
+make --no-print-directory -s B="$B" "$B/plotdata/ch8_parsed" "$B/plots/data/.stamp" >/dev/null
+mkdir -p "$T/flip/ref" "$T/flip/b"
+cp -r "$ref/long" "$ref/long-4m" "$T/flip/ref/"
+awk -F, -v OFS=, 'NR == FNR { if ($3 == $2 && $5 == 2017) t[$2] = $9; next }
+    FNR > 1 && $3 == $2 && $5 == 2017 && ($2 == 1 || $2 == 16) { $9 = t[$2 == 1 ? 16 : 1] } 1' \
+    "$ref/long/results.csv" "$ref/long/results.csv" >"$T/flip/ref/long/results.csv"
+cp -r "$B/plots" "$T/flip/b/"
+if ! "$B/plotdata/ch8_parsed" "$T/flip/b/plots/data" "$T/flip/ref/long" >"$T/out" 2>&1; then
+    cat "$T/out"
+    fail "ch8_parsed failed on the committed run with two test losses swapped"
+fi
+sources=$( { ls starter/*.c given/*.c include/*.h tests/*.c; find tools/runs -name '*.c'; } | LC_ALL=C sort | tr '\n' ' ')
+chapters=$(ls chapters/[0-9][0-9]-*.md | tr '\n' ' ')
+if pandoc book.md --from=markdown --lua-filter=tools/book/book.lua \
+    --metadata=edition:student --metadata=builddir:"$T/flip/b" \
+    --metadata=chapters:"$chapters" --metadata=sources:"$sources" \
+    --resource-path=.:"$T/flip/b" --to=html5 --output="$T/flip/out.html" 2>"$T/flip/err"; then
+    fail "the book built with one head's test loss below 16 heads' on seed 2017 (ch8gain.h1_h16_pos $(sed -n 's/^ch8gain.h1_h16_pos=//p' "$T/flip/b/plots/data/ch8gain.values")): no claim caught it"
+elif grep -q 'ch8gain.h1_h16_pos == 3' "$T/flip/err" && grep -q '08-many-heads-on-real-english.md' "$T/flip/err"; then
+    ok "one head's test loss swapped with 16 heads' on seed 2017: the book stops at chapter 8's claim: $(grep -m1 'ch8gain.h1_h16_pos' "$T/flip/err" | cut -c1-160)"
+else
+    cat "$T/flip/err"
+    fail "with one head's test loss swapped with 16 heads', the book stopped, but not at chapter 8's claim on ch8gain.h1_h16_pos"
+fi
 exit $status
