@@ -72,9 +72,9 @@ node tools/checks/figure-text.js "$B/book.html" "$chrome" "$work/sizes" "$work/p
 
 # The head explorer, against the C code, on the committed long networks
 # of 1 and 16 heads, else on a smoke run's of 1 and 4.
-ew=tools/runs/lm/reference/long/weights es=long eh="1 16" er=tools/runs/lm/reference/long
+ew=tools/runs/lm/reference/long/weights es=long eh=1,16 er=tools/runs/lm/reference/long
 if [ ! -f "$ew/h1_g1_s2017.f16" ] || [ ! -f "$ew/h16_g16_s2017.f16" ]; then
-    ew=$B/lm/smoke/weights es=smoke eh="1 4" er=$B/lm/smoke
+    ew=$B/lm/smoke/weights es=smoke eh=1,4 er=$B/lm/smoke
     echo "  the explorer: the long run's networks are not committed; a smoke run's instead"
     if [ ! -f "$ew/h1_g1_s2017.f16" ] || [ ! -f "$ew/h4_g4_s2017.f16" ]; then
         if [ ! -f "$er/results.csv" ] || [ ! -d "$er/models" ]; then
@@ -88,7 +88,7 @@ fi
 make --no-print-directory -s B="$B" explorer EXPLORER_WEIGHTS="$ew" EXPLORER_SIZE=$es \
     EXPLORER_HEADS="$eh" EXPLORER_RUN="$er" >/dev/null 2>&1 || { echo "  FAIL: make explorer EXPLORER_WEIGHTS=$ew"; exit 1; }
 nets="" dumps=""
-for h in $eh; do
+for h in $(echo "$eh" | tr , " "); do
     nets="$nets --net $ew/h${h}_g${h}_s2017.f16 $B/explorer/$es/dump_h${h}_s2017.json"
     dumps="$dumps $B/explorer/$es/dump_h${h}_s2017.json"
 done
