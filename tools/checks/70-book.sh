@@ -6,7 +6,9 @@
 # itself; the student edition holds none of the solutions' code; and the filter's
 # failure path works (a misspelt listing marker, a missing generated
 # file, an unknown value key or reference stops pandoc; a .holds claim
-# whose test fails stops it, naming the test and both values).
+# whose test fails stops it, naming the test and both values); and a
+# planted flip in chapter 8's committed run (its 1-head and 16-head test
+# losses swapped) stops the book at the .holds test that compares them.
 # B=build/<dir> builds elsewhere (default build).
 set -eu
 B="${B:-build}"
@@ -291,6 +293,65 @@ else
     echo "  a failing .holds stops the build: $(grep 'ERROR' "$work/err.txt" | head -n 1 | sed "s|$work/||g" | cut -c1-150)"
 fi
 expect_failure "a .holds test on an unknown key" 's/^The answer is.*/It is [x]{.holds test="demo.answr > 1"}./' 'demo.answr'
+
+# ---------------------------------------------------------------------
+# 6b. Chapter 8's prose is written for the committed long run, and the
+#     comparisons it states are .holds assertions on the run's values: a
+#     planted flip in the data stops the book. On a copy of
+#     tools/runs/lm/reference/long whose 1-head and 16-head test losses
+#     are swapped seed by seed in results.csv (its SHA256SUMS rewritten
+#     with tools/runs/sums.sh, so that the manifest check does not catch
+#     it first), ch8_tables remakes chapter 8's values and the book,
+#     rendered with the filter (HTML), stops naming the .holds test that
+#     compares the two. The unflipped copy renders first, to prove the
+#     setup.
+# ---------------------------------------------------------------------
+ch8=chapters/08-many-heads-on-real-english.md
+flip_test='ch8sweep.h16.loss < ch8sweep.h1.loss'
+fb=$work/flip
+mkdir -p "$fb/build/plots"
+plots_abs=$(cd "$B/plots" && pwd)
+for f in "$plots_abs"/*; do
+    [ "${f##*/}" = data ] || ln -s "$f" "$fb/build/plots/"
+done
+cp -r "$plots_abs/data" "$fb/build/plots/data"
+cp -r tools/runs/lm/reference/long "$fb/long"
+book_sources=$(ls starter/*.c given/*.c include/*.h tests/*.c; find tools/runs -name '*.c')
+book_sources=$(printf '%s\n' $book_sources | sort | tr '\n' ' ')
+render_flip() { # the whole book, as make book renders it, from $fb's data
+    "$B/plotdata/ch8_tables" "$fb/build/plots/data" "$fb/long" >"$fb/tables.txt" 2>&1 &&
+        pandoc book.md --from=markdown --lua-filter=tools/book/book.lua \
+            --metadata=builddir:"$fb/build" --metadata=chapters:"$(sh tools/mk/chapters.sh mds | tr '\n' ' ')" \
+            --metadata=sources:"$book_sources" --resource-path=.:"$fb/build" \
+            --to=html5 --output="$fb/out.html" 2>"$fb/err.txt"
+}
+if ! grep -qF "{.holds test=\"$flip_test\"}" "$ch8"; then
+    fail "$ch8 asserts no '[...]{.holds test=\"$flip_test\"}', which the planted flip needs"
+elif ! render_flip; then
+    cat "$fb/tables.txt" "$fb/err.txt"
+    fail "the book did not render from an unchanged copy of the long run"
+else
+    awk -F, -v OFS=, 'NR == FNR { if ($2 == 1 && $3 == 1) one[$5] = $9; if ($2 == 16 && $3 == 16) sixteen[$5] = $9; next }
+        $2 == 1 && $3 == 1 && ($5 in sixteen) { $9 = sixteen[$5] }
+        $2 == 16 && $3 == 16 && ($5 in one) { $9 = one[$5] } 1' \
+        "$fb/long/results.csv" "$fb/long/results.csv" >"$fb/results.csv"
+    mv "$fb/results.csv" "$fb/long/results.csv"
+    sh tools/runs/sums.sh write "$fb/long" >/dev/null
+    if ! sh tools/runs/sums.sh check "$fb/long" >"$fb/sums.txt" 2>&1; then
+        cat "$fb/sums.txt"
+        fail "the flipped copy of the long run does not pass its own rewritten manifest"
+    elif cmp -s "$fb/long/results.csv" tools/runs/lm/reference/long/results.csv; then
+        fail "the planted flip changed nothing in results.csv"
+    elif render_flip; then
+        fail "the book rendered from a long run whose 1-head and 16-head test losses are swapped"
+    elif ! grep 'ERROR' "$fb/err.txt" | grep -F "${ch8##*/}" | grep -qF "'$flip_test' does not hold"; then
+        cat "$fb/tables.txt" "$fb/err.txt"
+        fail "the swapped 1-head and 16-head test losses stopped the book, but not at the .holds test '$flip_test' of $ch8"
+    else
+        echo "  a flip in the committed long run stops the book: $(grep -F "'$flip_test'" "$fb/err.txt" | head -n 1 | sed "s|$PWD/||g" | cut -c1-170)"
+        echo "  ($(grep -c 'does not hold' "$fb/err.txt") .holds assertion(s) of chapter 8 fail on it in all)"
+    fi
+fi
 
 # ---------------------------------------------------------------------
 # 7. (warning) A coding exercise ("Write `name()` ... make test") has

@@ -33,6 +33,20 @@
  *   ch8size.values      the run's size, as the book prints it: its row of
  *                       SIZES (ch8size.d_model, .layers, .context,
  *                       .batch, .tokens, .d_head_h16)
+ *   ch8sweep.values     the test losses of results.csv as the prose
+ *                       states them: per configuration K (h1, h4, h16,
+ *                       h4g1: heads, and g K/V heads where they differ)
+ *                       ch8sweep.K.loss / .sd (mean and standard
+ *                       deviation over the seeds) / .ppl (e^loss); per
+ *                       pair A_vs_B of h1, h4, h16 the paired difference
+ *                       A - B seed by seed: .mean, .min, .max, .n_pos
+ *                       (seeds where A is worse), .p (two-sided paired
+ *                       t-test), .pct (A's perplexity over B's, in
+ *                       percent above 100); ch8sweep.seeds; and per
+ *                       measured network ch8sweep.abl_hH.top_head /
+ *                       .top_class / .top_cost / .top_all: the head and
+ *                       word class of ablation.csv's costliest cell,
+ *                       its cost there and on all words
  * The run's size is SIZES's row named by ch8run.size, and it must be the
  * one the run was trained at, as the run records it (read_size()): a
  * size the book prints is never other than the committed run's. The
@@ -68,7 +82,7 @@ static const char *const rel_key[R] = {"noun_det", "noun_adj", "prep_obj",
                                        "verb_subj", "noun_poss"};
 
 struct cfg { /* one configuration of results.csv, its seeds */
-    int h, g, n, params;
+    int h, g, n, params, seed[MAX_SEEDS];
     double lr, test[MAX_SEEDS];
 };
 
@@ -83,6 +97,9 @@ struct net { /* one measured network (the first seed's) */
     float base[R], score[MAX_HL][R], margin[MAX_HL][R];
     int best_off[MAX_HL], positional[MAX_HL];
     float share[MAX_HL], abl_all[MAX_HL], row_max[MAX_HL];
+    float abl_top; /* the largest cost of one head on one class of word */
+    int abl_top_k;
+    char abl_top_cls[32];
     float mass[MAX_HL][MAX_NC * MAX_NC];
 };
 
@@ -188,10 +205,10 @@ static void read_results(struct tables *run)
                        "test_loss",
                        path, sizeof path);
     for (int row = 2; fgets(line, sizeof line, f); row++) {
-        int h, g, params;
+        int h, g, params, seed;
         double lr, test;
-        if (!run_read_row(why, sizeof why, line, "*iifnin*f+", &h, &g, &lr,
-                          &params, &test))
+        if (!run_read_row(why, sizeof why, line, "*iifiin*f+", &h, &g, &lr,
+                          &seed, &params, &test))
             die_row(path, row, why);
         struct cfg *c = NULL;
         for (int i = 0; i < run->n_cfg; i++)
@@ -205,6 +222,7 @@ static void read_results(struct tables *run)
         }
         if (c->n == MAX_SEEDS)
             die_row(path, row, "too many seeds");
+        c->seed[c->n] = seed;
         c->test[c->n++] = test;
     }
     fclose(f);
@@ -331,6 +349,11 @@ static void read_ablation(struct tables *run)
         const int k = head_of(run, x, block, head, path, row);
         if (!strcmp(cls, "all"))
             x->abl_all[k] = (float)inc;
+        else if (x->abl_top_cls[0] == '\0' || inc > x->abl_top) {
+            x->abl_top = (float)inc;
+            x->abl_top_k = k;
+            snprintf(x->abl_top_cls, sizeof x->abl_top_cls, "%s", cls);
+        }
     }
     fclose(f);
 }
@@ -925,6 +948,123 @@ static void read_size(struct tables *run, const char *path, const char *out)
     data_close(PROG, v);
 }
 
+/* a tag class of ablation.csv as the prose names it */
+static const char *class_words(const char *cls)
+{
+    static const char *const names[][2] = {
+        {"det", "determiners"},   {"noun", "nouns"},
+        {"verb", "verbs"},        {"adj", "adjectives"},
+        {"prep", "prepositions"}, {"pron", "pronouns"},
+        {"punct", "punctuation"}, {"other", "other words"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(cls, names[i][0]))
+            return names[i][1];
+    return cls;
+}
+
+/* the configuration of H heads on H K/V heads, or NULL */
+static const struct cfg *cfg_of(const struct tables *run, int h)
+{
+    for (int i = 0; i < run->n_cfg; i++)
+        if (run->cfg[i].h == h && run->cfg[i].g == h)
+            return &run->cfg[i];
+    return NULL;
+}
+
+/* the two-sided p of Student's t with DF degrees of freedom: 1 minus
+ * twice the density's integral from 0 to |t| (Simpson's rule) */
+static double t_two_sided(double t, int df)
+{
+    const double nu = df, a = fabs(t), k = 4000;
+    const double c =
+        tgamma((nu + 1) / 2) / (sqrt(nu * acos(-1.0)) * tgamma(nu / 2));
+    double sum = 0;
+    for (int i = 0; i <= k; i++) {
+        const double x = a * i / k;
+        const double w = (i == 0 || i == k) ? 1 : (i % 2 ? 4 : 2);
+        sum += w * c * pow(1 + x * x / nu, -(nu + 1) / 2);
+    }
+    const double p = 1 - 2 * sum * a / (3 * k);
+    return p < 0 ? 0 : p;
+}
+
+/* ch8sweep.values: the sweep's test losses and the paired differences
+ * the prose states, each seed of one configuration against the same
+ * seed of another (a seed gives both the same batches and start) */
+static void write_sweep(const struct tables *run, const char *out)
+{
+    FILE *v = data_open(PROG, out, "ch8sweep.values");
+    int seeds = 0;
+    for (int i = 0; i < run->n_cfg; i++) {
+        const struct cfg *c = &run->cfg[i];
+        char key[32];
+        if (c->g == c->h)
+            snprintf(key, sizeof key, "h%d", c->h);
+        else
+            snprintf(key, sizeof key, "h%dg%d", c->h, c->g);
+        double m = 0, ss = 0;
+        for (int s = 0; s < c->n; s++)
+            m += c->test[s] / c->n;
+        for (int s = 0; s < c->n; s++)
+            ss += (c->test[s] - m) * (c->test[s] - m);
+        fprintf(v, "ch8sweep.%s.loss=%.3f\nch8sweep.%s.sd=%.3f\n", key, m, key,
+                c->n > 1 ? sqrt(ss / (c->n - 1)) : 0.0);
+        fprintf(v, "ch8sweep.%s.ppl=%.1f\n", key, exp(m));
+        if (c->n > seeds)
+            seeds = c->n;
+    }
+    fprintf(v, "ch8sweep.seeds=%d\n", seeds);
+    static const int pairs[][2] = {{1, 4}, {1, 16}, {4, 16}};
+    for (int p = 0; p < 3; p++) {
+        const struct cfg *a = cfg_of(run, pairs[p][0]),
+                         *b = cfg_of(run, pairs[p][1]);
+        if (!a || !b)
+            continue;
+        double d[MAX_SEEDS], m = 0, ss = 0, lo = INFINITY, hi = -INFINITY;
+        int n = 0, n_pos = 0;
+        for (int i = 0; i < a->n; i++)
+            for (int j = 0; j < b->n; j++)
+                if (a->seed[i] == b->seed[j])
+                    d[n++] = a->test[i] - b->test[j];
+        if (n < 2)
+            continue;
+        for (int i = 0; i < n; i++) {
+            m += d[i] / n;
+            n_pos += d[i] > 0;
+            lo = fmin(lo, d[i]);
+            hi = fmax(hi, d[i]);
+        }
+        for (int i = 0; i < n; i++)
+            ss += (d[i] - m) * (d[i] - m);
+        const double sd = sqrt(ss / (n - 1));
+        const double pv = sd > 0 ? t_two_sided(m / (sd / sqrt(n)), n - 1) : 0;
+        char key[32];
+        snprintf(key, sizeof key, "ch8sweep.h%d_vs_h%d", pairs[p][0],
+                 pairs[p][1]);
+        fprintf(v,
+                "%s.mean=%.3f\n%s.min=%.3f\n%s.max=%.3f\n%s.n_pos=%d\n"
+                "%s.n=%d\n%s.p=%.2f\n%s.pct=%.1f\n",
+                key, m, key, lo, key, hi, key, n_pos, key, n, key, pv, key,
+                100 * (exp(m) - 1));
+    }
+    /* each measured network's costliest cell of the ablation by class:
+     * the head (block.head), the class, its cost there and on all words */
+    for (int i = 0; i < run->n_net; i++) {
+        const struct net *x = &run->net[i];
+        if (x->abl_top_cls[0] == '\0')
+            continue;
+        const int k = x->abl_top_k;
+        fprintf(
+            v,
+            "ch8sweep.abl_h%d.top_head=%d.%d\nch8sweep.abl_h%d.top_class=%s\n"
+            "ch8sweep.abl_h%d.top_cost=%.3f\nch8sweep.abl_h%d.top_all=%.3f\n",
+            x->heads, k / x->heads, k % x->heads, x->heads,
+            class_words(x->abl_top_cls), x->heads, x->abl_top, x->heads,
+            x->abl_all[k]);
+    }
+    data_close(PROG, v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 5) {
@@ -948,6 +1088,7 @@ int main(int argc, char **argv)
     read_tag_profiles(&run);
     const char *out = argv[1];
     write_heads(&run, out);
+    write_sweep(&run, out);
     write_kv(&run, out);
     write_relations(&run, out);
     write_positional(&run, out);
