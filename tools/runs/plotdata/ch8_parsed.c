@@ -252,9 +252,8 @@ static void write_tables(const char *dir)
     fclose(t);
 
     FILE *h = out_file(dir, "ch8_parsed_heads.md");
-    fprintf(h, "| relation | heads | head | margin, chosen | chance | margin, "
-               "test | chance | hard cases | cost at its words | cost "
-               "everywhere "
+    fprintf(h, "| relation | heads | head | chosen | chance | test | chance | "
+               "hard | at words | all "
                "|\n|:-------------------|----:|-----:|------:|-----:|------:|"
                "-----:|-----:|-------:|-------:|\n");
     for (int i = 0; i < N_LESSON; i++) {
