@@ -36,26 +36,13 @@ if (!fs.existsSync(book)) {
 fs.mkdirSync(shots, { recursive: true });
 const WIDTH = 1100, HEIGHT = 850;
 
-const { send, waitFor, listeners, finish } = launch(chrome, 'browser check');
+const { send, waitFor, finish, openPage } = launch(chrome, 'browser check');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const failures = [];
   const errors = [];
-  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
-  const { sessionId: s } = await send('Target.attachToTarget', { targetId, flatten: true });
-  listeners.push((msg) => {
-    if (msg.sessionId !== s) return;
-    const p = msg.params;
-    if (msg.method === 'Runtime.consoleAPICalled' && (p.type === 'error' || p.type === 'assert')) {
-      errors.push(`console.${p.type}: ${p.args.map((a) => a.value ?? a.description).join(' ')}`);
-    } else if (msg.method === 'Runtime.exceptionThrown') {
-      const d = p.exceptionDetails;
-      errors.push(`exception: ${d.exception ? d.exception.description : d.text}`);
-    } else if (msg.method === 'Log.entryAdded' && p.entry.level === 'error') {
-      errors.push(`browser log (${p.entry.source}): ${p.entry.text}${p.entry.url ? ' ' + p.entry.url.slice(0, 80) : ''}`);
-    }
-  });
+  const s = await openPage(errors, true);
   await send('Runtime.enable', {}, s);
   await send('Log.enable', {}, s);
   await send('Page.enable', {}, s);

@@ -18,6 +18,11 @@
 //   listeners                        functions called with every event
 //   finish(code)                     the browser killed, its profile
 //                                    removed, the process exited
+//   openPage(errors, log)            a new page, attached: its session
+//                                    id; its console errors and
+//                                    uncaught exceptions (and with log,
+//                                    the browser's logged errors) are
+//                                    pushed onto errors as lines
 // The process ends with an error naming LABEL when the browser exits
 // before finish(), or when the whole takes over TIMEOUT_S seconds.
 'use strict';
@@ -93,7 +98,24 @@ function launch(chrome, label) {
       listeners.push(l);
     });
   }
-  return { send, waitFor, listeners, finish };
+  async function openPage(errors, log) {
+    const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
+    const { sessionId: s } = await send('Target.attachToTarget', { targetId, flatten: true });
+    listeners.push((msg) => {
+      if (msg.sessionId !== s) return;
+      const p = msg.params;
+      if (msg.method === 'Runtime.consoleAPICalled' && (p.type === 'error' || p.type === 'assert')) {
+        errors.push(`console.${p.type}: ${p.args.map((a) => a.value ?? a.description).join(' ')}`);
+      } else if (msg.method === 'Runtime.exceptionThrown') {
+        const d = p.exceptionDetails;
+        errors.push(`exception: ${d.exception ? d.exception.description : d.text}`);
+      } else if (log && msg.method === 'Log.entryAdded' && p.entry.level === 'error') {
+        errors.push(`browser log (${p.entry.source}): ${p.entry.text}${p.entry.url ? ' ' + p.entry.url.slice(0, 80) : ''}`);
+      }
+    });
+    return s;
+  }
+  return { send, waitFor, listeners, finish, openPage };
 }
 
 module.exports = { launch };

@@ -55,21 +55,10 @@ const f32 = (b64) => {
 };
 
 const dumps = dumpArgs.map((f) => ({ file: f, d: JSON.parse(fs.readFileSync(f, 'utf8')) }));
-const { send, waitFor, listeners, finish } = launch(chrome, 'explorer check');
+const { send, waitFor, finish, openPage: newPage } = launch(chrome, 'explorer check');
 
 async function openPage(file, errors) {
-  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
-  const { sessionId: s } = await send('Target.attachToTarget', { targetId, flatten: true });
-  listeners.push((msg) => {
-    if (msg.sessionId !== s) return;
-    const p = msg.params;
-    if (msg.method === 'Runtime.consoleAPICalled' && (p.type === 'error' || p.type === 'assert')) {
-      errors.push(`console.${p.type}: ${p.args.map((a) => a.value ?? a.description).join(' ')}`);
-    } else if (msg.method === 'Runtime.exceptionThrown') {
-      const d = p.exceptionDetails;
-      errors.push(`exception: ${d.exception ? d.exception.description : d.text}`);
-    }
-  });
+  const s = await newPage(errors, false);
   await send('Runtime.enable', {}, s);
   await send('Page.enable', {}, s);
   await send('Emulation.setDeviceMetricsOverride', { width: WIDTH, height: HEIGHT, deviceScaleFactor: 1, mobile: false }, s);

@@ -247,23 +247,26 @@ const ExplorerModel = (function () {
     return S > 1 ? sum / (S - 1) : NaN;
   }
 
-  // log softmax(logits row t)[v]
-  function logSoftmaxAt(logits, t, V, v) {
+  // row t of logits: its largest value and sum of exp(logit - largest)
+  function rowMaxSum(logits, t, V) {
     const o = t * V;
     let mx = -Infinity;
     for (let k = 0; k < V; k++) if (logits[o + k] > mx) mx = logits[o + k];
     let z = 0;
     for (let k = 0; k < V; k++) z += Math.exp(logits[o + k] - mx);
-    return logits[o + v] - mx - Math.log(z);
+    return { mx, z };
+  }
+
+  // log softmax(logits row t)[v]
+  function logSoftmaxAt(logits, t, V, v) {
+    const { mx, z } = rowMaxSum(logits, t, V);
+    return logits[t * V + v] - mx - Math.log(z);
   }
 
   // The n most probable next tokens after position t: [{ id, p }]
   function top(logits, t, V, n) {
     const o = t * V;
-    let mx = -Infinity;
-    for (let k = 0; k < V; k++) if (logits[o + k] > mx) mx = logits[o + k];
-    let z = 0;
-    for (let k = 0; k < V; k++) z += Math.exp(logits[o + k] - mx);
+    const { mx, z } = rowMaxSum(logits, t, V);
     const best = [];
     for (let k = 0; k < V; k++) {
       const x = logits[o + k];
